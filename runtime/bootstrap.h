@@ -1,0 +1,77 @@
+// Bootstrap: how a rank learns who it is and exchanges wire-up addresses.
+//
+// Interface (the same whichever launcher started us):
+//   job()            rank, size, local rank/size, host of every rank
+//   put(key, bytes)  publish a value under (my rank, key)
+//   fence()          collective over all ranks: returns once every rank has
+//                    called fence; every value put before it is then visible
+//   get(rank, key)   read a value another rank put before the last fence
+//   abort(code,msg)  end the whole job: the launcher kills every rank and
+//                    exits with `code`, printing msg and the calling rank
+//   finalize()       tell the launcher this rank finished MPI cleanly
+//   poll_event()     failure notices (a rank or host died) pushed by the launcher
+//
+// Implementations: OurBootstrap (mpirun's key-value service over a Unix or TCP
+// socket with the job secret), SingletonBootstrap (a program started without a
+// launcher is a job of size 1). PMIx / PMI-2 clients plug in here later.
+#pragma once
+
+#include "runtime/status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ulmpi::rt {
+
+struct JobInfo {
+    int rank = 0;
+    int size = 1;
+    int local_rank = 0;  // index among the ranks on my host
+    int local_size = 1;
+    int node_id = 0;     // index of my host in the job map
+    int num_nodes = 1;
+    std::string host;    // my host's name in the job map (not gethostname())
+    std::string jobid;   // unique per job; names shared-memory files
+    std::vector<int> node_of_rank; // host index of every rank (size entries)
+    int universe_size = 1;
+    int appnum = 0;
+    int incarnation = 0; // > 0 for a process respawned by fault recovery
+};
+
+struct FailureEvent {
+    enum class Kind : std::uint8_t { rank_failed, host_failed, job_ending };
+    Kind kind = Kind::rank_failed;
+    int rank = -1;        // for rank_failed
+    int node_id = -1;     // for host_failed
+    std::string detail;   // human-readable reason ("exited with signal 9 (Killed)")
+};
+
+class Bootstrap {
+public:
+    virtual ~Bootstrap() = default;
+
+    virtual const JobInfo& job() const = 0;
+    virtual Status put(std::string_view key, const void* data, std::size_t len) = 0;
+    virtual Status fence() = 0;
+    // Fills `out` with the value rank `rank` put under `key` before the last fence.
+    // Errc::invalid_arg when no such key.
+    virtual Status get(int rank, std::string_view key, std::vector<std::byte>& out) = 0;
+    [[noreturn]] virtual void abort(int code, std::string_view msg) = 0;
+    virtual Status finalize() = 0;
+    // Non-blocking: true and fills ev when a failure notice has arrived.
+    virtual bool poll_event(FailureEvent& ev) = 0;
+    // A descriptor that becomes readable when events may be waiting (or -1).
+    virtual int event_fd() const = 0;
+    // Name of the implementation, for ulmpi_info and logs.
+    virtual const char* name() const = 0;
+};
+
+// Picks the bootstrap from the environment: ours when ULMPI_BOOT_ADDR is set,
+// otherwise a singleton job. On failure returns nullptr and sets `why`.
+std::unique_ptr<Bootstrap> make_bootstrap(std::string& why);
+
+} // namespace ulmpi::rt
