@@ -1,0 +1,571 @@
+// Completion: Wait/Test and their any/all/some forms, Cancel,
+// Request_free, Test_cancelled, Get_count, Get_elements, Type_size.
+#include "mpi/checks.h"
+#include "mpi/entry.h"
+#include "mpi/p2p.h"
+#include "mpi/request.h"
+#include "mpi/state.h"
+
+#include <climits>
+
+using namespace ulmpi::mpi;
+
+namespace {
+
+// A request handle as found in a user array: null, inactive, or live.
+enum class Slot { null, inactive, live, invalid };
+
+Slot classify(MPI_Request h, Request** out)
+{
+    if (h == MPI_REQUEST_NULL) {
+        return Slot::null;
+    }
+    Request* r = request_get(h);
+    if (r == nullptr) {
+        return Slot::invalid;
+    }
+    *out = r;
+    return r->persistent && !r->active ? Slot::inactive : Slot::live;
+}
+
+int bad_request(MPI_Request h, const char* fn)
+{
+    return raise(nullptr, MPI_ERR_REQUEST, fn, "0x%x is not a valid request handle", static_cast<unsigned>(h));
+}
+
+// Finishes request i; reports a failure through its communicator's handler
+// when `report` (single completion) or returns the code (array forms).
+int finish(MPI_Request* h, Request* r, MPI_Status* st, bool report, const char* fn)
+{
+    Comm* c = r->comm;
+    bool is_recv = r->kind == Request::Kind::recv;
+    bool is_send = r->kind == Request::Kind::send;
+    int err = MPI_SUCCESS;
+    if (report && ((is_recv && r->recv->error != ulmpi::rt::Errc::ok) ||
+                   (is_send && r->send->error != ulmpi::rt::Errc::ok))) {
+        // Report with the descriptor still alive (the message names it).
+        int code = is_recv ? p2p_recv_error(c, r->recv, fn) : p2p_send_error(c, r->send, fn);
+        request_finish(h, r, st);
+        return code;
+    }
+    err = request_finish(h, r, st);
+    if (report && err != MPI_SUCCESS) {
+        return raise(c, err, fn, "the request completed with an error");
+    }
+    return err;
+}
+
+int check_array(int count, MPI_Request* reqs, const char* fn)
+{
+    require_init(fn);
+    if (count < 0) {
+        return raise(nullptr, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    }
+    if (count > 0 && reqs == nullptr) {
+        return raise(nullptr, MPI_ERR_REQUEST, fn, "the request array is NULL");
+    }
+    for (int i = 0; i < count; ++i) {
+        Request* r;
+        if (classify(reqs[i], &r) == Slot::invalid) {
+            return raise(nullptr, MPI_ERR_REQUEST, fn, "requests[%d] = 0x%x is not a valid request", i,
+                         static_cast<unsigned>(reqs[i]));
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+MPI_Status* status_at(MPI_Status* statuses, int i)
+{
+    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+// Completes every finished request of the array into the statuses; returns
+// MPI_ERR_IN_STATUS if one failed (each status then carries its code).
+int finish_all(int count, MPI_Request* reqs, MPI_Status* statuses, const char* fn)
+{
+    bool any_error = false;
+    Comm* err_comm = nullptr;
+    for (int i = 0; i < count; ++i) {
+        Request* r;
+        MPI_Status* st = status_at(statuses, i);
+        switch (classify(reqs[i], &r)) {
+        case Slot::null:
+        case Slot::inactive:
+            status_empty(st);
+            break;
+        case Slot::live: {
+            Comm* c = r->comm;
+            int e = finish(&reqs[i], r, st, false, fn);
+            if (e != MPI_SUCCESS) {
+                any_error = true;
+                err_comm = c;
+            }
+            break;
+        }
+        case Slot::invalid:
+            break;
+        }
+    }
+    if (any_error) {
+        if (statuses == MPI_STATUSES_IGNORE) {
+            return raise(err_comm, MPI_ERR_IN_STATUS, fn, "a request completed with an error");
+        }
+        return raise(err_comm, MPI_ERR_IN_STATUS, fn,
+                     "a request completed with an error (see the MPI_ERROR field of the statuses)");
+    }
+    return MPI_SUCCESS;
+}
+
+} // namespace
+
+int PMPI_Wait(MPI_Request* request, MPI_Status* status) try {
+    constexpr const char* fn = "MPI_Wait";
+    require_init(fn);
+    if (request == nullptr) {
+        return raise(nullptr, MPI_ERR_REQUEST, fn, "the request pointer is NULL");
+    }
+    Request* r;
+    switch (classify(*request, &r)) {
+    case Slot::null:
+    case Slot::inactive:
+        status_empty(status);
+        return MPI_SUCCESS;
+    case Slot::invalid:
+        return bad_request(*request, fn);
+    case Slot::live:
+        break;
+    }
+    if (!r->complete()) {
+        state().engine.wait([r] { return r->complete(); });
+    }
+    return finish(request, r, status, true, fn);
+} catch (...) {
+    return api_exception("MPI_Wait");
+}
+ULMPI_ALIAS(MPI_Wait)
+
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) try {
+    constexpr const char* fn = "MPI_Test";
+    require_init(fn);
+    if (request == nullptr || flag == nullptr) {
+        return raise(nullptr, request == nullptr ? MPI_ERR_REQUEST : MPI_ERR_ARG, fn, "%s is NULL",
+                     request == nullptr ? "the request pointer" : "flag");
+    }
+    Request* r;
+    switch (classify(*request, &r)) {
+    case Slot::null:
+    case Slot::inactive:
+        *flag = 1;
+        status_empty(status);
+        return MPI_SUCCESS;
+    case Slot::invalid:
+        return bad_request(*request, fn);
+    case Slot::live:
+        break;
+    }
+    if (!r->complete()) {
+        state().engine.progress();
+        if (!r->complete()) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return finish(request, r, status, true, fn);
+} catch (...) {
+    return api_exception("MPI_Test");
+}
+ULMPI_ALIAS(MPI_Test)
+
+int PMPI_Waitall(int count, MPI_Request* reqs, MPI_Status* statuses) try {
+    constexpr const char* fn = "MPI_Waitall";
+    if (int e = check_array(count, reqs, fn)) {
+        return e;
+    }
+    auto all_done = [&] {
+        for (int i = 0; i < count; ++i) {
+            Request* r;
+            if (classify(reqs[i], &r) == Slot::live && !r->complete()) {
+                return false;
+            }
+        }
+        return true;
+    };
+    if (!all_done()) {
+        state().engine.wait(all_done);
+    }
+    return finish_all(count, reqs, statuses, fn);
+} catch (...) {
+    return api_exception("MPI_Waitall");
+}
+ULMPI_ALIAS(MPI_Waitall)
+
+int PMPI_Testall(int count, MPI_Request* reqs, int* flag, MPI_Status* statuses) try {
+    constexpr const char* fn = "MPI_Testall";
+    if (int e = check_array(count, reqs, fn)) {
+        return e;
+    }
+    if (flag == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "flag is NULL");
+    }
+    state().engine.progress();
+    for (int i = 0; i < count; ++i) {
+        Request* r;
+        if (classify(reqs[i], &r) == Slot::live && !r->complete()) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return finish_all(count, reqs, statuses, fn);
+} catch (...) {
+    return api_exception("MPI_Testall");
+}
+ULMPI_ALIAS(MPI_Testall)
+
+namespace {
+
+// Index of the first complete live request, -1 if none, or MPI_UNDEFINED
+// when no request is live.
+int first_complete(int count, MPI_Request* reqs)
+{
+    bool any_live = false;
+    for (int i = 0; i < count; ++i) {
+        Request* r;
+        if (classify(reqs[i], &r) == Slot::live) {
+            any_live = true;
+            if (r->complete()) {
+                return i;
+            }
+        }
+    }
+    return any_live ? -1 : MPI_UNDEFINED;
+}
+
+} // namespace
+
+int PMPI_Waitany(int count, MPI_Request* reqs, int* index, MPI_Status* status) try {
+    constexpr const char* fn = "MPI_Waitany";
+    if (int e = check_array(count, reqs, fn)) {
+        return e;
+    }
+    if (index == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "index is NULL");
+    }
+    int i = first_complete(count, reqs);
+    if (i == -1) {
+        state().engine.wait([&] { return (i = first_complete(count, reqs)) != -1; });
+    }
+    if (i == MPI_UNDEFINED) {
+        *index = MPI_UNDEFINED;
+        status_empty(status);
+        return MPI_SUCCESS;
+    }
+    *index = i;
+    return finish(&reqs[i], request_get(reqs[i]), status, true, fn);
+} catch (...) {
+    return api_exception("MPI_Waitany");
+}
+ULMPI_ALIAS(MPI_Waitany)
+
+int PMPI_Testany(int count, MPI_Request* reqs, int* index, int* flag, MPI_Status* status) try {
+    constexpr const char* fn = "MPI_Testany";
+    if (int e = check_array(count, reqs, fn)) {
+        return e;
+    }
+    if (index == nullptr || flag == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "%s is NULL", index == nullptr ? "index" : "flag");
+    }
+    int i = first_complete(count, reqs);
+    if (i == -1) {
+        state().engine.progress();
+        i = first_complete(count, reqs);
+    }
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    if (i == MPI_UNDEFINED) {
+        *index = MPI_UNDEFINED;
+        status_empty(status);
+        return MPI_SUCCESS;
+    }
+    *index = i;
+    return finish(&reqs[i], request_get(reqs[i]), status, true, fn);
+} catch (...) {
+    return api_exception("MPI_Testany");
+}
+ULMPI_ALIAS(MPI_Testany)
+
+namespace {
+
+// Finishes every complete request; *outcount = how many, or MPI_UNDEFINED
+// when no request is live.
+int finish_some(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses,
+                const char* fn)
+{
+    int n = 0;
+    bool any_live = false;
+    bool any_error = false;
+    Comm* err_comm = nullptr;
+    for (int i = 0; i < count; ++i) {
+        Request* r;
+        if (classify(reqs[i], &r) != Slot::live) {
+            continue;
+        }
+        any_live = true;
+        if (!r->complete()) {
+            continue;
+        }
+        Comm* c = r->comm;
+        int e = finish(&reqs[i], r, status_at(statuses, n), false, fn);
+        if (e != MPI_SUCCESS) {
+            any_error = true;
+            err_comm = c;
+        }
+        indices[n++] = i;
+    }
+    *outcount = any_live ? n : MPI_UNDEFINED;
+    if (any_error) {
+        return raise(err_comm, MPI_ERR_IN_STATUS, fn, "a request completed with an error");
+    }
+    return MPI_SUCCESS;
+}
+
+int some(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses,
+         bool blocking, const char* fn)
+{
+    if (int e = check_array(count, reqs, fn)) {
+        return e;
+    }
+    if (outcount == nullptr || (count > 0 && indices == nullptr)) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "%s is NULL", outcount == nullptr ? "outcount" : "indices");
+    }
+    int i = first_complete(count, reqs);
+    if (i == -1) {
+        if (blocking) {
+            state().engine.wait([&] { return first_complete(count, reqs) != -1; });
+        } else {
+            state().engine.progress();
+        }
+    }
+    return finish_some(count, reqs, outcount, indices, statuses, fn);
+}
+
+} // namespace
+
+int PMPI_Waitsome(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) try {
+    return some(count, reqs, outcount, indices, statuses, true, "MPI_Waitsome");
+} catch (...) {
+    return api_exception("MPI_Waitsome");
+}
+ULMPI_ALIAS(MPI_Waitsome)
+
+int PMPI_Testsome(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) try {
+    return some(count, reqs, outcount, indices, statuses, false, "MPI_Testsome");
+} catch (...) {
+    return api_exception("MPI_Testsome");
+}
+ULMPI_ALIAS(MPI_Testsome)
+
+int PMPI_Cancel(MPI_Request* request) try {
+    constexpr const char* fn = "MPI_Cancel";
+    require_init(fn);
+    if (request == nullptr) {
+        return raise(nullptr, MPI_ERR_REQUEST, fn, "the request pointer is NULL");
+    }
+    Request* r;
+    switch (classify(*request, &r)) {
+    case Slot::null:
+        return raise(nullptr, MPI_ERR_REQUEST, fn, "cannot cancel MPI_REQUEST_NULL");
+    case Slot::invalid:
+        return bad_request(*request, fn);
+    case Slot::inactive:
+        return raise(r->comm, MPI_ERR_REQUEST, fn, "the persistent request is not active");
+    case Slot::live:
+        break;
+    }
+    // Cancellation may fail (the message already left or matched): the
+    // request then completes normally and MPI_Test_cancelled says false.
+    if (r->kind == Request::Kind::recv) {
+        state().engine.cancel(r->recv);
+    } else if (r->kind == Request::Kind::send) {
+        state().engine.cancel(r->send);
+    }
+    return MPI_SUCCESS;
+} catch (...) {
+    return api_exception("MPI_Cancel");
+}
+ULMPI_ALIAS(MPI_Cancel)
+
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) try {
+    constexpr const char* fn = "MPI_Test_cancelled";
+    require_init(fn);
+    if (status == nullptr || status == MPI_STATUS_IGNORE || flag == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "%s", flag == nullptr ? "flag is NULL" : "no status given");
+    }
+    *flag = status_cancelled(status) ? 1 : 0;
+    return MPI_SUCCESS;
+} catch (...) {
+    return api_exception("MPI_Test_cancelled");
+}
+ULMPI_ALIAS(MPI_Test_cancelled)
+
+int PMPI_Request_free(MPI_Request* request) try {
+    constexpr const char* fn = "MPI_Request_free";
+    require_init(fn);
+    if (request == nullptr) {
+        return raise(nullptr, MPI_ERR_REQUEST, fn, "the request pointer is NULL");
+    }
+    Request* r;
+    switch (classify(*request, &r)) {
+    case Slot::null:
+        return raise(nullptr, MPI_ERR_REQUEST, fn, "cannot free MPI_REQUEST_NULL");
+    case Slot::invalid:
+        return bad_request(*request, fn);
+    case Slot::inactive:
+    case Slot::live:
+        break;
+    }
+    // The operation goes on; ULM frees its descriptor when it completes.
+    if (r->kind == Request::Kind::send && r->send != nullptr) {
+        state().engine.release(r->send);
+    } else if (r->kind == Request::Kind::recv && r->recv != nullptr) {
+        state().engine.release(r->recv);
+    }
+    request_free(r);
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+} catch (...) {
+    return api_exception("MPI_Request_free");
+}
+ULMPI_ALIAS(MPI_Request_free)
+
+namespace {
+
+int type_for_count(const MPI_Status* status, MPI_Datatype type, const char* fn, Datatype** t)
+{
+    require_init(fn);
+    if (status == nullptr || status == MPI_STATUS_IGNORE) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "no status given");
+    }
+    Datatype* d = datatype_get(type);
+    if (d == nullptr) {
+        return raise(nullptr, MPI_ERR_TYPE, fn, "0x%x is not a valid datatype", static_cast<unsigned>(type));
+    }
+    *t = d;
+    return MPI_SUCCESS;
+}
+
+// Basic elements in `bytes` of type t, or -1 when not a whole number.
+long long elements_in(const Datatype* t, std::uint64_t bytes)
+{
+    if (t->size == 0) {
+        return 0;
+    }
+    std::uint64_t whole = bytes / t->size;
+    std::uint64_t rest = bytes % t->size;
+    std::uint64_t n = whole * t->elements;
+    if (rest != 0) {
+        if (t->element_size == 0 || rest % t->element_size != 0) {
+            return -1;
+        }
+        n += rest / t->element_size;
+    }
+    return static_cast<long long>(n);
+}
+
+} // namespace
+
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype type, int* count) try {
+    constexpr const char* fn = "MPI_Get_count";
+    Datatype* t;
+    if (int e = type_for_count(status, type, fn, &t)) {
+        return e;
+    }
+    if (count == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "count is NULL");
+    }
+    std::uint64_t bytes = status_bytes(status);
+    if (t->size == 0) {
+        *count = 0;
+    } else if (bytes % t->size != 0 || bytes / t->size > INT_MAX) {
+        *count = MPI_UNDEFINED;
+    } else {
+        *count = static_cast<int>(bytes / t->size);
+    }
+    return MPI_SUCCESS;
+} catch (...) {
+    return api_exception("MPI_Get_count");
+}
+ULMPI_ALIAS(MPI_Get_count)
+
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype type, MPI_Count* count) try {
+    constexpr const char* fn = "MPI_Get_elements_x";
+    Datatype* t;
+    if (int e = type_for_count(status, type, fn, &t)) {
+        return e;
+    }
+    if (count == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "count is NULL");
+    }
+    long long n = elements_in(t, status_bytes(status));
+    *count = n < 0 ? MPI_UNDEFINED : n;
+    return MPI_SUCCESS;
+} catch (...) {
+    return api_exception("MPI_Get_elements_x");
+}
+ULMPI_ALIAS(MPI_Get_elements_x)
+
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype type, int* count) try {
+    constexpr const char* fn = "MPI_Get_elements";
+    Datatype* t;
+    if (int e = type_for_count(status, type, fn, &t)) {
+        return e;
+    }
+    if (count == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "count is NULL");
+    }
+    long long n = elements_in(t, status_bytes(status));
+    *count = (n < 0 || n > INT_MAX) ? MPI_UNDEFINED : static_cast<int>(n);
+    return MPI_SUCCESS;
+} catch (...) {
+    return api_exception("MPI_Get_elements");
+}
+ULMPI_ALIAS(MPI_Get_elements)
+
+int PMPI_Type_size_x(MPI_Datatype type, MPI_Count* size) try {
+    constexpr const char* fn = "MPI_Type_size_x";
+    require_init(fn);
+    Datatype* t = datatype_get(type);
+    if (t == nullptr) {
+        return raise(nullptr, MPI_ERR_TYPE, fn, "0x%x is not a valid datatype", static_cast<unsigned>(type));
+    }
+    if (size == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "size is NULL");
+    }
+    *size = static_cast<MPI_Count>(t->size);
+    return MPI_SUCCESS;
+} catch (...) {
+    return api_exception("MPI_Type_size_x");
+}
+ULMPI_ALIAS(MPI_Type_size_x)
+
+int PMPI_Type_size(MPI_Datatype type, int* size) try {
+    constexpr const char* fn = "MPI_Type_size";
+    require_init(fn);
+    Datatype* t = datatype_get(type);
+    if (t == nullptr) {
+        return raise(nullptr, MPI_ERR_TYPE, fn, "0x%x is not a valid datatype", static_cast<unsigned>(type));
+    }
+    if (size == nullptr) {
+        return raise(nullptr, MPI_ERR_ARG, fn, "size is NULL");
+    }
+    *size = t->size > INT_MAX ? MPI_UNDEFINED : static_cast<int>(t->size);
+    return MPI_SUCCESS;
+} catch (...) {
+    return api_exception("MPI_Type_size");
+}
+ULMPI_ALIAS(MPI_Type_size)

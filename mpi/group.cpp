@@ -1,0 +1,77 @@
+#include "mpi/group.h"
+
+#include "mpi/handle.h"
+
+namespace ulmpi::mpi {
+namespace {
+
+Group g_empty;
+
+HandleTable<Group, ULMPI_KIND_GROUP>& table()
+{
+    static HandleTable<Group, ULMPI_KIND_GROUP> t = [] {
+        HandleTable<Group, ULMPI_KIND_GROUP> init;
+        g_empty.handle = MPI_GROUP_EMPTY;
+        g_empty.refs = 1 << 30;
+        init.set_predefined(handle_index(MPI_GROUP_EMPTY), &g_empty);
+        return init;
+    }();
+    return t;
+}
+
+} // namespace
+
+Group* group_new(std::vector<int> world_ranks)
+{
+    auto* g = new Group;
+    g->world = std::move(world_ranks);
+    g->identity = true;
+    for (std::size_t i = 0; i < g->world.size(); ++i) {
+        if (g->world[i] != static_cast<int>(i)) {
+            g->identity = false;
+            break;
+        }
+    }
+    if (!g->identity) {
+        g->rank_of_.reserve(g->world.size());
+        for (std::size_t i = 0; i < g->world.size(); ++i) {
+            g->rank_of_.emplace(g->world[i], static_cast<int>(i));
+        }
+    }
+    return g;
+}
+
+Group* group_get(MPI_Group h) { return table().get(h); }
+Group* group_empty()
+{
+    (void)table();
+    return &g_empty;
+}
+
+void group_retain(Group* g) { ++g->refs; }
+
+void group_release(Group* g)
+{
+    if (g == &g_empty) {
+        return;
+    }
+    if (--g->refs == 0) {
+        if (g->handle != 0) {
+            table().erase(g->handle);
+        }
+        delete g;
+    }
+}
+
+MPI_Group group_handle(Group* g)
+{
+    if (g == &g_empty) {
+        return MPI_GROUP_EMPTY;
+    }
+    if (g->handle == 0) {
+        g->handle = table().insert(g);
+    }
+    return g->handle;
+}
+
+} // namespace ulmpi::mpi

@@ -1,0 +1,40 @@
+// Process groups: an ordered list of world ranks. Reference counted: a
+// communicator holds its groups, MPI_Comm_group hands out another reference.
+#pragma once
+
+#include "mpi/entry.h"
+
+#include <unordered_map>
+#include <vector>
+
+namespace ulmpi::mpi {
+
+struct Group {
+    int handle = 0;
+    std::vector<int> world;                 // group rank -> world rank
+    std::unordered_map<int, int> rank_of_;  // world rank -> group rank (unless identity)
+    bool identity = false;                  // world[i] == i for all i
+    int refs = 1;
+
+    int size() const { return static_cast<int>(world.size()); }
+    // Group rank of a world rank, or MPI_UNDEFINED.
+    int rank_of(int world_rank) const
+    {
+        if (identity) {
+            return world_rank >= 0 && world_rank < size() ? world_rank : MPI_UNDEFINED;
+        }
+        auto it = rank_of_.find(world_rank);
+        return it == rank_of_.end() ? MPI_UNDEFINED : it->second;
+    }
+};
+
+// Builds a group from world ranks (takes ownership of the list).
+Group* group_new(std::vector<int> world_ranks);
+Group* group_get(MPI_Group h);       // nullptr for invalid or MPI_GROUP_NULL
+Group* group_empty();
+void group_retain(Group* g);
+void group_release(Group* g);
+// Gives the group a user handle (MPI_Comm_group and the group constructors).
+MPI_Group group_handle(Group* g);
+
+} // namespace ulmpi::mpi

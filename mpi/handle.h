@@ -1,0 +1,95 @@
+// Handle tables. A handle is (kind << 24) | index (see include/mpi.h); each
+// kind has a table from index to object. Predefined objects sit at fixed
+// small indexes; objects the program creates get indexes from 1024 on,
+// reused after they are freed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ulmpi::mpi {
+
+constexpr int handle_kind(int h) { return static_cast<int>(static_cast<std::uint32_t>(h) >> 24); }
+constexpr int handle_index(int h) { return h & 0xffffff; }
+constexpr int make_handle(int kind, int index) { return (kind << 24) | index; }
+
+template <class T, int Kind> class HandleTable {
+public:
+    static constexpr int kFirstUser = 1024;
+    static constexpr int kMaxIndex = 0xffffff;
+
+    // nullptr when h is not a live handle of this kind.
+    T* get(int h) const
+    {
+        if (handle_kind(h) != Kind) {
+            return nullptr;
+        }
+        auto i = static_cast<std::size_t>(handle_index(h));
+        return i < objs_.size() ? objs_[i] : nullptr;
+    }
+
+    void set_predefined(int index, T* obj)
+    {
+        if (static_cast<std::size_t>(index) >= objs_.size()) {
+            objs_.resize(static_cast<std::size_t>(index) + 1, nullptr);
+        }
+        objs_[static_cast<std::size_t>(index)] = obj;
+    }
+
+    // Returns the new handle, or 0 when the table is full.
+    int insert(T* obj)
+    {
+        int index;
+        if (!free_.empty()) {
+            index = free_.back();
+            free_.pop_back();
+        } else {
+            if (objs_.size() < kFirstUser) {
+                objs_.resize(kFirstUser, nullptr);
+            }
+            if (objs_.size() > kMaxIndex) {
+                return 0;
+            }
+            index = static_cast<int>(objs_.size());
+            objs_.push_back(nullptr);
+        }
+        objs_[static_cast<std::size_t>(index)] = obj;
+        return make_handle(Kind, index);
+    }
+
+    void erase(int h)
+    {
+        if (handle_kind(h) != Kind) {
+            return;
+        }
+        int i = handle_index(h);
+        if (i >= kFirstUser && static_cast<std::size_t>(i) < objs_.size() && objs_[static_cast<std::size_t>(i)] != nullptr) {
+            objs_[static_cast<std::size_t>(i)] = nullptr;
+            free_.push_back(i);
+        }
+    }
+
+    std::size_t live_user() const
+    {
+        std::size_t n = 0;
+        for (std::size_t i = kFirstUser; i < objs_.size(); ++i) {
+            n += objs_[i] != nullptr ? 1 : 0;
+        }
+        return n;
+    }
+
+    template <class Fn> void for_each_user(Fn&& fn) const
+    {
+        for (std::size_t i = kFirstUser; i < objs_.size(); ++i) {
+            if (objs_[i] != nullptr) {
+                fn(objs_[i]);
+            }
+        }
+    }
+
+private:
+    std::vector<T*> objs_;
+    std::vector<int> free_;
+};
+
+} // namespace ulmpi::mpi

@@ -1,0 +1,114 @@
+#include "mpi/p2p.h"
+
+#include "mpi/errors.h"
+#include "mpi/request.h"
+#include "mpi/state.h"
+
+namespace ulmpi::mpi {
+
+int p2p_isend(Comm* c, const void* buf, std::uint64_t count, const Datatype* t, int dest, int tag,
+              ulm::ContextId ctx, ulm::SendMode mode, ulm::SendMsg** out, const char* fn)
+{
+    rt::Status st = state().engine.isend(t->ref(buf, count), c->world_of(dest), tag, ctx, mode, out);
+    if (!st.ok()) [[unlikely]] {
+        return raise(c, to_mpi_class(st.code()), fn, "cannot send to rank %d: %s", dest,
+                     rt::errc_name(st.code()));
+    }
+    return MPI_SUCCESS;
+}
+
+int p2p_irecv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
+              ulm::ContextId ctx, ulm::RecvMsg** out, const char* fn)
+{
+    int src = source == MPI_ANY_SOURCE ? ulm::kAnySource : c->world_of(source);
+    int utag = tag == MPI_ANY_TAG ? ulm::kAnyTag : tag;
+    rt::Status st = state().engine.irecv(t->ref(buf, count), src, utag, ctx, out);
+    if (!st.ok()) [[unlikely]] {
+        return raise(c, to_mpi_class(st.code()), fn, "cannot post a receive: %s",
+                     rt::errc_name(st.code()));
+    }
+    return MPI_SUCCESS;
+}
+
+int p2p_send_error(Comm* c, const ulm::SendMsg* s, const char* fn)
+{
+    int dest = c->peer_rank_of(s->dst);
+    return raise(c, to_mpi_class(s->error), fn, "send to rank %d (tag %d) failed: %s", dest, s->tag,
+                 rt::errc_name(s->error));
+}
+
+int p2p_recv_error(Comm* c, const ulm::RecvMsg* r, const char* fn)
+{
+    int src = r->matched ? c->peer_rank_of(r->env.source) : r->src;
+    if (r->error == rt::Errc::truncated) {
+        return raise(c, MPI_ERR_TRUNCATE, fn,
+                     "message of %llu bytes from rank %d (tag %d) is longer than the receive "
+                     "buffer (%llu bytes)",
+                     static_cast<unsigned long long>(r->env.msg_len), src, r->env.tag,
+                     static_cast<unsigned long long>(r->capacity));
+    }
+    return raise(c, to_mpi_class(r->error), fn, "receive from rank %d failed: %s", src,
+                 rt::errc_name(r->error));
+}
+
+int p2p_recv_status(Comm* c, const ulm::RecvMsg* r, MPI_Status* st)
+{
+    if (r->cancelled) {
+        status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, true);
+        return MPI_SUCCESS;
+    }
+    int err = r->error == rt::Errc::ok ? MPI_SUCCESS : to_mpi_class(r->error);
+    int src = r->matched ? c->peer_rank_of(r->env.source) : MPI_ANY_SOURCE;
+    status_set(st, src, r->env.tag, err, r->received, false);
+    return err;
+}
+
+int p2p_wait_send(Comm* c, ulm::SendMsg* s, const char* fn)
+{
+    ulm::Engine& eng = state().engine;
+    if (!s->complete) {
+        eng.wait([s] { return s->complete; });
+    }
+    int err = MPI_SUCCESS;
+    if (s->error != rt::Errc::ok) [[unlikely]] {
+        err = p2p_send_error(c, s, fn);
+    }
+    eng.release(s);
+    return err;
+}
+
+int p2p_wait_recv(Comm* c, ulm::RecvMsg* r, MPI_Status* st, const char* fn)
+{
+    ulm::Engine& eng = state().engine;
+    if (!r->complete) {
+        eng.wait([r] { return r->complete; });
+    }
+    int err = p2p_recv_status(c, r, st);
+    if (err != MPI_SUCCESS) [[unlikely]] {
+        err = p2p_recv_error(c, r, fn);
+    }
+    eng.release(r);
+    return err;
+}
+
+int p2p_send(Comm* c, const void* buf, std::uint64_t count, const Datatype* t, int dest, int tag,
+             ulm::ContextId ctx, const char* fn)
+{
+    ulm::SendMsg* s = nullptr;
+    if (int e = p2p_isend(c, buf, count, t, dest, tag, ctx, ulm::SendMode::standard, &s, fn)) {
+        return e;
+    }
+    return p2p_wait_send(c, s, fn);
+}
+
+int p2p_recv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
+             ulm::ContextId ctx, MPI_Status* st, const char* fn)
+{
+    ulm::RecvMsg* r = nullptr;
+    if (int e = p2p_irecv(c, buf, count, t, source, tag, ctx, &r, fn)) {
+        return e;
+    }
+    return p2p_wait_recv(c, r, st, fn);
+}
+
+} // namespace ulmpi::mpi

@@ -1,0 +1,32 @@
+// Point-to-point operations on MPI objects, shared by the entry points, the
+// persistent and buffered modes and the collectives. Ranks are communicator
+// ranks (never MPI_PROC_NULL here); `ctx` chooses user or collective traffic.
+#pragma once
+
+#include "mpi/comm.h"
+#include "mpi/datatype/datatype.h"
+#include "mpi/entry.h"
+#include "ulm/message.h"
+
+namespace ulmpi::mpi {
+
+int p2p_isend(Comm* c, const void* buf, std::uint64_t count, const Datatype* t, int dest, int tag,
+              ulm::ContextId ctx, ulm::SendMode mode, ulm::SendMsg** out, const char* fn);
+int p2p_irecv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
+              ulm::ContextId ctx, ulm::RecvMsg** out, const char* fn);
+// Wait for a descriptor, release it, and report its error (if any).
+int p2p_wait_send(Comm* c, ulm::SendMsg* s, const char* fn);
+int p2p_wait_recv(Comm* c, ulm::RecvMsg* r, MPI_Status* st, const char* fn);
+// Status of a completed receive descriptor; returns its MPI error code.
+int p2p_recv_status(Comm* c, const ulm::RecvMsg* r, MPI_Status* st);
+// Reports the error of a completed descriptor through the handler.
+int p2p_send_error(Comm* c, const ulm::SendMsg* s, const char* fn);
+int p2p_recv_error(Comm* c, const ulm::RecvMsg* r, const char* fn);
+
+// Blocking helpers for collectives and Sendrecv.
+int p2p_send(Comm* c, const void* buf, std::uint64_t count, const Datatype* t, int dest, int tag,
+             ulm::ContextId ctx, const char* fn);
+int p2p_recv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
+             ulm::ContextId ctx, MPI_Status* st, const char* fn);
+
+} // namespace ulmpi::mpi

@@ -1,0 +1,126 @@
+#include "mpi/request.h"
+
+#include "mpi/handle.h"
+#include "mpi/state.h"
+#include "runtime/pool.h"
+
+namespace ulmpi::mpi {
+namespace {
+
+HandleTable<Request, ULMPI_KIND_REQUEST>& table()
+{
+    static HandleTable<Request, ULMPI_KIND_REQUEST> t;
+    return t;
+}
+
+rt::Pool<Request>& pool()
+{
+    static rt::Pool<Request> p{256};
+    return p;
+}
+
+int error_of(rt::Errc e) { return e == rt::Errc::ok ? MPI_SUCCESS : to_mpi_class(e); }
+
+} // namespace
+
+Request* request_new(Request::Kind kind, Comm* comm)
+{
+    Request* r = pool().get();
+    if (r == nullptr) {
+        return nullptr;
+    }
+    r->kind = kind;
+    r->comm = comm;
+    r->handle = table().insert(r);
+    if (r->handle == 0) {
+        pool().put(r);
+        return nullptr;
+    }
+    return r;
+}
+
+Request* request_get(MPI_Request h) { return table().get(h); }
+
+void request_free(Request* r)
+{
+    table().erase(r->handle);
+    pool().put(r);
+}
+
+void status_set(MPI_Status* st, int source, int tag, int error, std::uint64_t bytes, bool cancelled)
+{
+    if (st == MPI_STATUS_IGNORE) {
+        return;
+    }
+    st->MPI_SOURCE = source;
+    st->MPI_TAG = tag;
+    st->MPI_ERROR = error;
+    st->count_lo = static_cast<int>(bytes & 0xffffffffu);
+    st->count_hi_and_cancelled =
+        static_cast<int>(((bytes >> 32) & 0x7fffffffu) | (cancelled ? 0x80000000u : 0u));
+}
+
+void status_empty(MPI_Status* st) { status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false); }
+
+std::uint64_t status_bytes(const MPI_Status* st)
+{
+    return static_cast<std::uint32_t>(st->count_lo) |
+           (static_cast<std::uint64_t>(static_cast<std::uint32_t>(st->count_hi_and_cancelled) & 0x7fffffffu) << 32);
+}
+
+bool status_cancelled(const MPI_Status* st)
+{
+    return (static_cast<std::uint32_t>(st->count_hi_and_cancelled) & 0x80000000u) != 0;
+}
+
+int request_finish(MPI_Request* h, Request* r, MPI_Status* st)
+{
+    int err = MPI_SUCCESS;
+    ulm::Engine& eng = state().engine;
+    switch (r->kind) {
+    case Request::Kind::send: {
+        ulm::SendMsg* s = r->send;
+        err = error_of(s->error);
+        // A send's status says only whether it was cancelled.
+        status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0, s->cancelled);
+        eng.release(s);
+        r->send = nullptr;
+        break;
+    }
+    case Request::Kind::recv: {
+        ulm::RecvMsg* m = r->recv;
+        err = error_of(m->error);
+        if (m->cancelled) {
+            status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, true);
+            err = MPI_SUCCESS;
+        } else {
+            int src = m->matched ? r->comm->peer_rank_of(m->env.source) : MPI_ANY_SOURCE;
+            status_set(st, src, m->env.tag, err, m->received, false);
+        }
+        eng.release(m);
+        r->recv = nullptr;
+        break;
+    }
+    case Request::Kind::done:
+    case Request::Kind::generalized:
+    case Request::Kind::schedule:
+        err = r->status.MPI_ERROR;
+        if (st != MPI_STATUS_IGNORE) {
+            *st = r->status;
+        }
+        break;
+    }
+    if (r->persistent) {
+        r->active = false;
+        if (r->kind != Request::Kind::done) {
+            r->kind = Request::Kind::done;
+        }
+        status_empty(&r->status);
+    } else {
+        request_free(r);
+        *h = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+} // namespace ulmpi::mpi

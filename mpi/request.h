@@ -1,0 +1,65 @@
+// Requests. An MPI request wraps a ULM descriptor (send or receive), or is
+// complete from the start (MPI_PROC_NULL peers, argument errors found late),
+// or is persistent (its arguments are kept; MPI_Start makes a new ULM
+// operation each time), or generalized, or a collective schedule.
+//
+// Life cycle: created by I* / *_init; complete when its ULM descriptor says
+// so; finished by Wait/Test (status filled, ULM descriptor released, the
+// request freed or, if persistent, made inactive).
+#pragma once
+
+#include "mpi/comm.h"
+#include "mpi/datatype/datatype.h"
+#include "mpi/entry.h"
+#include "ulm/message.h"
+
+namespace ulmpi::mpi {
+
+struct Request {
+    enum class Kind : std::uint8_t { send, recv, done, generalized, schedule };
+
+    int handle = 0;
+    Kind kind = Kind::done;
+    bool persistent = false;
+    bool active = true;        // persistent requests: started and not finished
+    bool buffered = false;     // Bsend: the data lives in the attached buffer
+    bool is_recv_persistent = false; // persistent receive (else persistent send)
+    ulm::SendMsg* send = nullptr;
+    ulm::RecvMsg* recv = nullptr;
+    Comm* comm = nullptr;
+    MPI_Status status{};       // for Kind::done
+    // Persistent requests keep their arguments.
+    const void* buf = nullptr;
+    int count = 0;
+    Datatype* type = nullptr;
+    int peer = MPI_PROC_NULL;  // rank in comm
+    int tag = 0;
+    ulm::SendMode mode = ulm::SendMode::standard;
+
+    bool complete() const
+    {
+        switch (kind) {
+        case Kind::send: return send->complete;
+        case Kind::recv: return recv->complete;
+        default: return true;
+        }
+    }
+};
+
+Request* request_new(Request::Kind kind, Comm* comm);
+Request* request_get(MPI_Request h);   // nullptr for invalid handles and MPI_REQUEST_NULL
+void request_free(Request* r);
+
+// Fills *st (unless MPI_STATUS_IGNORE) for a completed request, releases
+// its ULM descriptor and returns the request's error code (MPI_SUCCESS,
+// MPI_ERR_TRUNCATE, ...). Frees the request and sets *h to
+// MPI_REQUEST_NULL, or makes a persistent request inactive.
+int request_finish(MPI_Request* h, Request* r, MPI_Status* st);
+
+// Status helpers.
+void status_set(MPI_Status* st, int source, int tag, int error, std::uint64_t bytes, bool cancelled);
+void status_empty(MPI_Status* st); // source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0
+std::uint64_t status_bytes(const MPI_Status* st);
+bool status_cancelled(const MPI_Status* st);
+
+} // namespace ulmpi::mpi

@@ -1,0 +1,32 @@
+// Process-wide state of the MPI layer: what MPI_Init built and
+// MPI_Finalize tears down.
+#pragma once
+
+#include "ft/detector.h"
+#include "mpi/entry.h"
+#include "runtime/bootstrap.h"
+#include "ulm/engine.h"
+
+#include <memory>
+#include <pthread.h>
+
+namespace ulmpi::mpi {
+
+struct Comm;
+
+struct State {
+    bool initialized = false;
+    bool finalized = false;
+    bool check_args = true;          // ULMPI_MPI_CHECK_ARGS
+    int thread_level = MPI_THREAD_SINGLE;
+    pthread_t main_thread{};
+    std::unique_ptr<rt::Bootstrap> boot;
+    ulm::Engine engine;
+    std::unique_ptr<ft::Detector> detector;
+    Comm* world = nullptr;
+    Comm* self = nullptr;
+};
+
+State& state();
+
+} // namespace ulmpi::mpi

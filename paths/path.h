@@ -1,0 +1,153 @@
+// The path contract: what ULM may ask of a Send and Receive Layer path.
+//
+// A path moves bytes between two processes and knows nothing of tags,
+// communicators or MPI. It owns its resources (rings, sockets, queues), its
+// flow control and its fragment size. ULM builds every fragment (a ULM header
+// followed by payload) and hands it to the path in one of two ways:
+//
+//  * buffered: acquire(peer, len) gives path-owned memory (a shared-memory
+//    slot, a staging buffer); ULM writes the header and packs the payload into
+//    it (fusing the copy with the checksum), then commit() sends it.
+//  * gathered: send(peer, iov) sends a header and a payload gather list; the
+//    path copies (or the kernel does) before returning `done`.
+//
+// A path that cannot take a fragment now answers `again`; ULM queues and
+// retries from progress(). Nothing is ever dropped for lack of resources.
+//
+// Received fragments go up through the Sink that ULM implements. The header is
+// contiguous; the payload is either addressable (shared memory) or read by ULM
+// through RxFrag::read_payload (datagrams scattered straight into the user
+// buffer). The fragment is only valid during the on_frag() call.
+//
+// Single copy: a path may offer get(): ULM sends a small remote key (made by
+// make_rkey on the sender) and the receiver reads the sender's memory
+// directly (process_vm_readv on shm, RDMA read on verbs).
+#pragma once
+
+#include "runtime/bootstrap.h"
+#include "runtime/status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <sys/uio.h>
+
+namespace ulmpi::path {
+
+using rt::Errc;
+using rt::Status;
+
+struct PathInfo {
+    const char* name = "";
+    double bandwidth_mbs = 0;     // striping weight
+    double latency_us = 0;
+    std::uint32_t max_frag = 0;   // largest fragment (header + payload) the path takes
+    std::uint32_t inline_max = 0; // fragments up to this size are cheapest (no buffer)
+    std::uint64_t eager_limit = 0;
+    bool reliable_default = false; // ULM reliability on by default over this path
+    bool has_get = false;          // get() usable (single copy rendezvous)
+};
+
+// Counters every path keeps; ULM adds its own per peer.
+struct PathCounters {
+    std::uint64_t frags_sent = 0;
+    std::uint64_t bytes_sent = 0;
+    std::uint64_t frags_received = 0;
+    std::uint64_t bytes_received = 0;
+    std::uint64_t send_again = 0;   // times the path answered `again`
+    std::uint64_t gets = 0;
+    std::uint64_t get_bytes = 0;
+};
+
+class RxFrag {
+public:
+    int peer = -1;                       // sender's world rank
+    const std::byte* data = nullptr;     // header, then payload when addressable
+    std::size_t len = 0;                 // header + payload bytes
+    bool addressable = true;             // payload can be read at data + header length
+    // Copies payload bytes [offset, offset + total of iov) into iov (for paths
+    // whose payload is not addressable). Returns bytes copied.
+    virtual std::size_t read_payload(std::size_t offset, const iovec* iov, int iovcnt);
+
+protected:
+    ~RxFrag() = default;
+};
+
+class Path;
+
+class Sink {
+public:
+    virtual void on_frag(Path& path, RxFrag& frag) = 0;
+    // The path lost the ability to reach `peer` (link down, peer silent).
+    virtual void on_path_down(Path& path, int peer) = 0;
+
+protected:
+    ~Sink() = default;
+};
+
+struct TxBuffer {
+    std::byte* data = nullptr; // room for `cap` bytes
+    std::size_t cap = 0;
+    std::uintptr_t token = 0;  // path-private
+};
+
+enum class SendResult : std::uint8_t { done, again, failed };
+
+class Path {
+public:
+    Path() = default;
+    Path(const Path&) = delete;
+    Path& operator=(const Path&) = delete;
+    virtual ~Path() = default;
+
+    virtual const PathInfo& info() const = 0;
+    // Wire-up, in three steps around bootstrap fences:
+    //   open(): create resources, put() addresses.       [fence]
+    //   connect(): read peers' addresses, attach.          [fence]
+    //   connected(): clean up names (unlink files), start.
+    virtual Status open(rt::Bootstrap& boot) = 0;
+    virtual Status connect(rt::Bootstrap& boot) = 0;
+    virtual Status connected(rt::Bootstrap& boot) { (void)boot; return Errc::ok; }
+    virtual void close() = 0;
+
+    virtual bool can_reach(int peer) const = 0;
+
+    // Buffered send. acquire() returns false (again) when no room now.
+    virtual bool acquire(int peer, std::size_t len, TxBuffer& out) = 0;
+    virtual SendResult commit(int peer, const TxBuffer& buf, std::size_t len) = 0;
+    // Gathered send; the default packs into acquire()d memory.
+    virtual SendResult send(int peer, const iovec* iov, int iovcnt);
+
+    // Single copy. make_rkey describes local memory for a peer to read (returns
+    // the key length, 0 when the memory cannot be described in `cap` bytes);
+    // get() reads `local` total bytes from the remote memory, starting at
+    // byte `remote_offset` of the described region.
+    virtual std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap)
+    {
+        (void)iov, (void)iovcnt, (void)out, (void)cap;
+        return 0;
+    }
+    virtual Status get(int peer, const void* rkey, std::size_t rkey_len,
+                       std::uint64_t remote_offset, const iovec* local, int nlocal)
+    {
+        (void)peer, (void)rkey, (void)rkey_len, (void)remote_offset, (void)local, (void)nlocal;
+        return Errc::not_supported;
+    }
+
+    // Delivers received fragments to the sink; returns how many.
+    virtual int progress(Sink& sink) = 0;
+
+    // Fail-over: an inactive path is not chosen for new fragments.
+    bool active() const { return active_; }
+    void set_active(bool on) { active_ = on; }
+    const PathCounters& counters() const { return counters_; }
+    // One line for ulmpi_info / --stats about how this path moves data.
+    virtual const char* describe() const { return info().name; }
+
+protected:
+    PathCounters counters_;
+
+private:
+    bool active_ = true;
+};
+
+} // namespace ulmpi::path

@@ -1,0 +1,98 @@
+#include "paths/registry.h"
+
+#include "runtime/config.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace ulmpi::path {
+namespace {
+
+std::vector<RegisteredPath>& table()
+{
+    static std::vector<RegisteredPath> t;
+    return t;
+}
+
+struct NamedDecorator {
+    const char* name;
+    Decorator decorate;
+};
+
+std::vector<NamedDecorator>& decorators()
+{
+    static std::vector<NamedDecorator> d;
+    return d;
+}
+
+const rt::TextParam include_param{
+    "path_include", "self,shm",
+    "comma-separated list of paths to use (ulmpi_info lists the built ones)"};
+
+std::vector<std::string> split(const std::string& s)
+{
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        if (!item.empty()) {
+            out.push_back(item);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+Registrar::Registrar(const char* name, int priority, Factory factory)
+{
+    table().push_back({name, priority, factory});
+}
+
+DecoratorRegistrar::DecoratorRegistrar(const char* name, Decorator decorate)
+{
+    decorators().push_back({name, decorate});
+}
+
+std::vector<RegisteredPath> registered_paths()
+{
+    auto t = table();
+    std::sort(t.begin(), t.end(),
+              [](const RegisteredPath& a, const RegisteredPath& b) { return a.priority > b.priority; });
+    return t;
+}
+
+std::vector<std::unique_ptr<Path>> make_paths(const rt::JobInfo& job, std::string& why)
+{
+    std::vector<std::unique_ptr<Path>> out;
+    auto wanted = split(include_param.get());
+    for (const std::string& w : wanted) {
+        bool known = std::any_of(table().begin(), table().end(),
+                                 [&](const RegisteredPath& r) { return w == r.name; });
+        if (!known) {
+            why = "ULMPI_PATH_INCLUDE names an unknown path '" + w + "' (built paths:";
+            for (const auto& r : registered_paths()) {
+                why += std::string(" ") + r.name;
+            }
+            why += ")";
+            return {};
+        }
+    }
+    for (const auto& r : registered_paths()) {
+        if (std::find(wanted.begin(), wanted.end(), r.name) == wanted.end()) {
+            continue;
+        }
+        std::unique_ptr<Path> p = r.factory(job);
+        if (!p) {
+            continue; // the path is not usable for this job (e.g. one host only)
+        }
+        for (const auto& d : decorators()) {
+            p = d.decorate(std::move(p), job);
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+} // namespace ulmpi::path

@@ -1,0 +1,39 @@
+// Path registry. Each path folder registers a factory with one line:
+//     static const path::Registrar reg{"shm", 20, &make_shm_path};
+// (meson builds optional paths or not; no #ifdef). make_paths() builds the
+// paths chosen by the ULMPI_PATH_INCLUDE parameter, highest priority first.
+#pragma once
+
+#include "paths/path.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ulmpi::path {
+
+using Factory = std::unique_ptr<Path> (*)(const rt::JobInfo& job);
+
+struct Registrar {
+    Registrar(const char* name, int priority, Factory factory);
+};
+
+struct RegisteredPath {
+    const char* name;
+    int priority; // higher first: self > shm > verbs > ofi > udp
+    Factory factory;
+};
+
+std::vector<RegisteredPath> registered_paths();
+
+// Creates the selected paths, highest priority first. `why` explains an
+// unknown name in the include list.
+std::vector<std::unique_ptr<Path>> make_paths(const rt::JobInfo& job, std::string& why);
+
+// Decorators (such as lossy) wrap a path after creation.
+using Decorator = std::unique_ptr<Path> (*)(std::unique_ptr<Path> inner, const rt::JobInfo& job);
+struct DecoratorRegistrar {
+    DecoratorRegistrar(const char* name, Decorator decorate);
+};
+
+} // namespace ulmpi::path

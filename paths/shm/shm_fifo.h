@@ -1,0 +1,137 @@
+// Single-writer single-reader FIFO of 128-byte slots in shared memory, one
+// per ordered (sender, receiver) pair of ranks on a host.
+//
+// Each slot carries its own sequence word: the writer fills the slot, then
+// stores seq = ticket + 1 with release order; the reader polls that word with
+// acquire order. So a poll of an empty FIFO reads one cache line that only
+// changes when a message comes, and a message moves in one line transfer.
+// The reader tells the writer how far it has consumed through `consumed`,
+// published every few slots and whenever it finds the FIFO empty; the writer
+// re-reads it only when the ring looks full. A full ring answers nullptr:
+// the caller queues (never drops) and retries.
+//
+// Slot payload: small fragments inline, or a reference to a fragment buffer
+// in the sender's region, or the return of such a buffer to its owner.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace ulmpi::path::shm {
+
+inline constexpr std::size_t kSlotBytes = 128;
+inline constexpr std::size_t kSlotData = kSlotBytes - 16;
+
+enum class SlotKind : std::uint32_t { inline_frag = 1, frag_ref = 2, frag_return = 3 };
+
+struct alignas(kSlotBytes) Slot {
+    std::atomic<std::uint64_t> seq;
+    SlotKind kind;
+    std::uint32_t len;
+    std::byte data[kSlotData];
+};
+static_assert(sizeof(Slot) == kSlotBytes);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+struct alignas(kSlotBytes) FifoControl {
+    std::atomic<std::uint64_t> consumed; // written by the reader only
+};
+static_assert(sizeof(FifoControl) == kSlotBytes);
+
+// Bytes of one FIFO with `capacity` slots (a power of two).
+constexpr std::size_t fifo_bytes(std::size_t capacity)
+{
+    return sizeof(FifoControl) + capacity * sizeof(Slot);
+}
+
+class FifoWriter {
+public:
+    FifoWriter() = default;
+    FifoWriter(void* mem, std::size_t capacity)
+        : ctl_(static_cast<FifoControl*>(mem)),
+          slots_(reinterpret_cast<Slot*>(static_cast<std::byte*>(mem) + sizeof(FifoControl))),
+          mask_(capacity - 1), capacity_(capacity)
+    {
+    }
+
+    // The next free slot, or nullptr when the ring is full. Calling it again
+    // before publish() returns the same slot.
+    Slot* reserve()
+    {
+        if (tail_ - cached_consumed_ >= capacity_) {
+            cached_consumed_ = ctl_->consumed.load(std::memory_order_acquire);
+            if (tail_ - cached_consumed_ >= capacity_) {
+                return nullptr;
+            }
+        }
+        return &slots_[tail_ & mask_];
+    }
+
+    void publish(Slot* s, SlotKind kind, std::uint32_t len)
+    {
+        s->kind = kind;
+        s->len = len;
+        s->seq.store(tail_ + 1, std::memory_order_release);
+        ++tail_;
+    }
+
+    std::uint64_t published() const { return tail_; }
+
+private:
+    FifoControl* ctl_ = nullptr;
+    Slot* slots_ = nullptr;
+    std::uint64_t mask_ = 0;
+    std::uint64_t capacity_ = 0;
+    std::uint64_t tail_ = 0;
+    std::uint64_t cached_consumed_ = 0;
+};
+
+class FifoReader {
+public:
+    FifoReader() = default;
+    FifoReader(void* mem, std::size_t capacity)
+        : ctl_(static_cast<FifoControl*>(mem)),
+          slots_(reinterpret_cast<Slot*>(static_cast<std::byte*>(mem) + sizeof(FifoControl))),
+          mask_(capacity - 1), batch_(capacity / 4 == 0 ? 1 : capacity / 4)
+    {
+    }
+
+    // The oldest unread slot, or nullptr when empty.
+    Slot* peek()
+    {
+        Slot* s = &slots_[head_ & mask_];
+        if (s->seq.load(std::memory_order_acquire) != head_ + 1) {
+            flush();
+            return nullptr;
+        }
+        return s;
+    }
+
+    // Releases the slot returned by peek().
+    void pop()
+    {
+        ++head_;
+        if (head_ - told_ >= batch_) {
+            flush();
+        }
+    }
+
+    void flush()
+    {
+        if (told_ != head_) {
+            ctl_->consumed.store(head_, std::memory_order_release);
+            told_ = head_;
+        }
+    }
+
+private:
+    FifoControl* ctl_ = nullptr;
+    Slot* slots_ = nullptr;
+    std::uint64_t mask_ = 0;
+    std::uint64_t batch_ = 1;
+    std::uint64_t head_ = 0;
+    std::uint64_t told_ = 0;
+};
+
+} // namespace ulmpi::path::shm

@@ -1,0 +1,72 @@
+// Layout of the host's shared segment (one per host and job, named
+// /dev/shm/ulmpi-<jobid>-<node>):
+//
+//   header page
+//   region of local rank 0 | region of local rank 1 | ...
+//
+// A region belongs to its rank (the sender): it holds the FIFOs towards every
+// local receiver and the rank's fragment buffers in two size classes. The
+// owner touches it first, so its pages sit on the owner's NUMA node.
+#pragma once
+
+#include "paths/shm/shm_fifo.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ulmpi::path::shm {
+
+inline constexpr std::uint64_t kSegMagic = 0x756c6d7069736d31ULL; // "ulmpism1"
+
+struct SegHeader {
+    std::uint64_t magic;
+    std::uint32_t local_size;
+    std::uint32_t fifo_slots;
+    std::uint64_t region_bytes;
+};
+
+struct SegmentLayout {
+    std::uint32_t local_size = 0;
+    std::uint32_t fifo_slots = 64;    // per FIFO, power of two
+    std::uint32_t small_count = 128;  // fragment buffers per rank
+    std::uint32_t small_bytes = 0;    // bytes per small buffer (header + payload)
+    std::uint32_t large_count = 32;
+    std::uint32_t large_bytes = 0;
+
+    static constexpr std::size_t kPage = 4096;
+    static constexpr std::size_t round(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+    std::size_t fifo_size() const { return fifo_bytes(fifo_slots); }
+    std::size_t fifos_size() const { return round(fifo_size() * local_size, kPage); }
+    std::size_t smalls_size() const { return round(std::size_t{small_bytes} * small_count, kPage); }
+    std::size_t larges_size() const { return round(std::size_t{large_bytes} * large_count, kPage); }
+    std::size_t region_size() const { return fifos_size() + smalls_size() + larges_size(); }
+    std::size_t header_size() const { return kPage; }
+    std::size_t total_size() const { return header_size() + region_size() * local_size; }
+
+    std::size_t region_offset(std::uint32_t local) const { return header_size() + region_size() * local; }
+    // FIFO written by `sender`, read by `receiver` (lives in the sender's region).
+    std::size_t fifo_offset(std::uint32_t sender, std::uint32_t receiver) const
+    {
+        return region_offset(sender) + fifo_size() * receiver;
+    }
+    // Fragment buffer `index` of class `cls` (0 small, 1 large) owned by `owner`.
+    std::size_t frag_offset(std::uint32_t owner, std::uint32_t cls, std::uint32_t index) const
+    {
+        std::size_t base = region_offset(owner) + fifos_size();
+        if (cls == 0) {
+            return base + std::size_t{small_bytes} * index;
+        }
+        return base + smalls_size() + std::size_t{large_bytes} * index;
+    }
+};
+
+// Slot payload of a frag_ref / frag_return entry.
+struct FragRef {
+    std::uint32_t cls;
+    std::uint32_t index;
+    std::uint32_t len;   // bytes used (frag_ref only)
+    std::uint32_t pad;
+};
+
+} // namespace ulmpi::path::shm

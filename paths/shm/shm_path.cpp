@@ -1,0 +1,458 @@
+#include "paths/shm/shm_path.h"
+
+#include "paths/registry.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <sys/uio.h>
+#include <unistd.h>
+
+namespace ulmpi::path {
+namespace {
+
+const rt::SizeParam eager_param{"shm_eager_limit", 4096,
+                                "messages up to this size go eagerly over shared memory"};
+const rt::SizeParam frag_param{"shm_frag_size", 65536,
+                               "payload bytes of a large shared-memory fragment (rendezvous copy)"};
+const rt::IntParam slots_param{"shm_fifo_slots", 64,
+                               "slots per shared-memory FIFO (power of two, 128 bytes each)"};
+const rt::IntParam small_param{"shm_small_frags", 128, "small fragment buffers per rank"};
+const rt::IntParam large_param{"shm_large_frags", 32, "large fragment buffers per rank"};
+const rt::BoolParam cma_param{"shm_single_copy", true,
+                              "read large messages straight from the sender (process_vm_readv)"};
+
+// Each rank publishes the address of this word; peers read it back with
+// process_vm_readv to learn whether single copy is allowed here.
+volatile std::uint64_t g_cma_probe = 0x636d6170726f6265ULL;
+
+struct ShmRxFrag final : RxFrag {};
+
+struct RkeyHead {
+    std::uint32_t pid;
+    std::uint32_t n;
+};
+struct RkeyEntry {
+    std::uint64_t addr;
+    std::uint64_t len;
+};
+
+std::unique_ptr<Path> make_shm_path(const rt::JobInfo& job)
+{
+    int local = 0;
+    for (int node : job.node_of_rank) {
+        local += node == job.node_id ? 1 : 0;
+    }
+    if (local < 2) {
+        return nullptr;
+    }
+    return std::make_unique<ShmPath>(job);
+}
+
+const Registrar reg{"shm", 50, &make_shm_path};
+
+std::uint32_t power_of_two_at_least(std::int64_t v)
+{
+    std::uint32_t p = 2;
+    while (p < v && p < (1u << 20)) {
+        p <<= 1;
+    }
+    return p;
+}
+
+template <class T> T load(const std::byte* p)
+{
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+} // namespace
+
+ShmPath::ShmPath(const rt::JobInfo& job) : job_(job)
+{
+    local_of_.assign(job.node_of_rank.size(), -1);
+    for (std::size_t r = 0; r < job.node_of_rank.size(); ++r) {
+        if (job.node_of_rank[r] == job.node_id) {
+            local_of_[r] = static_cast<int>(locals_.size());
+            if (static_cast<int>(r) == job.rank) {
+                me_ = static_cast<std::uint32_t>(locals_.size());
+            }
+            locals_.emplace_back();
+            locals_.back().rank = static_cast<int>(r);
+        }
+    }
+    std::uint64_t eager = std::min<std::uint64_t>(eager_param.get(), 1u << 20);
+    std::uint64_t frag = std::clamp<std::uint64_t>(frag_param.get(), eager, 16u << 20);
+    layout_.local_size = static_cast<std::uint32_t>(locals_.size());
+    layout_.fifo_slots = power_of_two_at_least(slots_param.get());
+    layout_.small_count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(small_param.get(), 4, 1 << 16));
+    layout_.large_count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(large_param.get(), 2, 1 << 16));
+    layout_.small_bytes = static_cast<std::uint32_t>(shm::SegmentLayout::round(eager + 128, 64));
+    layout_.large_bytes = static_cast<std::uint32_t>(shm::SegmentLayout::round(frag + 128, 64));
+
+    info_.name = "shm";
+    info_.bandwidth_mbs = 10000;
+    info_.latency_us = 0.3;
+    info_.eager_limit = eager;
+    info_.max_frag = layout_.large_bytes;
+    info_.inline_max = static_cast<std::uint32_t>(shm::kSlotData);
+    info_.reliable_default = false;
+    info_.has_get = false; // decided in connect()
+    seg_name_ = "/ulmpi-" + job.jobid + "-" + std::to_string(job.node_id);
+}
+
+ShmPath::~ShmPath() { close(); }
+
+bool ShmPath::can_reach(int peer) const
+{
+    int l = local_index(peer);
+    return l >= 0 && static_cast<std::uint32_t>(l) != me_ && open_;
+}
+
+Status ShmPath::open(rt::Bootstrap& boot)
+{
+    if (me_ == 0) {
+        if (Status st = seg_.create(seg_name_, layout_.total_size()); !st.ok()) {
+            return st;
+        }
+        auto* h = reinterpret_cast<shm::SegHeader*>(seg_.base());
+        h->local_size = layout_.local_size;
+        h->fifo_slots = layout_.fifo_slots;
+        h->region_bytes = layout_.region_size();
+        h->magic = shm::kSegMagic;
+    }
+    std::uint64_t probe[2] = {static_cast<std::uint64_t>(::getpid()),
+                              reinterpret_cast<std::uint64_t>(&g_cma_probe)};
+    return boot.put("shm.probe", probe, sizeof probe);
+}
+
+Status ShmPath::connect(rt::Bootstrap& boot)
+{
+    if (me_ != 0) {
+        if (Status st = seg_.attach(seg_name_, layout_.total_size()); !st.ok()) {
+            return st;
+        }
+        auto* h = reinterpret_cast<shm::SegHeader*>(seg_.base());
+        if (h->magic != shm::kSegMagic || h->local_size != layout_.local_size ||
+            h->region_bytes != layout_.region_size()) {
+            ULMPI_ERROR("shared segment %s does not match this rank's settings (are all ranks "
+                        "started with the same ULMPI_SHM_* parameters?)",
+                        seg_name_.c_str());
+            return Errc::protocol;
+        }
+    }
+    // Touch my own region first so its pages are local to me.
+    std::memset(at(layout_.region_offset(me_) + layout_.fifos_size()), 0,
+                layout_.smalls_size() + layout_.larges_size());
+
+    for (std::uint32_t j = 0; j < layout_.local_size; ++j) {
+        Local& l = locals_[j];
+        l.to = shm::FifoWriter(at(layout_.fifo_offset(me_, j)), layout_.fifo_slots);
+        l.from = shm::FifoReader(at(layout_.fifo_offset(j, me_)), layout_.fifo_slots);
+    }
+    free_small_.clear();
+    free_large_.clear();
+    for (std::uint32_t i = layout_.small_count; i-- > 0;) {
+        free_small_.push_back(i);
+    }
+    for (std::uint32_t i = layout_.large_count; i-- > 0;) {
+        free_large_.push_back(i);
+    }
+
+    // Single copy works only if we can read every local peer's memory.
+    bool cma = cma_param.get();
+    std::string why = cma ? "" : "switched off by ULMPI_SHM_SINGLE_COPY";
+    for (std::uint32_t j = 0; cma && j < layout_.local_size; ++j) {
+        if (j == me_) {
+            continue;
+        }
+        std::vector<std::byte> v;
+        if (!boot.get(locals_[j].rank, "shm.probe", v).ok() || v.size() != 2 * sizeof(std::uint64_t)) {
+            cma = false;
+            why = "peer did not publish its probe";
+            break;
+        }
+        auto pid = static_cast<pid_t>(load<std::uint64_t>(v.data()));
+        auto addr = load<std::uint64_t>(v.data() + 8);
+        std::uint64_t got = 0;
+        iovec liov{&got, sizeof got};
+        iovec riov{reinterpret_cast<void*>(addr), sizeof got};
+        ssize_t n = ::process_vm_readv(pid, &liov, 1, &riov, 1, 0);
+        if (n != static_cast<ssize_t>(sizeof got) || got != g_cma_probe) {
+            cma = false;
+            why = std::string("process_vm_readv: ") + (n < 0 ? std::strerror(errno) : "short read");
+        }
+    }
+    info_.has_get = cma;
+    describe_ = std::string("shm: ") + std::to_string(layout_.local_size) + " local ranks, " +
+                (cma ? "single copy by process_vm_readv" : "copy in/out (" + why + ")");
+    open_ = true;
+    return Errc::ok;
+}
+
+Status ShmPath::connected(rt::Bootstrap&)
+{
+    // Everyone on this host has attached: the name can go now, so nothing is
+    // left in /dev/shm however the job ends.
+    seg_.unlink();
+    return Errc::ok;
+}
+
+void ShmPath::close()
+{
+    if (open_ || seg_.base() != nullptr) {
+        seg_.unlink();
+        seg_.detach();
+        open_ = false;
+    }
+}
+
+const char* ShmPath::describe() const
+{
+    return describe_.empty() ? "shm" : describe_.c_str();
+}
+
+bool ShmPath::flush_returns(Local& l)
+{
+    std::size_t done = 0;
+    for (; done < l.returns.size(); ++done) {
+        shm::Slot* s = l.to.reserve();
+        if (s == nullptr) {
+            break;
+        }
+        std::memcpy(s->data, &l.returns[done], sizeof(shm::FragRef));
+        l.to.publish(s, shm::SlotKind::frag_return, sizeof(shm::FragRef));
+    }
+    l.returns.erase(l.returns.begin(), l.returns.begin() + static_cast<std::ptrdiff_t>(done));
+    pending_returns_ -= static_cast<std::uint32_t>(done);
+    return l.returns.empty();
+}
+
+void ShmPath::return_frag(Local& l, const shm::FragRef& ref)
+{
+    if (l.returns.empty()) {
+        if (shm::Slot* s = l.to.reserve()) {
+            std::memcpy(s->data, &ref, sizeof ref);
+            l.to.publish(s, shm::SlotKind::frag_return, sizeof ref);
+            return;
+        }
+    }
+    l.returns.push_back(ref);
+    ++pending_returns_;
+}
+
+bool ShmPath::acquire(int peer, std::size_t len, TxBuffer& out)
+{
+    Local& l = locals_[static_cast<std::size_t>(local_index(peer))];
+    if (!l.returns.empty() && !flush_returns(l)) {
+        ++counters_.send_again;
+        return false;
+    }
+    shm::Slot* s = l.to.reserve();
+    if (s == nullptr) {
+        ++counters_.send_again;
+        return false;
+    }
+    if (len <= shm::kSlotData) {
+        out.data = s->data;
+        out.cap = shm::kSlotData;
+        out.token = 0;
+        return true;
+    }
+    std::uint32_t cls = len <= layout_.small_bytes ? 0 : 1;
+    if (len > layout_.large_bytes) {
+        return false; // ULM never asks for more than info().max_frag
+    }
+    std::vector<std::uint32_t>& fl = cls == 0 ? free_small_ : free_large_;
+    if (fl.empty() && cls == 0 && !free_large_.empty()) {
+        cls = 1; // borrow a large buffer for a small fragment
+    }
+    std::vector<std::uint32_t>& pool = cls == 0 ? free_small_ : free_large_;
+    if (pool.empty()) {
+        ++counters_.send_again;
+        return false;
+    }
+    std::uint32_t idx = pool.back();
+    pool.pop_back();
+    out.data = at(layout_.frag_offset(me_, cls, idx));
+    out.cap = cls == 0 ? layout_.small_bytes : layout_.large_bytes;
+    out.token = 1 + ((static_cast<std::uintptr_t>(cls) << 31) | idx);
+    return true;
+}
+
+SendResult ShmPath::commit(int peer, const TxBuffer& buf, std::size_t len)
+{
+    Local& l = locals_[static_cast<std::size_t>(local_index(peer))];
+    shm::Slot* s = l.to.reserve(); // the slot acquire() found
+    if (buf.token == 0) {
+        l.to.publish(s, shm::SlotKind::inline_frag, static_cast<std::uint32_t>(len));
+    } else {
+        std::uintptr_t t = buf.token - 1;
+        shm::FragRef ref{static_cast<std::uint32_t>(t >> 31), static_cast<std::uint32_t>(t & 0x7fffffffu),
+                         static_cast<std::uint32_t>(len), 0};
+        std::memcpy(s->data, &ref, sizeof ref);
+        l.to.publish(s, shm::SlotKind::frag_ref, sizeof ref);
+    }
+    ++counters_.frags_sent;
+    counters_.bytes_sent += len;
+    return SendResult::done;
+}
+
+int ShmPath::progress(Sink& sink)
+{
+    int n = 0;
+    if (pending_returns_ != 0) [[unlikely]] {
+        for (Local& l : locals_) {
+            if (!l.returns.empty()) {
+                flush_returns(l);
+            }
+        }
+    }
+    const std::uint32_t count = layout_.local_size;
+    for (std::uint32_t j = 0; j < count; ++j) {
+        if (j == me_) {
+            continue;
+        }
+        Local& l = locals_[j];
+        for (int k = 0; k < 32; ++k) {
+            shm::Slot* s = l.from.peek();
+            if (s == nullptr) {
+                break;
+            }
+            switch (s->kind) {
+            case shm::SlotKind::inline_frag: {
+                ShmRxFrag rx;
+                rx.peer = l.rank;
+                rx.data = s->data;
+                rx.len = s->len;
+                ++counters_.frags_received;
+                counters_.bytes_received += s->len;
+                sink.on_frag(*this, rx);
+                break;
+            }
+            case shm::SlotKind::frag_ref: {
+                auto ref = load<shm::FragRef>(s->data);
+                ShmRxFrag rx;
+                rx.peer = l.rank;
+                rx.data = at(layout_.frag_offset(j, ref.cls, ref.index));
+                rx.len = ref.len;
+                ++counters_.frags_received;
+                counters_.bytes_received += ref.len;
+                sink.on_frag(*this, rx);
+                return_frag(l, ref);
+                break;
+            }
+            case shm::SlotKind::frag_return: {
+                auto ref = load<shm::FragRef>(s->data);
+                (ref.cls == 0 ? free_small_ : free_large_).push_back(ref.index);
+                break;
+            }
+            }
+            l.from.pop();
+            ++n;
+        }
+    }
+    return n;
+}
+
+std::size_t ShmPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap)
+{
+    std::size_t need = sizeof(RkeyHead) + static_cast<std::size_t>(iovcnt) * sizeof(RkeyEntry);
+    if (!info_.has_get || need > cap) {
+        return 0;
+    }
+    auto* p = static_cast<std::byte*>(out);
+    RkeyHead head{static_cast<std::uint32_t>(::getpid()), static_cast<std::uint32_t>(iovcnt)};
+    std::memcpy(p, &head, sizeof head);
+    for (int i = 0; i < iovcnt; ++i) {
+        RkeyEntry e{reinterpret_cast<std::uint64_t>(iov[i].iov_base), iov[i].iov_len};
+        std::memcpy(p + sizeof head + static_cast<std::size_t>(i) * sizeof e, &e, sizeof e);
+    }
+    return need;
+}
+
+Status ShmPath::get(int, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+                    const iovec* local, int nlocal)
+{
+    if (rkey_len < sizeof(RkeyHead)) {
+        return Errc::protocol;
+    }
+    const auto* p = static_cast<const std::byte*>(rkey);
+    auto head = load<RkeyHead>(p);
+    if (rkey_len != sizeof head + std::size_t{head.n} * sizeof(RkeyEntry)) {
+        return Errc::protocol;
+    }
+    // Remote segments from remote_offset on, as many as the local side needs.
+    std::size_t want = 0;
+    for (int i = 0; i < nlocal; ++i) {
+        want += local[i].iov_len;
+    }
+    std::vector<iovec> remote;
+    std::uint64_t skip = remote_offset;
+    std::size_t have = 0;
+    for (std::uint32_t i = 0; i < head.n && have < want; ++i) {
+        auto e = load<RkeyEntry>(p + sizeof head + i * sizeof(RkeyEntry));
+        if (skip >= e.len) {
+            skip -= e.len;
+            continue;
+        }
+        std::uint64_t len = std::min<std::uint64_t>(e.len - skip, want - have);
+        remote.push_back({reinterpret_cast<void*>(e.addr + skip), static_cast<std::size_t>(len)});
+        have += len;
+        skip = 0;
+    }
+    if (have < want) {
+        return Errc::protocol;
+    }
+    std::vector<iovec> loc(local, local + nlocal);
+    std::size_t li = 0;
+    std::size_t ri = 0;
+    std::size_t done = 0;
+    while (done < want) {
+        int ln = static_cast<int>(std::min<std::size_t>(loc.size() - li, IOV_MAX));
+        int rn = static_cast<int>(std::min<std::size_t>(remote.size() - ri, IOV_MAX));
+        ssize_t got = ::process_vm_readv(static_cast<pid_t>(head.pid), &loc[li], ln, &remote[ri], rn, 0);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            ULMPI_DEBUG("process_vm_readv from pid %u: %s", head.pid, got < 0 ? std::strerror(errno) : "no progress");
+            return Errc::io_error;
+        }
+        done += static_cast<std::size_t>(got);
+        // Advance both lists by `got` bytes.
+        for (std::size_t left = static_cast<std::size_t>(got); left > 0;) {
+            std::size_t t = std::min(left, loc[li].iov_len);
+            loc[li].iov_base = static_cast<std::byte*>(loc[li].iov_base) + t;
+            loc[li].iov_len -= t;
+            left -= t;
+            if (loc[li].iov_len == 0) {
+                ++li;
+            }
+        }
+        for (std::size_t left = static_cast<std::size_t>(got); left > 0;) {
+            std::size_t t = std::min(left, remote[ri].iov_len);
+            remote[ri].iov_base = static_cast<std::byte*>(remote[ri].iov_base) + t;
+            remote[ri].iov_len -= t;
+            left -= t;
+            if (remote[ri].iov_len == 0) {
+                ++ri;
+            }
+        }
+        while (li < loc.size() && loc[li].iov_len == 0) {
+            ++li;
+        }
+        while (ri < remote.size() && remote[ri].iov_len == 0) {
+            ++ri;
+        }
+    }
+    ++counters_.gets;
+    counters_.get_bytes += want;
+    return Errc::ok;
+}
+
+} // namespace ulmpi::path

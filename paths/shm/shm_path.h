@@ -1,0 +1,72 @@
+// The shared-memory path between ranks on one host. See shm_fifo.h for the
+// FIFOs and shm_layout.h for the segment. Fragments of up to 112 bytes
+// (header + payload) travel inside a FIFO slot; larger ones in a buffer of
+// the sender's region, referenced from the slot and handed back by the
+// receiver through its own FIFO towards the sender (every FIFO keeps a
+// single writer). Large rendezvous messages are read once, straight from the
+// sender's memory, with process_vm_readv where the kernel allows it.
+#pragma once
+
+#include "paths/path.h"
+#include "paths/shm/shm_fifo.h"
+#include "paths/shm/shm_layout.h"
+#include "runtime/shm_segment.h"
+
+#include <vector>
+
+namespace ulmpi::path {
+
+class ShmPath final : public Path {
+public:
+    explicit ShmPath(const rt::JobInfo& job);
+    ~ShmPath() override;
+
+    const PathInfo& info() const override { return info_; }
+    Status open(rt::Bootstrap& boot) override;
+    Status connect(rt::Bootstrap& boot) override;
+    Status connected(rt::Bootstrap& boot) override;
+    void close() override;
+    bool can_reach(int peer) const override;
+    bool acquire(int peer, std::size_t len, TxBuffer& out) override;
+    SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
+    std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap) override;
+    Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+               const iovec* local, int nlocal) override;
+    int progress(Sink& sink) override;
+    const char* describe() const override;
+
+    // Whether process_vm_readv works between the ranks of this host.
+    bool single_copy() const { return info_.has_get; }
+
+private:
+    struct Local {
+        int rank = -1;                   // world rank
+        shm::FifoWriter to;              // my FIFO towards it
+        shm::FifoReader from;            // its FIFO towards me
+        std::vector<shm::FragRef> returns; // buffers to hand back when `to` has room
+    };
+
+    int local_index(int world) const
+    {
+        return world >= 0 && static_cast<std::size_t>(world) < local_of_.size() ? local_of_[static_cast<std::size_t>(world)] : -1;
+    }
+    std::byte* at(std::size_t offset) const { return static_cast<std::byte*>(seg_.base()) + offset; }
+    void return_frag(Local& l, const shm::FragRef& ref);
+    bool flush_returns(Local& l);
+
+    PathInfo info_;
+    const rt::JobInfo& job_;
+    shm::SegmentLayout layout_;
+    rt::ShmSegment seg_;
+    std::string seg_name_;
+    std::vector<int> local_of_;          // world rank -> local index or -1
+    std::vector<Local> locals_;          // by local index
+    std::uint32_t me_ = 0;               // my local index
+    std::vector<std::uint32_t> free_small_;
+    std::vector<std::uint32_t> free_large_;
+    std::uint32_t pending_returns_ = 0;  // total entries in Local::returns
+    std::string describe_;
+    bool open_ = false;
+};
+
+} // namespace ulmpi::path

@@ -1,0 +1,61 @@
+// Descriptor ids that travel on the wire (send_id, recv_id). An id is
+// (generation << 32 | slot); looking up a stale id (a late or duplicated
+// control fragment for a descriptor already freed) returns nullptr instead of
+// touching reused memory.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ulmpi::ulm {
+
+template <class T> class DescTable {
+public:
+    std::uint64_t insert(T* obj)
+    {
+        std::uint32_t slot;
+        if (!free_.empty()) {
+            slot = free_.back();
+            free_.pop_back();
+        } else {
+            slot = static_cast<std::uint32_t>(entries_.size());
+            entries_.push_back({nullptr, 1});
+        }
+        entries_[slot].obj = obj;
+        return (static_cast<std::uint64_t>(entries_[slot].gen) << 32) | slot;
+    }
+
+    T* find(std::uint64_t id) const
+    {
+        auto slot = static_cast<std::uint32_t>(id);
+        auto gen = static_cast<std::uint32_t>(id >> 32);
+        if (slot >= entries_.size() || entries_[slot].gen != gen) {
+            return nullptr;
+        }
+        return entries_[slot].obj;
+    }
+
+    void erase(std::uint64_t id)
+    {
+        auto slot = static_cast<std::uint32_t>(id);
+        if (slot < entries_.size() && entries_[slot].gen == static_cast<std::uint32_t>(id >> 32)) {
+            entries_[slot].obj = nullptr;
+            if (++entries_[slot].gen == 0) {
+                entries_[slot].gen = 1;
+            }
+            free_.push_back(slot);
+        }
+    }
+
+    std::size_t live() const { return entries_.size() - free_.size(); }
+
+private:
+    struct Entry {
+        T* obj;
+        std::uint32_t gen;
+    };
+    std::vector<Entry> entries_;
+    std::vector<std::uint32_t> free_;
+};
+
+} // namespace ulmpi::ulm

@@ -1,0 +1,225 @@
+#include "ulm/engine.h"
+
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+#include <algorithm>
+#include <sched.h>
+#include <unistd.h>
+
+namespace ulmpi::ulm {
+namespace {
+
+const rt::IntParam spin_param{"ulm_spin_polls", 4000,
+                              "idle polls a waiting rank spins before it yields the CPU"};
+const rt::IntParam spin_oversub_param{
+    "ulm_spin_polls_oversubscribed", 20,
+    "idle polls before yielding when there are more local ranks than CPUs"};
+const rt::IntParam yield_param{"ulm_yield_polls", 2000,
+                               "idle polls that yield the CPU before a waiting rank sleeps"};
+const rt::IntParam sleep_param{"ulm_max_sleep_us", 200,
+                               "longest sleep (microseconds) of a rank that waits for long"};
+const rt::SizeParam get_min_param{
+    "ulm_single_copy_min", 16384,
+    "smallest rendezvous message read directly from the sender's memory when the path can"};
+
+int online_cpus()
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        return CPU_COUNT(&set);
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<int>(n) : 1;
+}
+
+} // namespace
+
+Engine::Engine() = default;
+
+Engine::~Engine()
+{
+    matcher_.drain_unexpected([this](Unexpected* u) { free_unexpected(u); });
+    for (Peer& p : peers_) {
+        while (Unexpected* u = p.ahead.pop_front()) {
+            free_unexpected(u);
+        }
+        while (CtrlFrag* c = p.ctrl_pending.pop_front()) {
+            ctrl_pool_.put(c);
+        }
+        while (p.pending.pop_front() != nullptr) {
+        }
+    }
+}
+
+Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>> paths,
+                    std::string& why)
+{
+    boot_ = &boot;
+    const rt::JobInfo& job = boot.job();
+    rank_ = job.rank;
+    size_ = job.size;
+    paths_ = std::move(paths);
+    peers_ = std::vector<Peer>(static_cast<std::size_t>(size_));
+    for (int i = 0; i < size_; ++i) {
+        peers_[static_cast<std::size_t>(i)].rank = i;
+    }
+
+    // Spin while we own a core; yield almost at once when ranks outnumber CPUs.
+    bool oversubscribed = job.local_size > online_cpus();
+    backoff_policy_.spin_polls = static_cast<std::uint32_t>(
+        std::max<std::int64_t>(0, oversubscribed ? spin_oversub_param.get() : spin_param.get()));
+    backoff_policy_.yield_polls = static_cast<std::uint32_t>(std::max<std::int64_t>(0, yield_param.get()));
+    backoff_policy_.max_sleep_us = static_cast<std::uint32_t>(std::max<std::int64_t>(1, sleep_param.get()));
+    get_min_ = get_min_param.get();
+
+    for (auto& p : paths_) {
+        if (Status st = p->open(boot); !st.ok()) {
+            why = std::string("path ") + p->info().name + " could not open: " + rt::errc_name(st.code());
+            return st;
+        }
+    }
+    if (Status st = boot.fence(); !st.ok()) {
+        why = "bootstrap fence failed during wire-up";
+        return st;
+    }
+    for (auto& p : paths_) {
+        if (Status st = p->connect(boot); !st.ok()) {
+            why = std::string("path ") + p->info().name + " could not connect: " + rt::errc_name(st.code());
+            return st;
+        }
+    }
+    if (Status st = boot.fence(); !st.ok()) {
+        why = "bootstrap fence failed during wire-up";
+        return st;
+    }
+    for (auto& p : paths_) {
+        if (Status st = p->connected(boot); !st.ok()) {
+            why = std::string("path ") + p->info().name + " failed to start: " + rt::errc_name(st.code());
+            return st;
+        }
+    }
+
+    for (Peer& peer : peers_) {
+        for (auto& p : paths_) {
+            if (p->can_reach(peer.rank) && peer.npaths < Peer::kMaxPaths) {
+                peer.paths[peer.npaths++] = p.get();
+            }
+        }
+        if (peer.npaths == 0) {
+            why = "no path reaches rank " + std::to_string(peer.rank) + " (paths in use:";
+            for (auto& p : paths_) {
+                why += std::string(" ") + p->info().name;
+            }
+            why += "; see ULMPI_PATH_INCLUDE)";
+            return Errc::unreachable;
+        }
+        peer.primary = peer.paths[0];
+    }
+    initialized_ = true;
+    return Errc::ok;
+}
+
+Status Engine::finalize()
+{
+    if (!initialized_) {
+        return Errc::ok;
+    }
+    // Every send we started must have left (and, with reliability, been
+    // acknowledged) before the peers may go away.
+    wait([this] {
+        if (!active_.empty()) {
+            return false;
+        }
+        return sends_.live() == 0;
+    });
+    Status st = boot_->fence();
+    for (auto& p : paths_) {
+        p->close();
+    }
+    initialized_ = false;
+    return st;
+}
+
+int Engine::progress()
+{
+    int n = 0;
+    for (auto& p : paths_) {
+        n += p->progress(*this);
+    }
+    if (!active_.empty()) [[unlikely]] {
+        for (Peer* p = active_.front(), *next; p != nullptr; p = next) {
+            next = active_.next(p);
+            n += push_pending(*p);
+        }
+    }
+    return n;
+}
+
+void Engine::idle(Backoff& backoff)
+{
+    backoff.idle();
+    // Failure notices from the launcher, checked now and then while idle.
+    if (++idle_events_ >= 1024) {
+        idle_events_ = 0;
+        rt::FailureEvent ev;
+        while (boot_ != nullptr && boot_->poll_event(ev)) {
+            switch (ev.kind) {
+            case rt::FailureEvent::Kind::rank_failed:
+                mark_peer_failed(ev.rank);
+                if (hooks_ != nullptr) {
+                    hooks_->on_peer_failed(ev.rank, ev.detail.c_str());
+                }
+                break;
+            case rt::FailureEvent::Kind::host_failed:
+                for (int r = 0; r < size_; ++r) {
+                    if (job().node_of_rank[static_cast<std::size_t>(r)] == ev.node_id) {
+                        mark_peer_failed(r);
+                        if (hooks_ != nullptr) {
+                            hooks_->on_peer_failed(r, ev.detail.c_str());
+                        }
+                    }
+                }
+                break;
+            case rt::FailureEvent::Kind::job_ending:
+                if (hooks_ != nullptr) {
+                    hooks_->on_job_ending(ev.detail.c_str());
+                } else {
+                    ULMPI_ERROR("the launcher is ending the job (%s)", ev.detail.c_str());
+                    _exit(1);
+                }
+                break;
+            }
+        }
+    }
+}
+
+void Engine::mark_peer_failed(int peer)
+{
+    if (peer < 0 || peer >= size_) {
+        return;
+    }
+    peers_[static_cast<std::size_t>(peer)].failed = true;
+}
+
+void Engine::on_path_down(path::Path& path, int peer)
+{
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    // Drop the path from the peer's list; rebind to the next one.
+    int j = 0;
+    for (int i = 0; i < p.npaths; ++i) {
+        if (p.paths[i] != &path) {
+            p.paths[j++] = p.paths[i];
+        }
+    }
+    p.npaths = j;
+    p.primary = j > 0 ? p.paths[0] : nullptr;
+    if (j == 0) {
+        p.failed = true;
+        if (hooks_ != nullptr) {
+            hooks_->on_peer_unreachable(peer, path.info().name);
+        }
+    }
+}
+
+} // namespace ulmpi::ulm

@@ -1,0 +1,159 @@
+// The ULM engine: one per process. It owns the paths, the peers, the
+// matcher and the descriptor pools, and runs the protocols:
+//
+//   eager       msg <= path eager limit: one match fragment carries it all.
+//   rendezvous  larger: the match fragment carries the first bytes (or a
+//               remote key when the path can read the sender's memory); the
+//               receiver, once matched, either reads the rest itself and
+//               answers fin, or answers cts and the sender streams data
+//               fragments (possibly over several paths) to the receiver's
+//               descriptor.
+//   Ssend       eager ones carry the sync flag; the receiver answers cts on
+//               match. Rendezvous ones complete on cts/fin anyway.
+//
+// Matching happens in message-sequence order per sender (see match.h).
+// Everything is polled from progress(); no thread runs behind the caller.
+// Not thread-safe: the MPI layer serialises calls.
+#pragma once
+
+#include "paths/path.h"
+#include "runtime/bootstrap.h"
+#include "runtime/intrusive_list.h"
+#include "runtime/pool.h"
+#include "ulm/desc_table.h"
+#include "ulm/ft_hooks.h"
+#include "ulm/match.h"
+#include "ulm/message.h"
+#include "ulm/peer.h"
+#include "ulm/progress.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ulmpi::ulm {
+
+using rt::Status;
+
+class Engine final : public path::Sink {
+public:
+    Engine();
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Wire-up: opens the paths, exchanges addresses through the bootstrap
+    // (fences inside) and binds every peer to the paths that reach it.
+    // `why` explains a failure in one line for the user.
+    Status init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>> paths,
+                std::string& why);
+    // Completes outstanding sends, then closes the paths (after a fence).
+    Status finalize();
+
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+    const rt::JobInfo& job() const { return boot_->job(); }
+    rt::Bootstrap& bootstrap() { return *boot_; }
+
+    // Point-to-point. `dst`/`src` are world ranks; src may be kAnySource,
+    // tag kAnyTag. On success *out is the descriptor (see message.h).
+    Status isend(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
+                 SendMsg** out);
+    Status irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvMsg** out);
+    // First unexpected message matching, left in place.
+    bool iprobe(int src, int tag, ContextId ctx, Envelope* env);
+    // Matched probe: removes the message from matching (MPI_Improbe).
+    Unexpected* improbe(int src, int tag, ContextId ctx, Envelope* env);
+    // Receives a message removed by improbe.
+    Status imrecv(Unexpected* msg, const DataRef& data, RecvMsg** out);
+    // Cancels a receive not yet matched, or a send whose first fragment has
+    // not left. Returns true when cancelled (the descriptor completes).
+    bool cancel(RecvMsg* r);
+    bool cancel(SendMsg* s);
+    void release(SendMsg* s);
+    void release(RecvMsg* r);
+
+    // Polls every path once, pushes queued work. Returns events handled.
+    int progress();
+    // Progresses until done() holds, backing off while idle.
+    template <class Pred> void wait(Pred&& done)
+    {
+        Backoff backoff(backoff_policy_);
+        while (!done()) {
+            if (progress() > 0) {
+                backoff.reset();
+            } else {
+                idle(backoff);
+            }
+        }
+    }
+    void idle(Backoff& backoff);
+
+    void set_failure_hooks(FailureHooks* hooks) { hooks_ = hooks; }
+    bool peer_failed(int peer) const { return peers_[static_cast<std::size_t>(peer)].failed; }
+    void mark_peer_failed(int peer);
+
+    const std::vector<std::unique_ptr<path::Path>>& paths() const { return paths_; }
+    const PeerCounters& counters(int peer) const
+    {
+        return peers_[static_cast<std::size_t>(peer)].counters;
+    }
+    path::Path* primary_path(int peer) const
+    {
+        return peers_[static_cast<std::size_t>(peer)].primary;
+    }
+    std::size_t unexpected_count() const { return matcher_.unexpected_count(); }
+    std::size_t live_sends() const { return send_pool_.in_use(); }
+
+    // path::Sink
+    void on_frag(path::Path& path, path::RxFrag& frag) override;
+    void on_path_down(path::Path& path, int peer) override;
+
+private:
+    // send side (protocol.cpp)
+    bool start_send(Peer& p, SendMsg* s);
+    bool continue_send(Peer& p, SendMsg* s);
+    void send_ctrl(Peer& p, void* hdr, std::uint32_t len);
+    bool try_ctrl(Peer& p, const void* hdr, std::uint32_t len);
+    void complete_send(SendMsg* s);
+    void maybe_free(SendMsg* s);
+    int push_pending(Peer& p);
+    void mark_active(Peer& p);
+
+    // receive side (protocol.cpp)
+    void on_match(Peer& p, const MatchHeader& h, const std::byte* payload, std::uint32_t plen);
+    void deliver_in_order(Peer& p, const MatchHeader& h, const std::byte* payload,
+                          std::uint32_t plen, Unexpected* stored);
+    void deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* payload,
+                         std::uint32_t plen, int src);
+    void on_data(Peer& p, const DataHeader& h, path::RxFrag& frag);
+    void on_cts(Peer& p, const CtsHeader& h);
+    void on_fin(Peer& p, const FinHeader& h);
+    void complete_recv(RecvMsg* r);
+    Unexpected* store_unexpected(int peer, const MatchHeader& h, const std::byte* payload,
+                                 std::uint32_t plen);
+    void free_unexpected(Unexpected* u);
+    void fill_base(Peer& p, BaseHeader& b, FragType type, std::uint16_t flags,
+                   std::uint32_t payload_len);
+
+    rt::Bootstrap* boot_ = nullptr;
+    int rank_ = 0;
+    int size_ = 1;
+    std::vector<std::unique_ptr<path::Path>> paths_;
+    std::vector<Peer> peers_;
+    rt::IntrusiveList<Peer, &Peer::active_hook> active_;
+    Matcher matcher_;
+    rt::Pool<SendMsg> send_pool_{256};
+    rt::Pool<RecvMsg> recv_pool_{256};
+    rt::Pool<Unexpected> unexpected_pool_{256};
+    rt::Pool<CtrlFrag> ctrl_pool_{64};
+    DescTable<SendMsg> sends_;
+    DescTable<RecvMsg> recvs_;
+    FailureHooks* hooks_ = nullptr;
+    Backoff::Policy backoff_policy_{};
+    std::uint64_t get_min_ = 0;
+    std::uint32_t idle_events_ = 0;
+    bool initialized_ = false;
+};
+
+} // namespace ulmpi::ulm

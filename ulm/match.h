@@ -1,0 +1,81 @@
+// Tag matching, independent of paths.
+//
+// Fragments reach the matcher only in message-sequence order per sender (the
+// engine holds back match fragments that arrive ahead of their sequence), so
+// MPI's non-overtaking rule reduces to two ordered lists per context:
+//   posted      receives in posting order (wildcards included)
+//   unexpected  arrived messages in arrival order
+// An arrival takes the first posted receive it matches; a new receive takes
+// the first unexpected message it matches. Because both lists keep order and
+// every sender's messages arrive in sequence, a wildcard receive can never
+// let a later message of one sender overtake an earlier one.
+#pragma once
+
+#include "runtime/intrusive_list.h"
+#include "ulm/message.h"
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace ulmpi::ulm {
+
+inline bool envelope_matches(int want_src, int want_tag, int src, int tag)
+{
+    return (want_src == kAnySource || want_src == src) && (want_tag == kAnyTag || want_tag == tag);
+}
+
+class Matcher {
+public:
+    Matcher() = default;
+    Matcher(const Matcher&) = delete;
+    Matcher& operator=(const Matcher&) = delete;
+    ~Matcher();
+
+    // Returns the first unexpected message `r` matches (removed from the
+    // list); otherwise appends `r` to the posted list and returns nullptr.
+    Unexpected* post(RecvMsg* r);
+    // Returns the first posted receive matching an arrived message (removed
+    // from the list), or nullptr.
+    RecvMsg* arrive(ContextId ctx, int src, int tag);
+    void add_unexpected(Unexpected* u);
+    // First unexpected message matching (src, tag), left in place.
+    Unexpected* probe(ContextId ctx, int src, int tag);
+    // Removes a message found by probe (matched probe: MPI_Mprobe).
+    void take(Unexpected* u);
+    // Removes a receive that has not matched yet. false when it is not posted.
+    bool cancel(RecvMsg* r);
+
+    std::size_t posted_count() const;
+    std::size_t unexpected_count() const;
+    // Calls fn(Unexpected*) for every stored message (used at shutdown).
+    template <class Fn> void drain_unexpected(Fn&& fn)
+    {
+        for (auto& c : dense_) {
+            if (c) {
+                while (Unexpected* u = c->unexpected.pop_front()) {
+                    fn(u);
+                }
+            }
+        }
+        for (auto& [id, c] : sparse_) {
+            while (Unexpected* u = c->unexpected.pop_front()) {
+                fn(u);
+            }
+        }
+    }
+
+private:
+    struct Context {
+        rt::IntrusiveList<RecvMsg, &RecvMsg::hook> posted;
+        rt::IntrusiveList<Unexpected, &Unexpected::hook> unexpected;
+    };
+    static constexpr std::uint32_t kDense = 4096;
+
+    Context& context(ContextId id);
+
+    std::vector<std::unique_ptr<Context>> dense_;
+    std::unordered_map<std::uint32_t, std::unique_ptr<Context>> sparse_;
+};
+
+} // namespace ulmpi::ulm

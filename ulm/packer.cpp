@@ -1,0 +1,55 @@
+#include "ulm/packer.h"
+
+namespace ulmpi::ulm {
+namespace detail {
+
+std::uint32_t find_run(const Layout& l, std::uint64_t within)
+{
+    // Largest r with prefix[r] <= within; prefix[0] == 0.
+    std::uint32_t lo = 0;
+    std::uint32_t hi = l.nruns; // prefix[nruns] == size > within
+    while (hi - lo > 1) {
+        std::uint32_t mid = lo + (hi - lo) / 2;
+        if (l.prefix[mid] <= within) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+} // namespace detail
+
+int to_iovec(const DataRef& ref, std::uint64_t pos, std::uint64_t n, iovec* iov, int max,
+             std::uint64_t* covered)
+{
+    int used = 0;
+    std::uint64_t done = 0;
+    if (n == 0 || max <= 0) {
+        *covered = 0;
+        return 0;
+    }
+    // Walk segments; stop filling once `max` is reached (merging adjacent ones).
+    bool full = false;
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        if (full) {
+            return;
+        }
+        if (used > 0 && static_cast<std::byte*>(iov[used - 1].iov_base) + iov[used - 1].iov_len == p) {
+            iov[used - 1].iov_len += len;
+        } else if (used < max) {
+            iov[used].iov_base = p;
+            iov[used].iov_len = len;
+            ++used;
+        } else {
+            full = true;
+            return;
+        }
+        done += len;
+    });
+    *covered = done;
+    return used;
+}
+
+} // namespace ulmpi::ulm

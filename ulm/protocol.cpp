@@ -1,0 +1,708 @@
+// Eager and rendezvous protocols of the engine (see engine.h for the outline
+// and wire.h for the fragments).
+#include "ulm/engine.h"
+
+#include "runtime/log.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace ulmpi::ulm {
+namespace {
+
+constexpr int kMaxIov = 64;
+
+template <class H> H read_header(const std::byte* p)
+{
+    H h;
+    std::memcpy(&h, p, sizeof h);
+    return h;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// API
+
+Status Engine::isend(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
+                     SendMsg** out)
+{
+    if (dst < 0 || dst >= size_) {
+        return Errc::invalid_arg;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(dst)];
+    if (p.failed) {
+        return Errc::peer_failed;
+    }
+    SendMsg* s = send_pool_.get();
+    if (s == nullptr) {
+        return Errc::no_memory;
+    }
+    s->data = data;
+    s->total = data.bytes();
+    s->dst = dst;
+    s->tag = tag;
+    s->ctx = ctx;
+    s->mode = mode;
+    *out = s;
+    if (!p.pending.empty() || !start_send(p, s)) {
+        if (s->state == SendMsg::State::queued && !s->hook.linked()) {
+            p.pending.push_back(s);
+            mark_active(p);
+        }
+    }
+    return Errc::ok; // failures show in s->error when it completes
+}
+
+Status Engine::irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvMsg** out)
+{
+    RecvMsg* r = recv_pool_.get();
+    if (r == nullptr) {
+        return Errc::no_memory;
+    }
+    r->data = data;
+    r->capacity = data.bytes();
+    r->src = src;
+    r->tag = tag;
+    r->ctx = ctx;
+    *out = r;
+    if (Unexpected* u = matcher_.post(r)) {
+        deliver_matched(r, u->hdr, u->payload(), u->payload_len, u->peer);
+        free_unexpected(u);
+    } else if (src != kAnySource && peers_[static_cast<std::size_t>(src)].failed) {
+        matcher_.cancel(r);
+        r->error = Errc::peer_failed;
+        complete_recv(r);
+    }
+    return Errc::ok;
+}
+
+bool Engine::iprobe(int src, int tag, ContextId ctx, Envelope* env)
+{
+    Unexpected* u = matcher_.probe(ctx, src, tag);
+    if (u == nullptr) {
+        return false;
+    }
+    *env = Envelope{u->peer, u->hdr.tag, u->hdr.msg_len};
+    return true;
+}
+
+Unexpected* Engine::improbe(int src, int tag, ContextId ctx, Envelope* env)
+{
+    Unexpected* u = matcher_.probe(ctx, src, tag);
+    if (u != nullptr) {
+        matcher_.take(u);
+        *env = Envelope{u->peer, u->hdr.tag, u->hdr.msg_len};
+    }
+    return u;
+}
+
+Status Engine::imrecv(Unexpected* msg, const DataRef& data, RecvMsg** out)
+{
+    RecvMsg* r = recv_pool_.get();
+    if (r == nullptr) {
+        return Errc::no_memory;
+    }
+    r->data = data;
+    r->capacity = data.bytes();
+    r->src = msg->peer;
+    r->tag = msg->hdr.tag;
+    r->ctx = msg->ctx();
+    *out = r;
+    deliver_matched(r, msg->hdr, msg->payload(), msg->payload_len, msg->peer);
+    free_unexpected(msg);
+    return Errc::ok;
+}
+
+bool Engine::cancel(RecvMsg* r)
+{
+    if (r->complete || !matcher_.cancel(r)) {
+        return false;
+    }
+    r->cancelled = true;
+    complete_recv(r);
+    return true;
+}
+
+bool Engine::cancel(SendMsg* s)
+{
+    // Only a send whose match fragment never left can be withdrawn: its
+    // message sequence number is assigned when that fragment is written.
+    if (s->complete || s->state != SendMsg::State::queued) {
+        return false;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(s->dst)];
+    if (s->hook.linked()) {
+        p.pending.remove(s);
+    }
+    s->cancelled = true;
+    s->state = SendMsg::State::done;
+    complete_send(s);
+    return true;
+}
+
+void Engine::release(SendMsg* s)
+{
+    s->released = true;
+    maybe_free(s);
+}
+
+void Engine::release(RecvMsg* r)
+{
+    r->released = true;
+    if (r->complete) {
+        if (r->id != 0) {
+            recvs_.erase(r->id);
+        }
+        recv_pool_.put(r);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Send side
+
+// Fragment sequence numbers are consumed only when a fragment really leaves:
+// match and data fragments get theirs here (after the path gave room),
+// control fragments in try_ctrl (they may wait in a queue first).
+void Engine::fill_base(Peer& p, BaseHeader& b, FragType type, std::uint16_t flags,
+                       std::uint32_t payload_len)
+{
+    b.version = kWireVersion;
+    b.type = type;
+    b.flags = flags;
+    b.crc = 0;
+    b.src = static_cast<std::uint32_t>(rank_);
+    b.payload_len = payload_len;
+    if (type == FragType::match || type == FragType::data) {
+        b.frag_seq = p.next_frag_out.value();
+        ++p.next_frag_out;
+    } else {
+        b.frag_seq = 0;
+    }
+}
+
+bool Engine::start_send(Peer& p, SendMsg* s)
+{
+    path::Path* path = p.primary;
+    if (path == nullptr) {
+        s->error = Errc::unreachable;
+        s->state = SendMsg::State::done;
+        complete_send(s);
+        return true;
+    }
+    const path::PathInfo& info = path->info();
+    const bool sync = s->mode == SendMode::synchronous;
+    path::TxBuffer buf;
+
+    if (s->total <= info.eager_limit) {
+        const auto plen = static_cast<std::uint32_t>(s->total);
+        if (!path->acquire(p.rank, sizeof(MatchHeader) + plen, buf)) {
+            return false;
+        }
+        if (sync) {
+            s->id = sends_.insert(s);
+        }
+        MatchHeader h;
+        fill_base(p, h.base, FragType::match, static_cast<std::uint16_t>(flag::eager | (sync ? flag::sync : 0)),
+                  plen);
+        h.context = s->ctx.value();
+        h.tag = s->tag;
+        s->msg_seq = p.next_msg_out;
+        ++p.next_msg_out;
+        h.msg_seq = s->msg_seq.value();
+        h.msg_len = s->total;
+        h.send_id = s->id;
+        h.reserved = 0;
+        std::memcpy(buf.data, &h, sizeof h);
+        pack(s->data, 0, buf.data + sizeof h, plen);
+        path::SendResult res = path->commit(p.rank, buf, sizeof h + plen);
+        ++p.counters.msgs_sent;
+        ++p.counters.frags_sent;
+        p.counters.bytes_sent += plen;
+        if (res == path::SendResult::failed) {
+            s->error = Errc::unreachable;
+            s->state = SendMsg::State::done;
+            complete_send(s);
+            return true;
+        }
+        if (sync) {
+            s->state = SendMsg::State::await_sync;
+        } else {
+            s->state = SendMsg::State::done;
+            complete_send(s);
+        }
+        return true;
+    }
+
+    // Rendezvous. Single copy when the path can read our memory directly.
+    std::byte key[256];
+    std::size_t keylen = 0;
+    if (info.has_get && s->total >= get_min_) {
+        iovec iov[kMaxIov];
+        std::uint64_t covered = 0;
+        int n = to_iovec(s->data, 0, s->total, iov, kMaxIov, &covered);
+        if (covered == s->total) {
+            keylen = path->make_rkey(iov, n, key, sizeof key);
+        }
+    }
+    std::uint32_t plen = 0;
+    if (keylen == 0) {
+        std::uint64_t room = info.max_frag - sizeof(MatchHeader);
+        plen = static_cast<std::uint32_t>(std::min<std::uint64_t>({s->total, room, info.eager_limit}));
+    } else {
+        plen = static_cast<std::uint32_t>(keylen);
+    }
+    if (!path->acquire(p.rank, sizeof(MatchHeader) + plen, buf)) {
+        return false;
+    }
+    s->id = sends_.insert(s);
+    MatchHeader h;
+    fill_base(p, h.base, FragType::match,
+              static_cast<std::uint16_t>((keylen != 0 ? flag::get : 0) | (sync ? flag::sync : 0)), plen);
+    h.context = s->ctx.value();
+    h.tag = s->tag;
+    s->msg_seq = p.next_msg_out;
+    ++p.next_msg_out;
+    h.msg_seq = s->msg_seq.value();
+    h.msg_len = s->total;
+    h.send_id = s->id;
+    h.reserved = 0;
+    std::memcpy(buf.data, &h, sizeof h);
+    if (keylen != 0) {
+        std::memcpy(buf.data + sizeof h, key, keylen);
+        s->state = SendMsg::State::await_fin;
+        s->next_offset = 0;
+    } else {
+        pack(s->data, 0, buf.data + sizeof h, plen);
+        s->state = SendMsg::State::await_cts;
+        s->next_offset = plen;
+    }
+    path::SendResult res = path->commit(p.rank, buf, sizeof h + plen);
+    ++p.counters.msgs_sent;
+    ++p.counters.frags_sent;
+    p.counters.bytes_sent += keylen != 0 ? 0 : plen;
+    if (res == path::SendResult::failed) {
+        s->error = Errc::unreachable;
+        s->state = SendMsg::State::done;
+        complete_send(s);
+    }
+    return true;
+}
+
+// Streams data fragments from next_offset up to limit. False when a path ran
+// out of room (the caller keeps the send on the peer's pending list).
+bool Engine::continue_send(Peer& p, SendMsg* s)
+{
+    while (s->next_offset < s->limit) {
+        path::Path* path = p.primary;
+        if (path == nullptr) {
+            s->error = Errc::unreachable;
+            break;
+        }
+        std::uint64_t room = path->info().max_frag - sizeof(DataHeader);
+        auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(s->limit - s->next_offset, room));
+        path::TxBuffer buf;
+        if (!path->acquire(p.rank, sizeof(DataHeader) + chunk, buf)) {
+            return false;
+        }
+        DataHeader h;
+        fill_base(p, h.base, FragType::data, 0, chunk);
+        h.recv_id = s->recv_id;
+        h.offset = s->next_offset;
+        std::memcpy(buf.data, &h, sizeof h);
+        pack(s->data, s->next_offset, buf.data + sizeof h, chunk);
+        if (path->commit(p.rank, buf, sizeof h + chunk) == path::SendResult::failed) {
+            s->error = Errc::unreachable;
+            break;
+        }
+        ++p.counters.frags_sent;
+        p.counters.bytes_sent += chunk;
+        s->next_offset += chunk;
+    }
+    s->state = SendMsg::State::done;
+    complete_send(s);
+    return true;
+}
+
+bool Engine::try_ctrl(Peer& p, const void* hdr, std::uint32_t len)
+{
+    path::Path* path = p.primary;
+    if (path == nullptr) {
+        return true; // nobody to tell; the peer is gone
+    }
+    path::TxBuffer buf;
+    if (!path->acquire(p.rank, len, buf)) {
+        return false;
+    }
+    std::memcpy(buf.data, hdr, len);
+    // The fragment sequence number is assigned when the fragment really leaves.
+    BaseHeader b;
+    std::memcpy(&b, buf.data, sizeof b);
+    b.frag_seq = p.next_frag_out.value();
+    ++p.next_frag_out;
+    std::memcpy(buf.data, &b, sizeof b);
+    (void)path->commit(p.rank, buf, len);
+    ++p.counters.frags_sent;
+    return true;
+}
+
+void Engine::send_ctrl(Peer& p, void* hdr, std::uint32_t len)
+{
+    if (p.ctrl_pending.empty() && try_ctrl(p, hdr, len)) {
+        return;
+    }
+    CtrlFrag* c = ctrl_pool_.get();
+    if (c == nullptr) {
+        rt::fatal("out of memory queueing a control fragment for rank %d", p.rank);
+    }
+    c->len = len;
+    std::memcpy(c->bytes, hdr, len);
+    p.ctrl_pending.push_back(c);
+    mark_active(p);
+}
+
+void Engine::mark_active(Peer& p)
+{
+    if (!p.active_hook.linked()) {
+        active_.push_back(&p);
+    }
+}
+
+int Engine::push_pending(Peer& p)
+{
+    int n = 0;
+    while (CtrlFrag* c = p.ctrl_pending.front()) {
+        if (!try_ctrl(p, c->bytes, c->len)) {
+            return n;
+        }
+        p.ctrl_pending.remove(c);
+        ctrl_pool_.put(c);
+        ++n;
+    }
+    while (SendMsg* s = p.pending.front()) {
+        bool ok = s->state == SendMsg::State::queued ? start_send(p, s) : continue_send(p, s);
+        if (!ok) {
+            return n;
+        }
+        if (s->hook.linked()) {
+            p.pending.remove(s);
+        }
+        ++n;
+        maybe_free(s);
+    }
+    active_.remove(&p);
+    return n;
+}
+
+void Engine::complete_send(SendMsg* s)
+{
+    s->complete = true;
+    if (s->id != 0 && s->state == SendMsg::State::done) {
+        sends_.erase(s->id);
+        s->id = 0;
+    }
+    maybe_free(s);
+}
+
+void Engine::maybe_free(SendMsg* s)
+{
+    if (s->released && s->complete && s->unacked == 0 && s->state == SendMsg::State::done &&
+        !s->hook.linked()) {
+        if (s->id != 0) {
+            sends_.erase(s->id);
+        }
+        send_pool_.put(s);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Receive side
+
+void Engine::on_frag(path::Path& path, path::RxFrag& frag)
+{
+    (void)path;
+    if (frag.len < sizeof(BaseHeader) || frag.peer < 0 || frag.peer >= size_) [[unlikely]] {
+        return;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(frag.peer)];
+    BaseHeader b = read_header<BaseHeader>(frag.data);
+    const std::uint32_t hlen = header_size(b.type);
+    if (b.version != kWireVersion || hlen == 0 || frag.len < hlen ||
+        (frag.addressable && frag.len != hlen + static_cast<std::size_t>(b.payload_len)) ||
+        b.src != static_cast<std::uint32_t>(frag.peer)) [[unlikely]] {
+        ++p.counters.bad_frags;
+        ULMPI_DEBUG("dropped a malformed fragment from rank %d", frag.peer);
+        return;
+    }
+    ++p.counters.frags_received;
+    switch (b.type) {
+    case FragType::match:
+        on_match(p, read_header<MatchHeader>(frag.data), frag.data + hlen, b.payload_len);
+        break;
+    case FragType::data:
+        on_data(p, read_header<DataHeader>(frag.data), frag);
+        break;
+    case FragType::cts:
+        on_cts(p, read_header<CtsHeader>(frag.data));
+        break;
+    case FragType::fin:
+        on_fin(p, read_header<FinHeader>(frag.data));
+        break;
+    case FragType::ack:
+        break; // reliability acknowledgements: see reliability.cpp
+    }
+}
+
+void Engine::on_match(Peer& p, const MatchHeader& h, const std::byte* payload, std::uint32_t plen)
+{
+    ++p.counters.msgs_received;
+    p.counters.bytes_received += (h.base.flags & flag::get) ? 0 : plen;
+    if (h.msg_seq != p.expected_in.value()) [[unlikely]] {
+        if (h.msg_seq < p.expected_in.value()) {
+            return; // an old duplicate
+        }
+        // Ahead of sequence: hold it, sorted, until the gap fills.
+        ++p.counters.out_of_order;
+        Unexpected* u = store_unexpected(p.rank, h, payload, plen);
+        Unexpected* pos = p.ahead.front();
+        while (pos != nullptr && pos->hdr.msg_seq < h.msg_seq) {
+            pos = p.ahead.next(pos);
+        }
+        if (pos != nullptr && pos->hdr.msg_seq == h.msg_seq) {
+            free_unexpected(u); // duplicate of one already held
+            return;
+        }
+        p.ahead.insert_before(pos, u);
+        return;
+    }
+    deliver_in_order(p, h, payload, plen, nullptr);
+    ++p.expected_in;
+    while (Unexpected* u = p.ahead.front()) {
+        if (u->hdr.msg_seq != p.expected_in.value()) {
+            break;
+        }
+        p.ahead.remove(u);
+        deliver_in_order(p, u->hdr, u->payload(), u->payload_len, u);
+        ++p.expected_in;
+    }
+}
+
+void Engine::deliver_in_order(Peer& p, const MatchHeader& h, const std::byte* payload,
+                              std::uint32_t plen, Unexpected* stored)
+{
+    RecvMsg* r = matcher_.arrive(ContextId(h.context), p.rank, h.tag);
+    if (r != nullptr) {
+        deliver_matched(r, h, payload, plen, p.rank);
+        if (stored != nullptr) {
+            free_unexpected(stored);
+        }
+        return;
+    }
+    ++p.counters.unexpected;
+    matcher_.add_unexpected(stored != nullptr ? stored : store_unexpected(p.rank, h, payload, plen));
+}
+
+void Engine::deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* payload,
+                             std::uint32_t plen, int src)
+{
+    Peer& p = peers_[static_cast<std::size_t>(src)];
+    r->matched = true;
+    r->env = Envelope{src, h.tag, h.msg_len};
+    r->expected = std::min(h.msg_len, r->capacity);
+    r->send_id = h.send_id;
+    if (h.msg_len > r->capacity) {
+        r->error = Errc::truncated;
+    }
+    const std::uint16_t flags = h.base.flags;
+
+    if (flags & flag::eager) {
+        unpack(r->data, 0, payload, std::min<std::uint64_t>(plen, r->expected));
+        r->received = r->expected;
+        if (flags & flag::sync) {
+            CtsHeader c{};
+            fill_base(p, c.base, FragType::cts, 0, 0);
+            c.send_id = h.send_id;
+            c.recv_id = 0;
+            c.offset = h.msg_len;
+            c.length = h.msg_len;
+            send_ctrl(p, &c, sizeof c);
+        }
+        complete_recv(r);
+        return;
+    }
+
+    if (flags & flag::get) {
+        // Read the sender's memory directly, in slices of kMaxIov segments.
+        bool ok = p.primary != nullptr;
+        std::uint64_t pos = 0;
+        while (ok && pos < r->expected) {
+            iovec iov[kMaxIov];
+            std::uint64_t covered = 0;
+            int n = to_iovec(r->data, pos, r->expected - pos, iov, kMaxIov, &covered);
+            Status st = p.primary->get(src, payload, plen, pos, iov, n);
+            if (!st.ok()) {
+                ok = false;
+                break;
+            }
+            pos += covered;
+        }
+        if (ok) {
+            FinHeader f{};
+            fill_base(p, f.base, FragType::fin, 0, 0);
+            f.send_id = h.send_id;
+            send_ctrl(p, &f, sizeof f);
+            r->received = r->expected;
+            complete_recv(r);
+            return;
+        }
+        // The path cannot read after all: ask the sender to stream it.
+        r->received = 0;
+        r->id = recvs_.insert(r);
+        CtsHeader c{};
+        fill_base(p, c.base, FragType::cts, 0, 0);
+        c.send_id = h.send_id;
+        c.recv_id = r->id;
+        c.offset = 0;
+        c.length = r->expected;
+        send_ctrl(p, &c, sizeof c);
+        if (r->expected == 0) {
+            recvs_.erase(r->id);
+            r->id = 0;
+            complete_recv(r);
+        }
+        return;
+    }
+
+    // Rendezvous with the first bytes in this fragment.
+    std::uint64_t first = std::min<std::uint64_t>(plen, r->expected);
+    unpack(r->data, 0, payload, first);
+    r->received = first;
+    CtsHeader c{};
+    fill_base(p, c.base, FragType::cts, 0, 0);
+    c.send_id = h.send_id;
+    c.offset = plen;
+    c.length = r->expected;
+    if (first >= r->expected) {
+        c.recv_id = 0;
+        send_ctrl(p, &c, sizeof c);
+        complete_recv(r);
+        return;
+    }
+    r->id = recvs_.insert(r);
+    c.recv_id = r->id;
+    send_ctrl(p, &c, sizeof c);
+}
+
+void Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag)
+{
+    RecvMsg* r = recvs_.find(h.recv_id);
+    if (r == nullptr || r->complete) {
+        return; // stale: the receive completed or was never ours
+    }
+    std::uint64_t n = h.base.payload_len;
+    if (h.offset >= r->expected) {
+        n = 0;
+    } else if (h.offset + n > r->expected) {
+        n = r->expected - h.offset;
+    }
+    if (frag.addressable) {
+        unpack(r->data, h.offset, frag.data + sizeof(DataHeader), n);
+    } else {
+        iovec iov[kMaxIov];
+        std::uint64_t done = 0;
+        while (done < n) {
+            std::uint64_t covered = 0;
+            int cnt = to_iovec(r->data, h.offset + done, n - done, iov, kMaxIov, &covered);
+            frag.read_payload(done, iov, cnt);
+            done += covered;
+        }
+    }
+    p.counters.bytes_received += n;
+    r->received += n;
+    if (r->received >= r->expected) {
+        recvs_.erase(r->id);
+        r->id = 0;
+        complete_recv(r);
+    }
+}
+
+void Engine::on_cts(Peer& p, const CtsHeader& h)
+{
+    SendMsg* s = sends_.find(h.send_id);
+    if (s == nullptr) {
+        return;
+    }
+    if (s->state == SendMsg::State::await_sync) {
+        s->state = SendMsg::State::done;
+        complete_send(s);
+        return;
+    }
+    if (s->state != SendMsg::State::await_cts && s->state != SendMsg::State::await_fin) {
+        return;
+    }
+    s->recv_id = h.recv_id;
+    s->next_offset = h.offset;
+    s->limit = h.length;
+    s->state = SendMsg::State::sending;
+    if (!p.pending.empty() || !continue_send(p, s)) {
+        if (!s->hook.linked()) {
+            // Data streams may start ahead of queued match fragments: put
+            // it first so it does not wait behind later messages.
+            p.pending.push_front(s);
+            mark_active(p);
+        }
+    }
+}
+
+void Engine::on_fin(Peer& p, const FinHeader& h)
+{
+    (void)p;
+    SendMsg* s = sends_.find(h.send_id);
+    if (s == nullptr || s->state != SendMsg::State::await_fin) {
+        return;
+    }
+    s->state = SendMsg::State::done;
+    complete_send(s);
+}
+
+void Engine::complete_recv(RecvMsg* r)
+{
+    r->complete = true;
+    if (r->released) {
+        if (r->id != 0) {
+            recvs_.erase(r->id);
+        }
+        recv_pool_.put(r);
+    }
+}
+
+Unexpected* Engine::store_unexpected(int peer, const MatchHeader& h, const std::byte* payload,
+                                     std::uint32_t plen)
+{
+    Unexpected* u = unexpected_pool_.get();
+    if (u == nullptr) {
+        rt::fatal("out of memory storing an unexpected message from rank %d", peer);
+    }
+    u->hdr = h;
+    u->peer = peer;
+    u->payload_len = plen;
+    if (plen > Unexpected::kInline) {
+        u->heap = static_cast<std::byte*>(std::malloc(plen));
+        if (u->heap == nullptr) {
+            rt::fatal("out of memory storing a %u-byte unexpected message from rank %d", plen, peer);
+        }
+        std::memcpy(u->heap, payload, plen);
+    } else if (plen > 0) {
+        std::memcpy(u->inline_payload, payload, plen);
+    }
+    return u;
+}
+
+void Engine::free_unexpected(Unexpected* u)
+{
+    std::free(u->heap);
+    unexpected_pool_.put(u);
+}
+
+} // namespace ulmpi::ulm

@@ -1,0 +1,119 @@
+// ULM fragment headers as they travel on every path (docs/wire_protocol.md).
+//
+// Every fragment starts with a BaseHeader: version, type, flags, checksum,
+// sender rank, payload length and the 64-bit per-(sender, receiver) fragment
+// sequence number used by reliability. The type selects the rest:
+//
+//   match  first fragment of a message: envelope (context, tag), the 64-bit
+//          per-pair message sequence number that keeps MPI's non-overtaking
+//          order, the message length and the sender's descriptor id.
+//          flags: eager (the whole message is here) or rendezvous; sync
+//          (Ssend: the receiver answers when matched); get (payload carries a
+//          remote key: the receiver reads the rest itself, then sends fin).
+//   data   a later fragment of a rendezvous message, addressed to the
+//          receiver's descriptor, at a byte offset.
+//   cts    clear to send: the receiver matched a rendezvous message and asks
+//          for the bytes from `offset` on (also the Ssend acknowledgement).
+//   fin    the receiver finished a single-copy read; the sender completes.
+//   ack    reliability: acknowledges fragment `ack_seq` with a status and
+//          carries the receiver's LIRS/LIDS (see reliability.h).
+//
+// All fields are fixed width and little-endian (the only byte order we run
+// on); padding is spelled out; sizes are asserted.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace ulmpi::ulm {
+
+inline constexpr std::uint8_t kWireVersion = 1;
+
+enum class FragType : std::uint8_t { match = 1, data = 2, cts = 3, fin = 4, ack = 5 };
+
+namespace flag {
+inline constexpr std::uint16_t eager = 1u << 0;  // match: whole message in this fragment
+inline constexpr std::uint16_t sync = 1u << 1;   // match: sender waits for the match (Ssend)
+inline constexpr std::uint16_t get = 1u << 2;    // match: payload is a remote key
+inline constexpr std::uint16_t crc = 1u << 3;    // base: crc field is valid
+inline constexpr std::uint16_t reliable = 1u << 4; // base: sender expects an ack
+} // namespace flag
+
+struct BaseHeader {
+    std::uint8_t version;
+    FragType type;
+    std::uint16_t flags;
+    std::uint32_t crc;          // CRC32C over header (crc = 0) and payload
+    std::uint32_t src;          // sender's world rank
+    std::uint32_t payload_len;  // bytes after the header
+    std::uint64_t frag_seq;     // per (sender, receiver) pair, from 1
+};
+static_assert(sizeof(BaseHeader) == 24);
+
+struct MatchHeader {
+    BaseHeader base;
+    std::uint32_t context;
+    std::int32_t tag;
+    std::uint64_t msg_seq;      // per (sender, receiver) pair, from 1
+    std::uint64_t msg_len;      // bytes of the whole message
+    std::uint64_t send_id;      // sender's descriptor
+    std::uint64_t reserved;
+};
+static_assert(sizeof(MatchHeader) == 64);
+
+struct DataHeader {
+    BaseHeader base;
+    std::uint64_t recv_id;      // receiver's descriptor
+    std::uint64_t offset;       // byte offset of this payload in the message
+};
+static_assert(sizeof(DataHeader) == 40);
+
+struct CtsHeader {
+    BaseHeader base;
+    std::uint64_t send_id;
+    std::uint64_t recv_id;
+    std::uint64_t offset;       // send from this byte on
+    std::uint64_t length;       // bytes the receiver will accept (after truncation)
+};
+static_assert(sizeof(CtsHeader) == 56);
+
+struct FinHeader {
+    BaseHeader base;
+    std::uint64_t send_id;
+};
+static_assert(sizeof(FinHeader) == 32);
+
+enum class AckStatus : std::uint8_t { good = 1, corrupt = 2 };
+
+struct AckHeader {
+    BaseHeader base;
+    std::uint64_t ack_seq;      // fragment acknowledged (0: only LIRS/LIDS news)
+    std::uint64_t lirs;         // largest in-order received sequence
+    std::uint64_t lids;         // largest in-order delivered sequence
+    AckStatus status;
+    std::uint8_t pad[7];
+};
+static_assert(sizeof(AckHeader) == 56);
+
+static_assert(std::has_unique_object_representations_v<BaseHeader>);
+static_assert(std::has_unique_object_representations_v<MatchHeader>);
+static_assert(std::has_unique_object_representations_v<DataHeader>);
+static_assert(std::has_unique_object_representations_v<CtsHeader>);
+static_assert(std::has_unique_object_representations_v<FinHeader>);
+static_assert(std::has_unique_object_representations_v<AckHeader>);
+
+constexpr std::uint32_t header_size(FragType t)
+{
+    switch (t) {
+    case FragType::match: return sizeof(MatchHeader);
+    case FragType::data: return sizeof(DataHeader);
+    case FragType::cts: return sizeof(CtsHeader);
+    case FragType::fin: return sizeof(FinHeader);
+    case FragType::ack: return sizeof(AckHeader);
+    }
+    return 0;
+}
+
+inline constexpr std::uint32_t kMaxHeader = sizeof(MatchHeader);
+
+} // namespace ulmpi::ulm
