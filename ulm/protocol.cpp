@@ -171,9 +171,11 @@ void Engine::fill_base(Peer& p, BaseHeader& b, FragType type, std::uint16_t flag
     b.version = kWireVersion;
     b.type = type;
     b.flags = flags;
-    b.crc = 0;
     b.src = static_cast<std::uint32_t>(rank_);
+    b.dst = static_cast<std::uint32_t>(p.rank);
     b.payload_len = payload_len;
+    b.hcrc = 0;
+    b.pcrc = 0;
     if (type == FragType::match || type == FragType::data) {
         b.frag_seq = p.next_frag_out.value();
         ++p.next_frag_out;
@@ -213,7 +215,6 @@ bool Engine::start_send(Peer& p, SendMsg* s)
         h.msg_seq = s->msg_seq.value();
         h.msg_len = s->total;
         h.send_id = s->id;
-        h.reserved = 0;
         std::memcpy(buf.data, &h, sizeof h);
         pack(s->data, 0, buf.data + sizeof h, plen);
         path::SendResult res = path->commit(p.rank, buf, sizeof h + plen);
@@ -267,7 +268,6 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     h.msg_seq = s->msg_seq.value();
     h.msg_len = s->total;
     h.send_id = s->id;
-    h.reserved = 0;
     std::memcpy(buf.data, &h, sizeof h);
     if (keylen != 0) {
         std::memcpy(buf.data + sizeof h, key, keylen);
@@ -430,7 +430,8 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     const std::uint32_t hlen = header_size(b.type);
     if (b.version != kWireVersion || hlen == 0 || frag.len < hlen ||
         (frag.addressable && frag.len != hlen + static_cast<std::size_t>(b.payload_len)) ||
-        b.src != static_cast<std::uint32_t>(frag.peer)) [[unlikely]] {
+        b.src != static_cast<std::uint32_t>(frag.peer) || b.dst != static_cast<std::uint32_t>(rank_))
+        [[unlikely]] {
         ++p.counters.bad_frags;
         ULMPI_DEBUG("dropped a malformed fragment from rank %d", frag.peer);
         return;

@@ -1,8 +1,12 @@
 // ULM fragment headers as they travel on every path (docs/wire_protocol.md).
 //
-// Every fragment starts with a BaseHeader: version, type, flags, checksum,
-// sender rank, payload length and the 64-bit per-(sender, receiver) fragment
-// sequence number used by reliability. The type selects the rest:
+// Every fragment starts with a BaseHeader: version, type, flags, sender and
+// receiver ranks, payload length, the 64-bit per-(sender, receiver) fragment
+// sequence number used by reliability, and two CRC32C checksums: one over
+// the header (so a fragment whose header is damaged is dropped without
+// trusting any of its fields) and one over the payload (so a fragment with
+// an intact header but damaged data is answered with a `corrupt` ack and
+// resent at once). The type selects the rest:
 //
 //   match  first fragment of a message: envelope (context, tag), the 64-bit
 //          per-pair message sequence number that keeps MPI's non-overtaking
@@ -43,12 +47,14 @@ struct BaseHeader {
     std::uint8_t version;
     FragType type;
     std::uint16_t flags;
-    std::uint32_t crc;          // CRC32C over header (crc = 0) and payload
     std::uint32_t src;          // sender's world rank
+    std::uint32_t dst;          // receiver's world rank
     std::uint32_t payload_len;  // bytes after the header
-    std::uint64_t frag_seq;     // per (sender, receiver) pair, from 1
+    std::uint64_t frag_seq;     // per (sender, receiver) pair, from 1; 0: not sequenced
+    std::uint32_t hcrc;         // CRC32C of the header with hcrc = 0 (flag::crc)
+    std::uint32_t pcrc;         // CRC32C of the payload (flag::crc)
 };
-static_assert(sizeof(BaseHeader) == 24);
+static_assert(sizeof(BaseHeader) == 32);
 
 struct MatchHeader {
     BaseHeader base;
@@ -57,7 +63,6 @@ struct MatchHeader {
     std::uint64_t msg_seq;      // per (sender, receiver) pair, from 1
     std::uint64_t msg_len;      // bytes of the whole message
     std::uint64_t send_id;      // sender's descriptor
-    std::uint64_t reserved;
 };
 static_assert(sizeof(MatchHeader) == 64);
 
@@ -66,7 +71,7 @@ struct DataHeader {
     std::uint64_t recv_id;      // receiver's descriptor
     std::uint64_t offset;       // byte offset of this payload in the message
 };
-static_assert(sizeof(DataHeader) == 40);
+static_assert(sizeof(DataHeader) == 48);
 
 struct CtsHeader {
     BaseHeader base;
@@ -75,13 +80,13 @@ struct CtsHeader {
     std::uint64_t offset;       // send from this byte on
     std::uint64_t length;       // bytes the receiver will accept (after truncation)
 };
-static_assert(sizeof(CtsHeader) == 56);
+static_assert(sizeof(CtsHeader) == 64);
 
 struct FinHeader {
     BaseHeader base;
     std::uint64_t send_id;
 };
-static_assert(sizeof(FinHeader) == 32);
+static_assert(sizeof(FinHeader) == 40);
 
 enum class AckStatus : std::uint8_t { good = 1, corrupt = 2 };
 
@@ -93,7 +98,7 @@ struct AckHeader {
     AckStatus status;
     std::uint8_t pad[7];
 };
-static_assert(sizeof(AckHeader) == 56);
+static_assert(sizeof(AckHeader) == 64);
 
 static_assert(std::has_unique_object_representations_v<BaseHeader>);
 static_assert(std::has_unique_object_representations_v<MatchHeader>);
