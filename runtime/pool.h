@@ -95,3 +95,62 @@ private:
 };
 
 } // namespace ulmpi::rt
+
+namespace ulmpi::rt {
+
+// Free list of raw blocks of one size (payload copies kept for
+// retransmission). Blocks are allocated in chunks and reused; never freed
+// to the system while the pool lives.
+class BlockPool {
+public:
+    explicit BlockPool(std::size_t block_size = 0, std::size_t chunk_blocks = 32)
+        : block_(round(block_size)), chunk_(chunk_blocks == 0 ? 1 : chunk_blocks)
+    {
+    }
+    BlockPool(const BlockPool&) = delete;
+    BlockPool& operator=(const BlockPool&) = delete;
+    ~BlockPool()
+    {
+        for (void* c : chunks_) {
+            std::free(c);
+        }
+    }
+    // Only while no block is out.
+    void set_block_size(std::size_t size) { block_ = round(size); }
+    std::size_t block_size() const { return block_; }
+
+    void* get()
+    {
+        if (free_.empty() && !grow()) {
+            return nullptr;
+        }
+        void* b = free_.back();
+        free_.pop_back();
+        return b;
+    }
+    void put(void* b) { free_.push_back(b); }
+
+private:
+    static std::size_t round(std::size_t v) { return (v + 63) / 64 * 64; }
+    bool grow()
+    {
+        if (block_ == 0) {
+            return false;
+        }
+        void* c = std::aligned_alloc(64, block_ * chunk_);
+        if (c == nullptr) {
+            return false;
+        }
+        chunks_.push_back(c);
+        for (std::size_t i = 0; i < chunk_; ++i) {
+            free_.push_back(static_cast<std::byte*>(c) + i * block_);
+        }
+        return true;
+    }
+    std::size_t block_;
+    std::size_t chunk_;
+    std::vector<void*> chunks_;
+    std::vector<void*> free_;
+};
+
+} // namespace ulmpi::rt

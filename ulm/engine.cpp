@@ -19,6 +19,21 @@ const rt::IntParam yield_param{"ulm_yield_polls", 2000,
                                "idle polls that yield the CPU before a waiting rank sleeps"};
 const rt::IntParam sleep_param{"ulm_max_sleep_us", 200,
                                "longest sleep (microseconds) of a rank that waits for long"};
+const rt::ChoiceParam reliability_param{
+    "ulm_reliability", "auto",
+    "acknowledge and retransmit fragments: auto (on for network paths, off for shm/self), on, off",
+    "auto|on|off"};
+const rt::ChoiceParam checksum_param{
+    "ulm_checksum", "auto",
+    "CRC32C over every fragment: auto (where reliability is on), crc32c, none", "auto|crc32c|none"};
+const rt::IntParam retry_param{"ulm_retry_timeout_us", 1000,
+                               "first retransmission timeout of an unacknowledged fragment (us)"};
+const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 1000000,
+                                   "cap of the doubling retransmission timeout (us)"};
+const rt::IntParam retries_param{"ulm_max_retries", 30,
+                                 "retransmissions of one fragment before its peer is declared unreachable"};
+const rt::BoolParam stats_param{"ulm_stats", false,
+                                "print per-peer and per-path counters at MPI_Finalize (mpirun --stats)"};
 const rt::SizeParam get_min_param{
     "ulm_single_copy_min", 16384,
     "smallest rendezvous message read directly from the sender's memory when the path can"};
@@ -100,6 +115,27 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
         }
     }
 
+    // Reliability and checksums per path.
+    const std::string& rel = reliability_param.get();
+    const std::string& sum = checksum_param.get();
+    std::size_t copy_block = SendFrag::kInlineCopy;
+    modes_.clear();
+    for (auto& p : paths_) {
+        PathMode m{p.get(), false, false};
+        m.reliable = rel == "on" || (rel == "auto" && p->info().reliable_default);
+        m.checksum = sum == "crc32c" || (sum == "auto" && m.reliable);
+        track_seqs_ = track_seqs_ || m.reliable;
+        if (m.reliable) {
+            copy_block = std::max<std::size_t>(copy_block, p->info().eager_limit);
+            copy_block = std::max<std::size_t>(copy_block, 256);
+        }
+        modes_.push_back(m);
+    }
+    copy_pool_.set_block_size(copy_block);
+    policy_.initial_timeout = std::max<std::int64_t>(1, retry_param.get()) * 1000;
+    policy_.max_timeout = std::max<std::int64_t>(retry_max_param.get(), retry_param.get()) * 1000;
+    policy_.max_retries = static_cast<std::uint32_t>(std::max<std::int64_t>(1, retries_param.get()));
+
     for (Peer& peer : peers_) {
         for (auto& p : paths_) {
             if (p->can_reach(peer.rank) && peer.npaths < Peer::kMaxPaths) {
@@ -128,11 +164,11 @@ Status Engine::finalize()
     // Every send we started must have left (and, with reliability, been
     // acknowledged) before the peers may go away.
     wait([this] {
-        if (!active_.empty()) {
-            return false;
-        }
-        return sends_.live() == 0;
+        return active_.empty() && sends_.live() == 0 && unacked_peers_.empty() && ack_due_.empty();
     });
+    if (stats_param.get()) {
+        print_stats();
+    }
     Status st = boot_->fence();
     for (auto& p : paths_) {
         p->close();
@@ -152,6 +188,12 @@ int Engine::progress()
             next = active_.next(p);
             n += push_pending(*p);
         }
+    }
+    if (!ack_due_.empty()) {
+        flush_acks();
+    }
+    if (!unacked_peers_.empty() && (++tick_count_ & 3) == 0) {
+        n += reliability_tick();
     }
     return n;
 }

@@ -26,6 +26,7 @@
 #include "ulm/message.h"
 #include "ulm/peer.h"
 #include "ulm/progress.h"
+#include "ulm/reliability.h"
 
 #include <memory>
 #include <string>
@@ -104,19 +105,66 @@ public:
     }
     std::size_t unexpected_count() const { return matcher_.unexpected_count(); }
     std::size_t live_sends() const { return send_pool_.in_use(); }
+    // Reliability and checksums in force on a path (ULMPI_ULM_RELIABILITY /
+    // ULMPI_ULM_CHECKSUM, or the path's default).
+    bool reliable(const path::Path* p) const { return mode(p).reliable; }
+    bool checksummed(const path::Path* p) const { return mode(p).checksum; }
+    std::size_t unacked_frags() const { return frag_pool_.in_use(); }
+    const ReliabilityPolicy& reliability_policy() const { return policy_; }
+    // One line per peer and path with every counter (--stats).
+    void print_stats() const;
 
     // path::Sink
     void on_frag(path::Path& path, path::RxFrag& frag) override;
     void on_path_down(path::Path& path, int peer) override;
 
 private:
+    struct PathMode {
+        const path::Path* path;
+        bool reliable;
+        bool checksum;
+    };
+    // What a fragment carries after its header.
+    struct Payload {
+        const DataRef* ref = nullptr;    // bytes [offset, offset + len) of a message
+        std::uint64_t offset = 0;
+        const std::byte* bytes = nullptr; // or these bytes
+        std::uint32_t len = 0;
+    };
+
+    const PathMode& mode(const path::Path* p) const
+    {
+        for (const PathMode& m : modes_) {
+            if (m.path == p) {
+                return m;
+            }
+        }
+        return modes_.front();
+    }
+
     // send side (protocol.cpp)
     bool start_send(Peer& p, SendMsg* s);
     bool continue_send(Peer& p, SendMsg* s);
     void send_ctrl(Peer& p, void* hdr, std::uint32_t len);
     bool try_ctrl(Peer& p, const void* hdr, std::uint32_t len);
-    void complete_send(SendMsg* s);
+    void protocol_done(SendMsg* s);
+    void check_complete(SendMsg* s);
     void maybe_free(SendMsg* s);
+
+    // fragments on the wire (reliability.cpp)
+    bool emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen, const Payload& pl,
+              SendMsg* owner);
+    bool resend(Peer& p, SendFrag* f);
+    void release_frag(Peer& p, SendFrag* f);
+    bool accept(Peer& p, path::Path& path, const BaseHeader& b, path::RxFrag& frag,
+                const std::byte* payload);
+    void delivered(Peer& p, const BaseHeader& b);
+    void queue_ack(Peer& p, std::uint64_t seq);
+    void send_ack(Peer& p, std::uint64_t seq, AckStatus status);
+    void flush_acks();
+    void on_ack(Peer& p, const AckHeader& h);
+    int reliability_tick();
+    void give_up(Peer& p, const char* path_name);
     int push_pending(Peer& p);
     void mark_active(Peer& p);
 
@@ -126,7 +174,7 @@ private:
                           std::uint32_t plen, Unexpected* stored);
     void deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* payload,
                          std::uint32_t plen, int src);
-    void on_data(Peer& p, const DataHeader& h, path::RxFrag& frag);
+    bool on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool checksum);
     void on_cts(Peer& p, const CtsHeader& h);
     void on_fin(Peer& p, const FinHeader& h);
     void complete_recv(RecvMsg* r);
@@ -151,6 +199,15 @@ private:
     DescTable<RecvMsg> recvs_;
     FailureHooks* hooks_ = nullptr;
     Backoff::Policy backoff_policy_{};
+    std::vector<PathMode> modes_;
+    ReliabilityPolicy policy_{};
+    bool track_seqs_ = false;         // some path is reliable: keep range sets
+    rt::Pool<SendFrag> frag_pool_{256};
+    rt::BlockPool copy_pool_;
+    rt::IntrusiveList<Peer, &Peer::ack_hook> ack_due_;
+    rt::IntrusiveList<Peer, &Peer::unacked_hook> unacked_peers_;
+    std::uint32_t tick_count_ = 0;
+    std::vector<std::byte> bounce_;   // payloads of non-addressable fragments
     std::uint64_t get_min_ = 0;
     std::uint32_t idle_events_ = 0;
     bool initialized_ = false;

@@ -1,5 +1,7 @@
 #include "ulm/packer.h"
 
+#include "runtime/crc32c.h"
+
 namespace ulmpi::ulm {
 namespace detail {
 
@@ -20,6 +22,28 @@ std::uint32_t find_run(const Layout& l, std::uint64_t within)
 }
 
 } // namespace detail
+
+std::uint32_t pack_crc(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
+                       std::uint32_t crc)
+{
+    auto* out = static_cast<std::byte*>(dst);
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        crc = rt::crc32c_copy(out, p, len, crc);
+        out += len;
+    });
+    return crc;
+}
+
+std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
+                         std::uint32_t crc)
+{
+    const auto* in = static_cast<const std::byte*>(src);
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        crc = rt::crc32c_copy(p, in, len, crc);
+        in += len;
+    });
+    return crc;
+}
 
 int to_iovec(const DataRef& ref, std::uint64_t pos, std::uint64_t n, iovec* iov, int max,
              std::uint64_t* covered)

@@ -114,6 +114,12 @@ inline void unpack(const DataRef& ref, std::uint64_t pos, const void* src, std::
     });
 }
 
+// pack/unpack that also return the CRC32C of the moved bytes (one pass).
+std::uint32_t pack_crc(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
+                       std::uint32_t crc = 0);
+std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
+                         std::uint32_t crc = 0);
+
 // Fills up to `max` iovecs covering packed bytes [pos, pos + n). Returns the
 // number used; *covered tells how many bytes they cover (< n when max ran out).
 int to_iovec(const DataRef& ref, std::uint64_t pos, std::uint64_t n, iovec* iov, int max,

@@ -6,6 +6,8 @@
 #include "paths/path.h"
 #include "runtime/intrusive_list.h"
 #include "ulm/message.h"
+#include "ulm/range_set.h"
+#include "ulm/reliability.h"
 #include "ulm/types.h"
 #include "ulm/wire.h"
 
@@ -30,6 +32,14 @@ struct PeerCounters {
     std::uint64_t unexpected = 0;   // messages that arrived before their receive
     std::uint64_t out_of_order = 0; // match fragments held ahead of sequence
     std::uint64_t bad_frags = 0;    // malformed fragments dropped
+    // reliability
+    std::uint64_t retransmits = 0;      // fragments sent again
+    std::uint64_t crc_header_fail = 0;  // dropped: header checksum wrong
+    std::uint64_t crc_payload_fail = 0; // answered corrupt: payload checksum wrong
+    std::uint64_t duplicates = 0;       // dropped: already delivered
+    std::uint64_t acks_sent = 0;
+    std::uint64_t acks_received = 0;
+    std::uint64_t corrupt_acks_received = 0;
 };
 
 struct Peer {
@@ -51,6 +61,17 @@ struct Peer {
 
     bool failed = false;
     PeerCounters counters;
+
+    // Reliability, receiver side: what arrived from this peer.
+    RangeSet received;                      // header intact
+    RangeSet delivered;                     // payload intact and processed
+    std::uint64_t ack_latest = 0;           // newest delivered seq not yet acknowledged
+    bool ack_due = false;
+    rt::ListHook ack_hook;                  // on the engine's list of peers owed an ACK
+    // Reliability, sender side: what waits for this peer's ACKs.
+    SeqWindow unacked;
+    rt::Nanos last_heard = 0;               // last time any fragment came from the peer
+    rt::ListHook unacked_hook;              // on the engine's list of peers with unacked fragments
 };
 
 } // namespace ulmpi::ulm

@@ -2,6 +2,7 @@
 // and wire.h for the fragments).
 #include "ulm/engine.h"
 
+#include "runtime/crc32c.h"
 #include "runtime/log.h"
 
 #include <algorithm>
@@ -137,8 +138,7 @@ bool Engine::cancel(SendMsg* s)
         p.pending.remove(s);
     }
     s->cancelled = true;
-    s->state = SendMsg::State::done;
-    complete_send(s);
+    protocol_done(s);
     return true;
 }
 
@@ -162,9 +162,9 @@ void Engine::release(RecvMsg* r)
 // ---------------------------------------------------------------------------
 // Send side
 
-// Fragment sequence numbers are consumed only when a fragment really leaves:
-// match and data fragments get theirs here (after the path gave room),
-// control fragments in try_ctrl (they may wait in a queue first).
+// Headers are filled here without their fragment sequence number: emit()
+// assigns it when the fragment really leaves (control fragments may wait in
+// a queue first).
 void Engine::fill_base(Peer& p, BaseHeader& b, FragType type, std::uint16_t flags,
                        std::uint32_t payload_len)
 {
@@ -174,14 +174,9 @@ void Engine::fill_base(Peer& p, BaseHeader& b, FragType type, std::uint16_t flag
     b.src = static_cast<std::uint32_t>(rank_);
     b.dst = static_cast<std::uint32_t>(p.rank);
     b.payload_len = payload_len;
+    b.frag_seq = 0;
     b.hcrc = 0;
     b.pcrc = 0;
-    if (type == FragType::match || type == FragType::data) {
-        b.frag_seq = p.next_frag_out.value();
-        ++p.next_frag_out;
-    } else {
-        b.frag_seq = 0;
-    }
 }
 
 bool Engine::start_send(Peer& p, SendMsg* s)
@@ -189,57 +184,48 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     path::Path* path = p.primary;
     if (path == nullptr) {
         s->error = Errc::unreachable;
-        s->state = SendMsg::State::done;
-        complete_send(s);
+        protocol_done(s);
         return true;
     }
     const path::PathInfo& info = path->info();
     const bool sync = s->mode == SendMode::synchronous;
-    path::TxBuffer buf;
+    MatchHeader h;
+    h.context = s->ctx.value();
+    h.tag = s->tag;
+    h.msg_seq = p.next_msg_out.value();
+    h.msg_len = s->total;
 
     if (s->total <= info.eager_limit) {
         const auto plen = static_cast<std::uint32_t>(s->total);
-        if (!path->acquire(p.rank, sizeof(MatchHeader) + plen, buf)) {
-            return false;
-        }
-        if (sync) {
+        if (sync && s->id == 0) {
             s->id = sends_.insert(s);
         }
-        MatchHeader h;
-        fill_base(p, h.base, FragType::match, static_cast<std::uint16_t>(flag::eager | (sync ? flag::sync : 0)),
-                  plen);
-        h.context = s->ctx.value();
-        h.tag = s->tag;
+        fill_base(p, h.base, FragType::match,
+                  static_cast<std::uint16_t>(flag::eager | (sync ? flag::sync : 0)), plen);
+        h.send_id = s->id;
+        Payload pl;
+        pl.ref = &s->data;
+        pl.len = plen;
+        // Eager data is copied for retransmission: the buffer is free at once.
+        if (!emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
+            return false;
+        }
         s->msg_seq = p.next_msg_out;
         ++p.next_msg_out;
-        h.msg_seq = s->msg_seq.value();
-        h.msg_len = s->total;
-        h.send_id = s->id;
-        std::memcpy(buf.data, &h, sizeof h);
-        pack(s->data, 0, buf.data + sizeof h, plen);
-        path::SendResult res = path->commit(p.rank, buf, sizeof h + plen);
         ++p.counters.msgs_sent;
-        ++p.counters.frags_sent;
-        p.counters.bytes_sent += plen;
-        if (res == path::SendResult::failed) {
-            s->error = Errc::unreachable;
-            s->state = SendMsg::State::done;
-            complete_send(s);
-            return true;
-        }
         if (sync) {
             s->state = SendMsg::State::await_sync;
         } else {
-            s->state = SendMsg::State::done;
-            complete_send(s);
+            protocol_done(s);
         }
         return true;
     }
 
-    // Rendezvous. Single copy when the path can read our memory directly.
+    // Rendezvous. Single copy when the path can read our memory directly
+    // (not when the path checksums: a direct read could not be verified).
     std::byte key[256];
     std::size_t keylen = 0;
-    if (info.has_get && s->total >= get_min_) {
+    if (info.has_get && s->total >= get_min_ && !checksummed(path)) {
         iovec iov[kMaxIov];
         std::uint64_t covered = 0;
         int n = to_iovec(s->data, 0, s->total, iov, kMaxIov, &covered);
@@ -247,46 +233,36 @@ bool Engine::start_send(Peer& p, SendMsg* s)
             keylen = path->make_rkey(iov, n, key, sizeof key);
         }
     }
-    std::uint32_t plen = 0;
-    if (keylen == 0) {
-        std::uint64_t room = info.max_frag - sizeof(MatchHeader);
-        plen = static_cast<std::uint32_t>(std::min<std::uint64_t>({s->total, room, info.eager_limit}));
-    } else {
-        plen = static_cast<std::uint32_t>(keylen);
+    if (s->id == 0) {
+        s->id = sends_.insert(s);
     }
-    if (!path->acquire(p.rank, sizeof(MatchHeader) + plen, buf)) {
-        return false;
-    }
-    s->id = sends_.insert(s);
-    MatchHeader h;
-    fill_base(p, h.base, FragType::match,
-              static_cast<std::uint16_t>((keylen != 0 ? flag::get : 0) | (sync ? flag::sync : 0)), plen);
-    h.context = s->ctx.value();
-    h.tag = s->tag;
-    s->msg_seq = p.next_msg_out;
-    ++p.next_msg_out;
-    h.msg_seq = s->msg_seq.value();
-    h.msg_len = s->total;
-    h.send_id = s->id;
-    std::memcpy(buf.data, &h, sizeof h);
+    Payload pl;
+    bool ok;
     if (keylen != 0) {
-        std::memcpy(buf.data + sizeof h, key, keylen);
-        s->state = SendMsg::State::await_fin;
-        s->next_offset = 0;
+        fill_base(p, h.base, FragType::match,
+                  static_cast<std::uint16_t>(flag::get | (sync ? flag::sync : 0)),
+                  static_cast<std::uint32_t>(keylen));
+        h.send_id = s->id;
+        pl.bytes = key;
+        pl.len = static_cast<std::uint32_t>(keylen);
+        ok = emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr);
     } else {
-        pack(s->data, 0, buf.data + sizeof h, plen);
-        s->state = SendMsg::State::await_cts;
+        std::uint64_t room = info.max_frag - sizeof(MatchHeader);
+        auto plen = static_cast<std::uint32_t>(std::min<std::uint64_t>({s->total, room, info.eager_limit}));
+        fill_base(p, h.base, FragType::match, static_cast<std::uint16_t>(sync ? flag::sync : 0), plen);
+        h.send_id = s->id;
+        pl.ref = &s->data;
+        pl.len = plen;
+        ok = emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, s);
         s->next_offset = plen;
     }
-    path::SendResult res = path->commit(p.rank, buf, sizeof h + plen);
-    ++p.counters.msgs_sent;
-    ++p.counters.frags_sent;
-    p.counters.bytes_sent += keylen != 0 ? 0 : plen;
-    if (res == path::SendResult::failed) {
-        s->error = Errc::unreachable;
-        s->state = SendMsg::State::done;
-        complete_send(s);
+    if (!ok) {
+        return false;
     }
+    s->msg_seq = p.next_msg_out;
+    ++p.next_msg_out;
+    ++p.counters.msgs_sent;
+    s->state = keylen != 0 ? SendMsg::State::await_fin : SendMsg::State::await_cts;
     return true;
 }
 
@@ -302,26 +278,20 @@ bool Engine::continue_send(Peer& p, SendMsg* s)
         }
         std::uint64_t room = path->info().max_frag - sizeof(DataHeader);
         auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(s->limit - s->next_offset, room));
-        path::TxBuffer buf;
-        if (!path->acquire(p.rank, sizeof(DataHeader) + chunk, buf)) {
-            return false;
-        }
         DataHeader h;
         fill_base(p, h.base, FragType::data, 0, chunk);
         h.recv_id = s->recv_id;
         h.offset = s->next_offset;
-        std::memcpy(buf.data, &h, sizeof h);
-        pack(s->data, s->next_offset, buf.data + sizeof h, chunk);
-        if (path->commit(p.rank, buf, sizeof h + chunk) == path::SendResult::failed) {
-            s->error = Errc::unreachable;
-            break;
+        Payload pl;
+        pl.ref = &s->data;
+        pl.offset = s->next_offset;
+        pl.len = chunk;
+        if (!emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, s)) {
+            return false;
         }
-        ++p.counters.frags_sent;
-        p.counters.bytes_sent += chunk;
         s->next_offset += chunk;
     }
-    s->state = SendMsg::State::done;
-    complete_send(s);
+    protocol_done(s);
     return true;
 }
 
@@ -331,20 +301,9 @@ bool Engine::try_ctrl(Peer& p, const void* hdr, std::uint32_t len)
     if (path == nullptr) {
         return true; // nobody to tell; the peer is gone
     }
-    path::TxBuffer buf;
-    if (!path->acquire(p.rank, len, buf)) {
-        return false;
-    }
-    std::memcpy(buf.data, hdr, len);
-    // The fragment sequence number is assigned when the fragment really leaves.
-    BaseHeader b;
-    std::memcpy(&b, buf.data, sizeof b);
-    b.frag_seq = p.next_frag_out.value();
-    ++p.next_frag_out;
-    std::memcpy(buf.data, &b, sizeof b);
-    (void)path->commit(p.rank, buf, len);
-    ++p.counters.frags_sent;
-    return true;
+    alignas(8) std::byte copy[kMaxHeader];
+    std::memcpy(copy, hdr, len);
+    return emit(p, path, copy, len, Payload{}, nullptr);
 }
 
 void Engine::send_ctrl(Peer& p, void* hdr, std::uint32_t len)
@@ -395,23 +354,29 @@ int Engine::push_pending(Peer& p)
     return n;
 }
 
-void Engine::complete_send(SendMsg* s)
+// The protocol needs nothing more from the peer; the MPI request completes
+// once the fragments that point into its buffer are acknowledged.
+void Engine::protocol_done(SendMsg* s)
 {
-    s->complete = true;
-    if (s->id != 0 && s->state == SendMsg::State::done) {
+    s->state = SendMsg::State::done;
+    if (s->id != 0) {
         sends_.erase(s->id);
         s->id = 0;
+    }
+    check_complete(s);
+}
+
+void Engine::check_complete(SendMsg* s)
+{
+    if (!s->complete && s->state == SendMsg::State::done && s->unacked == 0) {
+        s->complete = true;
     }
     maybe_free(s);
 }
 
 void Engine::maybe_free(SendMsg* s)
 {
-    if (s->released && s->complete && s->unacked == 0 && s->state == SendMsg::State::done &&
-        !s->hook.linked()) {
-        if (s->id != 0) {
-            sends_.erase(s->id);
-        }
+    if (s->released && s->complete && !s->hook.linked()) {
         send_pool_.put(s);
     }
 }
@@ -421,7 +386,6 @@ void Engine::maybe_free(SendMsg* s)
 
 void Engine::on_frag(path::Path& path, path::RxFrag& frag)
 {
-    (void)path;
     if (frag.len < sizeof(BaseHeader) || frag.peer < 0 || frag.peer >= size_) [[unlikely]] {
         return;
     }
@@ -429,20 +393,44 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     BaseHeader b = read_header<BaseHeader>(frag.data);
     const std::uint32_t hlen = header_size(b.type);
     if (b.version != kWireVersion || hlen == 0 || frag.len < hlen ||
-        (frag.addressable && frag.len != hlen + static_cast<std::size_t>(b.payload_len)) ||
-        b.src != static_cast<std::uint32_t>(frag.peer) || b.dst != static_cast<std::uint32_t>(rank_))
+        (frag.addressable && frag.len != hlen + static_cast<std::size_t>(b.payload_len))) [[unlikely]] {
+        if (checksummed(&path)) {
+            ++p.counters.crc_header_fail; // most likely a damaged header
+        } else {
+            ++p.counters.bad_frags;
+        }
+        ULMPI_DEBUG("dropped a malformed fragment from rank %d", frag.peer);
+        return;
+    }
+    // A payload that is not addressable (datagrams) is read into a bounce
+    // buffer here, except data fragments: those land in the user buffer.
+    const std::byte* payload = frag.data + hlen;
+    if (!frag.addressable && b.type != FragType::data && b.payload_len > 0) {
+        bounce_.resize(b.payload_len);
+        iovec iov{bounce_.data(), b.payload_len};
+        frag.read_payload(0, &iov, 1);
+        payload = bounce_.data();
+    }
+    if (!accept(p, path, b, frag, payload)) {
+        return; // damaged or a duplicate (accept() answered the sender)
+    }
+    if (b.src != static_cast<std::uint32_t>(frag.peer) || b.dst != static_cast<std::uint32_t>(rank_))
         [[unlikely]] {
         ++p.counters.bad_frags;
-        ULMPI_DEBUG("dropped a malformed fragment from rank %d", frag.peer);
+        ULMPI_DEBUG("dropped a fragment from rank %d addressed %u -> %u", frag.peer, b.src, b.dst);
         return;
     }
     ++p.counters.frags_received;
     switch (b.type) {
     case FragType::match:
-        on_match(p, read_header<MatchHeader>(frag.data), frag.data + hlen, b.payload_len);
+        on_match(p, read_header<MatchHeader>(frag.data), payload, b.payload_len);
         break;
     case FragType::data:
-        on_data(p, read_header<DataHeader>(frag.data), frag);
+        if (!on_data(p, read_header<DataHeader>(frag.data), frag, checksummed(&path))) {
+            ++p.counters.crc_payload_fail;
+            send_ack(p, b.frag_seq, AckStatus::corrupt);
+            return;
+        }
         break;
     case FragType::cts:
         on_cts(p, read_header<CtsHeader>(frag.data));
@@ -451,8 +439,10 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
         on_fin(p, read_header<FinHeader>(frag.data));
         break;
     case FragType::ack:
-        break; // reliability acknowledgements: see reliability.cpp
+        on_ack(p, read_header<AckHeader>(frag.data));
+        return; // ACKs are not sequenced
     }
+    delivered(p, b);
 }
 
 void Engine::on_match(Peer& p, const MatchHeader& h, const std::byte* payload, std::uint32_t plen)
@@ -595,11 +585,11 @@ void Engine::deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* 
     send_ctrl(p, &c, sizeof c);
 }
 
-void Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag)
+bool Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool checksum)
 {
     RecvMsg* r = recvs_.find(h.recv_id);
     if (r == nullptr || r->complete) {
-        return; // stale: the receive completed or was never ours
+        return true; // stale: the receive completed or was never ours
     }
     std::uint64_t n = h.base.payload_len;
     if (h.offset >= r->expected) {
@@ -608,15 +598,45 @@ void Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag)
         n = r->expected - h.offset;
     }
     if (frag.addressable) {
-        unpack(r->data, h.offset, frag.data + sizeof(DataHeader), n);
+        const std::byte* src = frag.data + sizeof(DataHeader);
+        if (checksum && (h.base.flags & flag::crc)) {
+            // Copy and checksum in one pass; bytes beyond the receive
+            // buffer (truncation) are checksummed without being copied.
+            std::uint32_t crc = unpack_crc(r->data, h.offset, src, n);
+            if (n < h.base.payload_len) {
+                crc = rt::crc32c(src + n, h.base.payload_len - n, crc);
+            }
+            if (crc != h.base.pcrc) {
+                return false; // the bytes will be overwritten by the resend
+            }
+        } else {
+            unpack(r->data, h.offset, src, n);
+        }
     } else {
         iovec iov[kMaxIov];
         std::uint64_t done = 0;
+        std::uint32_t crc = 0;
         while (done < n) {
             std::uint64_t covered = 0;
             int cnt = to_iovec(r->data, h.offset + done, n - done, iov, kMaxIov, &covered);
             frag.read_payload(done, iov, cnt);
+            if (checksum) {
+                for (int i = 0; i < cnt; ++i) {
+                    crc = rt::crc32c(iov[i].iov_base, iov[i].iov_len, crc);
+                }
+            }
             done += covered;
+        }
+        if (n < h.base.payload_len) {
+            bounce_.resize(h.base.payload_len - n);
+            iovec rest{bounce_.data(), bounce_.size()};
+            frag.read_payload(n, &rest, 1);
+            if (checksum) {
+                crc = rt::crc32c(bounce_.data(), bounce_.size(), crc);
+            }
+        }
+        if (checksum && (h.base.flags & flag::crc) && crc != h.base.pcrc) {
+            return false;
         }
     }
     p.counters.bytes_received += n;
@@ -626,6 +646,7 @@ void Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag)
         r->id = 0;
         complete_recv(r);
     }
+    return true;
 }
 
 void Engine::on_cts(Peer& p, const CtsHeader& h)
@@ -635,8 +656,7 @@ void Engine::on_cts(Peer& p, const CtsHeader& h)
         return;
     }
     if (s->state == SendMsg::State::await_sync) {
-        s->state = SendMsg::State::done;
-        complete_send(s);
+        protocol_done(s);
         return;
     }
     if (s->state != SendMsg::State::await_cts && s->state != SendMsg::State::await_fin) {
@@ -663,8 +683,7 @@ void Engine::on_fin(Peer& p, const FinHeader& h)
     if (s == nullptr || s->state != SendMsg::State::await_fin) {
         return;
     }
-    s->state = SendMsg::State::done;
-    complete_send(s);
+    protocol_done(s);
 }
 
 void Engine::complete_recv(RecvMsg* r)

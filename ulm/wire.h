@@ -95,10 +95,11 @@ struct AckHeader {
     std::uint64_t ack_seq;      // fragment acknowledged (0: only LIRS/LIDS news)
     std::uint64_t lirs;         // largest in-order received sequence
     std::uint64_t lids;         // largest in-order delivered sequence
-    AckStatus status;
+    std::uint64_t sack;         // bit i: sequence lids + 2 + i was delivered
+    AckStatus status;           // of ack_seq
     std::uint8_t pad[7];
 };
-static_assert(sizeof(AckHeader) == 64);
+static_assert(sizeof(AckHeader) == 72);
 
 static_assert(std::has_unique_object_representations_v<BaseHeader>);
 static_assert(std::has_unique_object_representations_v<MatchHeader>);
@@ -119,6 +120,7 @@ constexpr std::uint32_t header_size(FragType t)
     return 0;
 }
 
-inline constexpr std::uint32_t kMaxHeader = sizeof(MatchHeader);
+inline constexpr std::uint32_t kMaxHeader = sizeof(AckHeader);
+static_assert(kMaxHeader >= sizeof(MatchHeader) && kMaxHeader >= sizeof(CtsHeader));
 
 } // namespace ulmpi::ulm

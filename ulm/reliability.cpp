@@ -1,0 +1,368 @@
+// Fragments on the wire: sequence numbers, checksums, retention for
+// retransmission, ACKs and timers (see reliability.h for the design).
+#include "ulm/engine.h"
+
+#include "runtime/crc32c.h"
+#include "runtime/log.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace ulmpi::ulm {
+namespace {
+
+template <class H> H read_header(const std::byte* p)
+{
+    H h;
+    std::memcpy(&h, p, sizeof h);
+    return h;
+}
+
+std::uint32_t header_crc(const std::byte* hdr, std::uint32_t hlen)
+{
+    // hcrc is computed with its own field zero.
+    alignas(8) std::byte copy[kMaxHeader];
+    std::memcpy(copy, hdr, hlen);
+    std::uint32_t zero = 0;
+    std::memcpy(copy + offsetof(BaseHeader, hcrc), &zero, sizeof zero);
+    return rt::crc32c(copy, hlen);
+}
+
+} // namespace
+
+// Writes one fragment into path memory and commits it. The header comes
+// without its sequence number; control fragments (and ACKs) have no payload.
+// On a reliable path the fragment is kept until acknowledged: its payload is
+// copied unless `owner` is given (then it is re-read from owner's buffer,
+// which stays untouched until the owner completes). False: the path had no
+// room; nothing was consumed.
+bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen, const Payload& pl,
+                  SendMsg* owner)
+{
+    const PathMode& m = mode(path);
+    path::TxBuffer buf;
+    if (!path->acquire(p.rank, hlen + pl.len, buf)) {
+        return false;
+    }
+    BaseHeader b = read_header<BaseHeader>(hdr);
+    const bool sequenced = b.type != FragType::ack;
+    if (sequenced) {
+        b.frag_seq = p.next_frag_out.value();
+        ++p.next_frag_out;
+    }
+    if (m.reliable && sequenced) {
+        b.flags |= flag::reliable;
+    }
+    std::byte* out = buf.data + hlen;
+    std::uint32_t pcrc = 0;
+    if (pl.ref != nullptr) {
+        if (m.checksum) {
+            pcrc = pack_crc(*pl.ref, pl.offset, out, pl.len);
+        } else {
+            pack(*pl.ref, pl.offset, out, pl.len);
+        }
+    } else if (pl.len > 0) {
+        if (m.checksum) {
+            pcrc = rt::crc32c_copy(out, pl.bytes, pl.len);
+        } else {
+            std::memcpy(out, pl.bytes, pl.len);
+        }
+    }
+    if (m.checksum) {
+        b.flags |= flag::crc;
+        b.pcrc = pcrc;
+        b.hcrc = 0;
+        std::memcpy(hdr, &b, sizeof b);
+        b.hcrc = header_crc(hdr, hlen);
+    }
+    std::memcpy(hdr, &b, sizeof b);
+    std::memcpy(buf.data, hdr, hlen);
+
+    if (m.reliable && sequenced) {
+        SendFrag* f = frag_pool_.get();
+        if (f == nullptr) {
+            rt::fatal("out of memory keeping a fragment for retransmission to rank %d", p.rank);
+        }
+        f->seq = b.frag_seq;
+        f->path = path;
+        f->hdr_len = hlen;
+        f->payload_len = pl.len;
+        std::memcpy(f->hdr, hdr, hlen);
+        if (owner != nullptr && pl.ref != nullptr) {
+            f->owner = owner;
+            f->offset = pl.offset;
+            ++owner->unacked;
+        } else if (pl.len > 0) {
+            std::byte* dst = f->inline_copy;
+            if (pl.len > SendFrag::kInlineCopy) {
+                if (copy_pool_.block_size() < pl.len) {
+                    rt::fatal("fragment of %u bytes exceeds the retransmission buffer size", pl.len);
+                }
+                f->copy = static_cast<std::byte*>(copy_pool_.get());
+                if (f->copy == nullptr) {
+                    rt::fatal("out of memory keeping a fragment for retransmission to rank %d", p.rank);
+                }
+                dst = f->copy;
+            }
+            std::memcpy(dst, out, pl.len);
+        }
+        f->sent_at = rt::now_ns();
+        f->deadline = f->sent_at + retry_timeout(policy_, 0);
+        p.unacked.push(f);
+        if (!p.unacked_hook.linked()) {
+            unacked_peers_.push_back(&p);
+        }
+    }
+    (void)path->commit(p.rank, buf, hlen + pl.len);
+    ++p.counters.frags_sent;
+    p.counters.bytes_sent += pl.len;
+    return true;
+}
+
+bool Engine::resend(Peer& p, SendFrag* f)
+{
+    path::Path* path = p.primary;
+    if (path == nullptr) {
+        return false;
+    }
+    path::TxBuffer buf;
+    if (!path->acquire(p.rank, f->hdr_len + f->payload_len, buf)) {
+        return false;
+    }
+    std::memcpy(buf.data, f->hdr, f->hdr_len);
+    std::byte* out = buf.data + f->hdr_len;
+    if (f->owner != nullptr) {
+        pack(f->owner->data, f->offset, out, f->payload_len);
+    } else if (f->payload_len > 0) {
+        std::memcpy(out, f->payload_copy(), f->payload_len);
+    }
+    (void)path->commit(p.rank, buf, f->hdr_len + f->payload_len);
+    f->path = path;
+    ++p.counters.retransmits;
+    ++p.counters.frags_sent;
+    return true;
+}
+
+void Engine::release_frag(Peer& p, SendFrag* f)
+{
+    (void)p;
+    if (f->copy != nullptr) {
+        copy_pool_.put(f->copy);
+    }
+    SendMsg* owner = f->owner;
+    frag_pool_.put(f);
+    if (owner != nullptr) {
+        --owner->unacked;
+        check_complete(owner);
+    }
+}
+
+// Receiver: checks an arriving fragment before it is processed. False means
+// drop it (damaged, or a duplicate — answered here).
+bool Engine::accept(Peer& p, path::Path& path, const BaseHeader& b, path::RxFrag& frag,
+                    const std::byte* payload)
+{
+    const bool checksum = checksummed(&path);
+    if (checksum) {
+        const std::uint32_t hlen = header_size(b.type);
+        if (!(b.flags & flag::crc) || header_crc(frag.data, hlen) != b.hcrc) {
+            ++p.counters.crc_header_fail;
+            return false; // nothing in it can be trusted, not even its sequence
+        }
+    }
+    if (!track_seqs_ || b.type == FragType::ack) {
+        return true;
+    }
+    p.last_heard = rt::now_ns();
+    if (b.frag_seq == 0 || p.delivered.contains(b.frag_seq)) {
+        ++p.counters.duplicates;
+        if (b.flags & flag::reliable) {
+            queue_ack(p, b.frag_seq); // its ACK was lost: say it again
+        }
+        return false;
+    }
+    (void)p.received.insert(b.frag_seq);
+    if (checksum && b.type != FragType::data && b.payload_len > 0 &&
+        rt::crc32c(payload, b.payload_len) != b.pcrc) {
+        ++p.counters.crc_payload_fail;
+        send_ack(p, b.frag_seq, AckStatus::corrupt);
+        return false;
+    }
+    return true;
+}
+
+void Engine::delivered(Peer& p, const BaseHeader& b)
+{
+    if (!track_seqs_) {
+        return;
+    }
+    (void)p.delivered.insert(b.frag_seq);
+    if (b.flags & flag::reliable) {
+        queue_ack(p, b.frag_seq);
+    }
+}
+
+void Engine::queue_ack(Peer& p, std::uint64_t seq)
+{
+    if (seq > p.ack_latest) {
+        p.ack_latest = seq;
+    }
+    if (!p.ack_due) {
+        p.ack_due = true;
+        ack_due_.push_back(&p);
+    }
+}
+
+void Engine::send_ack(Peer& p, std::uint64_t seq, AckStatus status)
+{
+    AckHeader a{};
+    fill_base(p, a.base, FragType::ack, 0, 0);
+    a.ack_seq = seq;
+    a.lirs = p.received.in_order();
+    a.lids = p.delivered.in_order();
+    a.sack = 0;
+    for (unsigned i = 0; i < 64; ++i) {
+        if (p.delivered.contains(a.lids + 2 + i)) {
+            a.sack |= std::uint64_t{1} << i;
+        }
+    }
+    a.status = status;
+    send_ctrl(p, &a, sizeof a);
+    ++p.counters.acks_sent;
+}
+
+void Engine::flush_acks()
+{
+    while (Peer* p = ack_due_.pop_front()) {
+        p->ack_due = false;
+        send_ack(*p, p->ack_latest, AckStatus::good);
+    }
+}
+
+void Engine::on_ack(Peer& p, const AckHeader& h)
+{
+    ++p.counters.acks_received;
+    if (h.status == AckStatus::corrupt) {
+        ++p.counters.corrupt_acks_received;
+        if (SendFrag* f = p.unacked.find(h.ack_seq)) {
+            if (resend(p, f)) {
+                f->sent_at = rt::now_ns();
+                f->deadline = f->sent_at + retry_timeout(policy_, f->retries);
+            }
+        }
+    } else if (SendFrag* f = p.unacked.take(h.ack_seq)) {
+        release_frag(p, f);
+    }
+    while (!p.unacked.empty() && p.unacked.base() <= h.lids) {
+        if (SendFrag* f = p.unacked.take(p.unacked.base())) {
+            release_frag(p, f);
+        }
+    }
+    for (unsigned i = 0; h.sack != 0 && i < 64; ++i) {
+        if (h.sack & (std::uint64_t{1} << i)) {
+            if (SendFrag* f = p.unacked.take(h.lids + 2 + i)) {
+                release_frag(p, f);
+            }
+        }
+    }
+    if (p.unacked.empty() && p.unacked_hook.linked()) {
+        unacked_peers_.remove(&p);
+    }
+}
+
+// Resends fragments whose timeout passed. A peer we have not heard from
+// since a fragment left gets only its oldest fragment again (a probe).
+int Engine::reliability_tick()
+{
+    const rt::Nanos now = rt::now_ns();
+    int n = 0;
+    for (Peer* p = unacked_peers_.front(), *next; p != nullptr; p = next) {
+        next = unacked_peers_.next(p);
+        SendFrag* oldest = nullptr;
+        bool gave_up = false;
+        p->unacked.for_each([&](SendFrag* f) {
+            if (gave_up) {
+                return;
+            }
+            if (oldest == nullptr) {
+                oldest = f;
+            }
+            if (now < f->deadline) {
+                return;
+            }
+            if (f != oldest && p->last_heard < f->sent_at) {
+                f->deadline = oldest->deadline; // wait for the probe's answer
+                return;
+            }
+            if (f->retries >= policy_.max_retries) {
+                gave_up = true;
+                return;
+            }
+            if (resend(*p, f)) {
+                ++f->retries;
+                f->sent_at = now;
+                f->deadline = now + retry_timeout(policy_, f->retries);
+                ++n;
+            }
+        });
+        if (gave_up) {
+            give_up(*p, oldest != nullptr && oldest->path != nullptr ? oldest->path->info().name : "?");
+        }
+    }
+    return n;
+}
+
+void Engine::give_up(Peer& p, const char* path_name)
+{
+    ULMPI_ERROR("rank %d does not answer: %u retransmissions of fragment %" PRIu64 " over %s went unacknowledged",
+                p.rank, policy_.max_retries, p.unacked.oldest() ? p.unacked.oldest()->seq : 0, path_name);
+    p.failed = true;
+    std::vector<SendFrag*> all;
+    p.unacked.for_each([&](SendFrag* f) { all.push_back(f); });
+    for (SendFrag* f : all) {
+        (void)p.unacked.take(f->seq);
+        if (f->owner != nullptr) {
+            f->owner->error = Errc::unreachable;
+        }
+        release_frag(p, f);
+    }
+    if (p.unacked_hook.linked()) {
+        unacked_peers_.remove(&p);
+    }
+    if (hooks_ != nullptr) {
+        hooks_->on_peer_unreachable(p.rank, path_name);
+    }
+}
+
+void Engine::print_stats() const
+{
+    for (const Peer& p : peers_) {
+        const PeerCounters& c = p.counters;
+        if (c.frags_sent == 0 && c.frags_received == 0) {
+            continue;
+        }
+        std::fprintf(stderr,
+                "ulmpi-stats rank=%d peer=%d path=%s msgs_sent=%" PRIu64 " msgs_received=%" PRIu64
+                " frags_sent=%" PRIu64 " frags_received=%" PRIu64 " bytes_sent=%" PRIu64
+                " bytes_received=%" PRIu64 " retransmits=%" PRIu64 " crc_header_fail=%" PRIu64
+                " crc_payload_fail=%" PRIu64 " duplicates=%" PRIu64 " acks_sent=%" PRIu64
+                " acks_received=%" PRIu64 " corrupt_acks=%" PRIu64 " unexpected=%" PRIu64
+                " out_of_order=%" PRIu64 " bad=%" PRIu64,
+                "\n", rank_, p.rank, p.primary != nullptr ? p.primary->info().name : "-", c.msgs_sent,
+                c.msgs_received, c.frags_sent, c.frags_received, c.bytes_sent, c.bytes_received,
+                c.retransmits, c.crc_header_fail, c.crc_payload_fail, c.duplicates, c.acks_sent,
+                c.acks_received, c.corrupt_acks_received, c.unexpected, c.out_of_order, c.bad_frags);
+    }
+    for (const auto& path : paths_) {
+        const path::PathCounters& c = path->counters();
+        std::fprintf(stderr,
+                "ulmpi-stats rank=%d path=%s frags_sent=%" PRIu64 " bytes_sent=%" PRIu64 " frags_received=%" PRIu64
+                " bytes_received=%" PRIu64 " send_again=%" PRIu64 " gets=%" PRIu64 " get_bytes=%" PRIu64
+                " (%s)\n",
+                rank_, path->info().name, c.frags_sent, c.bytes_sent, c.frags_received, c.bytes_received,
+                c.send_again, c.gets, c.get_bytes, path->describe());
+    }
+}
+
+} // namespace ulmpi::ulm

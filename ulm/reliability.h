@@ -1,0 +1,145 @@
+// Reliability: every fragment arrives intact, once, even when a path drops,
+// duplicates, reorders or corrupts it (docs/wire_protocol.md).
+//
+// Sender. Each fragment sent over a reliable path is kept as a SendFrag in
+// the peer's window (indexed by its 64-bit fragment sequence number) until
+// acknowledged. Its payload is either a private copy (eager data, keys,
+// control fragments: the MPI request may complete at once) or a reference
+// into the message's user buffer (rendezvous data: the request completes
+// only when those fragments are acknowledged). A fragment not acknowledged
+// within its timeout is sent again, possibly over another path, with the
+// timeout doubled up to a cap (truncated exponential back-off). A peer that
+// has been silent since a fragment was sent gets only its oldest fragment
+// again (a probe), so a peer busy computing is never flooded. When the
+// oldest fragment has been sent max_retries times without an answer, the
+// peer is reported unreachable through the failure hooks.
+//
+// Receiver. Per peer two range sets: `received` (the header arrived intact)
+// and `delivered` (the payload was intact too and the fragment was
+// processed). A fragment already delivered is a duplicate: dropped and
+// acknowledged again (so a lost ACK costs nothing). A fragment whose header
+// checksum fails is dropped silently (none of its fields can be trusted);
+// one whose payload checksum fails is answered with a `corrupt` ACK and the
+// sender resends it at once.
+//
+// ACKs are batched: after each progress pass, one ACK per peer that sent us
+// reliable fragments, carrying the latest delivered sequence, LIRS and LIDS
+// (largest in-order received / delivered) and a bitmap of the 64 sequences
+// after LIDS + 1 that were delivered. The sender frees everything at or
+// below LIDS, plus the fragments named by the bitmap, even when earlier
+// ACKs were lost.
+#pragma once
+
+#include "paths/path.h"
+#include "runtime/clock.h"
+#include "runtime/intrusive_list.h"
+#include "ulm/message.h"
+#include "ulm/wire.h"
+
+#include <cstdint>
+#include <deque>
+
+namespace ulmpi::ulm {
+
+struct SendFrag {
+    static constexpr std::uint32_t kInlineCopy = 192;
+
+    std::uint64_t seq = 0;
+    path::Path* path = nullptr;  // path of the last transmission
+    SendMsg* owner = nullptr;    // payload = owner->data at `offset` (no copy)
+    std::uint64_t offset = 0;
+    std::uint32_t hdr_len = 0;
+    std::uint32_t payload_len = 0;
+    std::uint32_t retries = 0;
+    rt::Nanos sent_at = 0;
+    rt::Nanos deadline = 0;
+    std::byte* copy = nullptr;   // private payload copy (BlockPool) when larger than inline
+    alignas(8) std::byte hdr[kMaxHeader];
+    alignas(8) std::byte inline_copy[kInlineCopy];
+
+    const std::byte* payload_copy() const { return copy != nullptr ? copy : inline_copy; }
+};
+
+// The sender's unacknowledged fragments of one peer, by sequence number.
+// Sequences are dense (every fragment to the peer takes the next one), so a
+// deque indexed by (seq - base) gives O(1) lookup; unreliable fragments and
+// acknowledged ones leave null holes that are popped from the front.
+class SeqWindow {
+public:
+    void push(SendFrag* f)
+    {
+        if (frags_.empty()) {
+            base_ = f->seq;
+        }
+        while (base_ + frags_.size() < f->seq) {
+            frags_.push_back(nullptr); // sequences used by unreliable fragments
+        }
+        frags_.push_back(f);
+        ++live_;
+    }
+    SendFrag* find(std::uint64_t seq) const
+    {
+        if (seq < base_ || seq >= base_ + frags_.size()) {
+            return nullptr;
+        }
+        return frags_[static_cast<std::size_t>(seq - base_)];
+    }
+    // Removes and returns the fragment `seq` (nullptr if absent).
+    SendFrag* take(std::uint64_t seq)
+    {
+        if (seq < base_ || seq >= base_ + frags_.size()) {
+            return nullptr;
+        }
+        SendFrag*& slot = frags_[static_cast<std::size_t>(seq - base_)];
+        SendFrag* f = slot;
+        if (f != nullptr) {
+            slot = nullptr;
+            --live_;
+        }
+        trim();
+        return f;
+    }
+    SendFrag* oldest() const { return frags_.empty() ? nullptr : frags_.front(); }
+    std::uint64_t base() const { return base_; }
+    std::size_t live() const { return live_; }
+    bool empty() const { return live_ == 0; }
+    template <class Fn> void for_each(Fn&& fn) const
+    {
+        for (SendFrag* f : frags_) {
+            if (f != nullptr) {
+                fn(f);
+            }
+        }
+    }
+
+private:
+    void trim()
+    {
+        while (!frags_.empty() && frags_.front() == nullptr) {
+            frags_.pop_front();
+            ++base_;
+        }
+    }
+    std::deque<SendFrag*> frags_;
+    std::uint64_t base_ = 1;
+    std::size_t live_ = 0;
+};
+
+struct ReliabilityPolicy {
+    rt::Nanos initial_timeout = 0;
+    rt::Nanos max_timeout = 0;
+    std::uint32_t max_retries = 0;
+};
+
+// Timeout of a fragment sent `retries` times already: initial * 2^retries,
+// capped.
+inline rt::Nanos retry_timeout(const ReliabilityPolicy& p, std::uint32_t retries)
+{
+    rt::Nanos t = p.initial_timeout;
+    for (std::uint32_t i = 0; i < retries && t < p.max_timeout; ++i) {
+        t *= 2;
+    }
+    return t < p.max_timeout ? t : p.max_timeout;
+}
+
+} // namespace ulmpi::ulm
