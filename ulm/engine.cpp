@@ -153,7 +153,16 @@ int Engine::progress()
             n += push_pending(*p);
         }
     }
+    for (std::size_t i = 0; i < progress_hooks_.size(); ++i) {
+        n += progress_hooks_[i]->poll();
+    }
     return n;
+}
+
+void Engine::remove_progress_hook(ProgressHook* hook)
+{
+    progress_hooks_.erase(std::remove(progress_hooks_.begin(), progress_hooks_.end(), hook),
+                          progress_hooks_.end());
 }
 
 void Engine::idle(Backoff& backoff)
