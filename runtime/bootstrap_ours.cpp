@@ -10,6 +10,10 @@
 //
 // If the connection closes before finalize(), mpirun is gone or ending the
 // job: the calls fail with peer_failed and poll_event() reports job_ending.
+//
+// event_fd() is the socket itself. Events queued during a fence or get are
+// already off the socket, so a caller drains poll_event() until it returns
+// false before it waits on event_fd().
 #include "runtime/boot_wire.h"
 #include "runtime/bootstrap.h"
 #include "runtime/log.h"

@@ -424,8 +424,7 @@ void Monitor::check_timers(Nanos now)
         char secs[32];
         std::snprintf(secs, sizeof secs, "%g", opts_.timeout_s);
         end_job(exit_code::timeout,
-                std::string("the job exceeded its time limit of ") + secs +
-                    " seconds; ending the job",
+                std::string("the job exceeded its time limit of ") + secs + " s; ending the job",
                 kFailureGrace);
     }
     if (kill_at_ != 0 && now >= kill_at_) {

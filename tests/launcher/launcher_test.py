@@ -294,7 +294,7 @@ def case_nonmpi_exit_code():
 def case_timeout_option():
     r = run(["--timeout", "1", "-n", "2", CLIENT, "sleep"])
     check(r.rc == 124, "timeout exit status", r)
-    check("time limit of 1 seconds" in r.err, "timeout message", r)
+    check("time limit of 1 s; ending the job" in r.err, "timeout message", r)
     check(r.elapsed < 5, "timeout too slow", r)
 
 
