@@ -131,6 +131,9 @@ void Monitor::launch_all()
             cwd = buf;
         }
     }
+    // A background mpirun must not read its terminal (it would be stopped by
+    // SIGTTIN): then the stdin rank reads /dev/null like the others.
+    bool stdin_usable = !(::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) != ::getpgrp());
     std::string addr = wire::format_boot_addr(listener_.address());
     std::string secret = wire::secret_to_hex(secret_);
 
@@ -161,7 +164,7 @@ void Monitor::launch_all()
         set(wire::env::universe_size, std::to_string(map_.universe_size()));
         set(wire::env::appnum, std::to_string(mr.app));
         spec.wdir = opts_.wdir;
-        spec.stdin_pipe = r == opts_.stdin_rank;
+        spec.stdin_pipe = stdin_usable && r == opts_.stdin_rank;
         spec.sigpipe_ignored = sigpipe_ignored_;
         if (!cpus.empty()) {
             spec.bind = true;
