@@ -58,6 +58,17 @@ CC=$work/fake-cc CXX=$work/fake-cc "$tools/mpicc" -o hello_cc_env "$here/hello.c
 "$tools/mpicc" -cc="$work/fake-cc" -o nothing "$here/hello.c"
 [ -f fake-called ] || fail "-cc= was not used"
 
+if command -v pkg-config >/dev/null; then
+    step "pkg-config ulmpi from the build tree (<build>/tools/pkgconfig)"
+    flags=$(PKG_CONFIG_PATH=$build/tools/pkgconfig pkg-config --cflags --libs ulmpi)
+    echo "$flags"
+    # shellcheck disable=SC2086
+    run cc -o hello_pc "$here/hello.c" $flags
+    uses_libmpi_from hello_pc "$libdir"
+    run_job out_pc "$tools/mpirun" 2 ./hello_pc
+    check_hello_c out_pc 2
+fi
+
 step "compiler errors come back as the wrapper's exit status"
 echo 'int main(void) { return undeclared; }' >broken.c
 if "$tools/mpicc" -o broken broken.c 2>/dev/null; then
