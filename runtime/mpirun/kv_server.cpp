@@ -57,7 +57,8 @@ void KvServer::refuse(ConnId id, const std::string& why)
     ULMPI_DEBUG("refused connection %d (%u so far): %s", id, refused_, why.c_str());
     send(id, -1, wire::Refused{why});
     sink_.close(id);
-    conns_.erase(id);
+    // A relaying connection may already carry ranks: they are lost with it.
+    on_close(id);
 }
 
 // A trusted connection broke the protocol: treat it as lost.

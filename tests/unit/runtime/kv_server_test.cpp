@@ -153,6 +153,20 @@ TEST_F(KvServerTest, rank_out_of_range_or_twice_is_refused)
     EXPECT_EQ(kv.refused_count(), 2u);
 }
 
+TEST_F(KvServerTest, a_bad_hello_on_a_relaying_connection_loses_its_ranks)
+{
+    kv.on_connect(5);
+    hello(5, 0, secret(), false);
+    kv.take_notes();
+    Secret bad = secret();
+    bad[0] ^= 1;
+    hello(5, 1, bad, false);
+    EXPECT_TRUE(sink.closed.count(5));
+    EXPECT_EQ(kv.refused_count(), 1u);
+    EXPECT_EQ(kv.conn_of(0), -1);
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::conn_lost});
+}
+
 TEST_F(KvServerTest, fence_completes_when_every_rank_fenced_and_carries_the_round_s_puts)
 {
     for (int r = 0; r < 3; ++r) {
