@@ -489,6 +489,15 @@ def case_events():
     check("event job_ending" in r.out, "rank 0 got no job_ending event", r)
 
 
+def case_straggler_holding_output():
+    # The rank ends at once, but what it started in the background keeps the
+    # output pipe open: mpirun waits a little, then kills that process group.
+    r = run(["-n", "2", "sh", "-c", "sleep 30 & echo started"])
+    check(r.rc == 0, "the ranks succeeded", r)
+    check(r.out.splitlines() == ["started", "started"], "output", r)
+    check(r.elapsed < 5, "mpirun waited too long for the stragglers (%.1f s)" % r.elapsed, r)
+
+
 def case_refused_secret():
     r = run(["-n", "1", CLIENT, "refused"])
     check(r.rc == 0, "a rank that never joined and exits 0 is fine", r)
