@@ -340,6 +340,14 @@ def case_double_sigint():
     check(time.time() - t < 1.5, "a second Ctrl-C must kill at once", r)
 
 
+def case_ranks_die_with_mpirun():
+    p, mark = start(["-n", "3", CLIENT, "sleep-stubborn"])
+    wait_ready(p, 3)
+    p.kill()  # SIGKILL: mpirun cannot pass anything on
+    p.communicate(timeout=WATCHDOG)
+    assert_no_leftovers(mark)
+
+
 def case_no_interleave():
     n, length = 200, 3000
     r = run(["-n", "8", CLIENT, "lines", str(n), str(length)])
