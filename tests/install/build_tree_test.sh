@@ -14,7 +14,7 @@ libdir=$build/mpi
 step "C program with <build>/tools/mpicc"
 run "$tools/mpicc" -std=c89 -pedantic -Wall -Wextra -Werror -o hello_c "$here/hello.c"
 uses_libmpi_from hello_c "$libdir"
-if nm -D --undefined-only hello_c | grep -q ' _Z'; then
+if grep -q ' _Z' <<<"$(nm -D --undefined-only hello_c)"; then
     fail "a C program should not need C++ symbols itself"
 fi
 run_job out_c "$tools/mpirun" 2 ./hello_c

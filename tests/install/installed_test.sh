@@ -23,9 +23,9 @@ soname=$(readelf -d "$LIBDIR/libmpi.so.$ULMPI_TEST_VERSION" | sed -n 's/.*SONAME
 echo "ok: bin/{mpicc,mpicxx,mpirun,mpiexec,ulmpi_info}, mpi.h, libmpi.so -> $soname, ulmpi.pc"
 
 step "installed tools run"
-"$BINDIR/ulmpi_info" --version | grep -qx "ulmpi $ULMPI_TEST_VERSION" || fail "ulmpi_info --version"
-"$BINDIR/mpirun" --version | grep -q "ulmpi" || fail "mpirun --version"
-"$BINDIR/mpicc" -showme:version | grep -q "ulmpi $ULMPI_TEST_VERSION" || fail "mpicc -showme:version"
+grep -qx "ulmpi $ULMPI_TEST_VERSION" <<<"$("$BINDIR/ulmpi_info" --version)" || fail "ulmpi_info --version"
+grep -q "ulmpi" <<<"$("$BINDIR/mpirun" --version)" || fail "mpirun --version"
+grep -q "ulmpi $ULMPI_TEST_VERSION" <<<"$("$BINDIR/mpicc" -showme:version)" || fail "mpicc -showme:version"
 # The staged wrapper must point into the staging area, not at the build tree.
 show=$("$BINDIR/mpicc" -show x.c)
 echo "$show"
@@ -55,9 +55,9 @@ step "a moved installation (ULMPI_PREFIX) and a wrapper reached through a symlin
 moved() { echo "$work/moved${1#"$work/stage"}"; }
 mv "$work/stage" "$work/moved"
 ln -s "$(moved "$BINDIR")/mpicc" "$work/mpicc-link"
-"$work/mpicc-link" -showme:incdirs | grep -qx "$(moved "$INCDIR")" ||
+grep -qx "$(moved "$INCDIR")" <<<"$("$work/mpicc-link" -showme:incdirs)" ||
     fail "a symlinked mpicc does not find its prefix"
-ULMPI_PREFIX=/opt/elsewhere "$work/mpicc-link" -showme:compile | grep -q -- "-I/opt/elsewhere/" ||
+grep -q -- "-I/opt/elsewhere/" <<<"$(ULMPI_PREFIX=/opt/elsewhere "$work/mpicc-link" -showme:compile)" ||
     fail "ULMPI_PREFIX is not honoured"
 run "$work/mpicc-link" -o hello_moved "$here/hello.c"
 uses_libmpi_from hello_moved "$(moved "$LIBDIR")"

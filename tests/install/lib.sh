@@ -83,7 +83,7 @@ uses_libmpi_from() {
     [ -n "$resolved" ] || fail "$prog does not link libmpi"
     [ "$(readlink -f "$(dirname "$resolved")")" = "$(readlink -f "$dir")" ] ||
         fail "$prog loads $resolved, expected it from $dir"
-    readelf -d "$prog" | grep -Eq '(RUNPATH|RPATH).*'"$dir" ||
+    grep -Eq '(RUNPATH|RPATH).*'"$dir" <<<"$(readelf -d "$prog")" ||
         fail "$prog has no run path to $dir"
 }
 
@@ -94,7 +94,8 @@ stage_install() {
     if ! "$ULMPI_TEST_MESON" install -C "$build" --no-rebuild --quiet \
         --destdir "$work/stage" >"$work/install.log" 2>&1; then
         cat "$work/install.log" >&2
-        fail "meson install"
+        fail "meson install (if a file is missing: meson test builds only what tests" \
+            "depend on; build everything with 'meson compile -C $build' first)"
     fi
     P=$work/stage$ULMPI_TEST_PREFIX
     case $ULMPI_TEST_LIBDIR in

@@ -7,7 +7,7 @@ setup=$ULMPI_TEST_SOURCE_ROOT/scripts/setup
 cd "$work"
 
 run bash -n "$setup"
-"$setup" --help | grep -q "Usage: scripts/setup" || fail "--help"
+grep -q "Usage: scripts/setup" <<<"$("$setup" --help)" || fail "--help"
 if "$setup" --bogus >/dev/null 2>&1; then fail "an unknown option must fail"; fi
 set +e
 "$setup" --check >check.out 2>&1

@@ -57,7 +57,7 @@ step "-show runs nothing"
 [ ! -e should_not_exist ] || fail "-show compiled"
 
 step "-showme:help and unknown queries"
-"$mpicc" -showme:help | grep -q -- "-showme:compile" || fail "-showme:help"
+grep -q -- "-showme:compile" <<<"$("$mpicc" -showme:help)" || fail "-showme:help"
 if "$mpicc" -showme:nonsense 2>err; then
     fail "an unknown -showme: query must fail"
 fi

@@ -12,7 +12,7 @@ step "ulmpi_info (default)"
 cat summary
 expect summary "^ulmpi $ULMPI_TEST_VERSION " "^Paths built" "^  self " "^  shm " \
     "^Shared memory" "^Parameters \\([0-9]+\\)"
-"$info" --version | grep -qx "ulmpi $ULMPI_TEST_VERSION" || fail "--version"
+grep -qx "ulmpi $ULMPI_TEST_VERSION" <<<"$("$info" --version)" || fail "--version"
 
 step "every parameter appears everywhere"
 "$info" --parsable >parsable
@@ -37,15 +37,15 @@ awk '/^\[/ { group = substr($1, 2, length($1) - 2) } /^  [a-z]/ && group != "" &
 step "values come from the environment"
 ULMPI_SHM_EAGER_LIMIT=8k "$info" --param shm_eager_limit >env1
 expect env1 "value: +8K \\(environment\\)" "default: +4K"
-ULMPI_SHM_EAGER_LIMIT=8k "$info" | grep -Eq "^  shm_eager_limit +size +4K +8K \\*" ||
+grep -Eq "^  shm_eager_limit +size +4K +8K \\*" <<<"$(ULMPI_SHM_EAGER_LIMIT=8k "$info")" ||
     fail "the summary does not mark an environment value"
 ULMPI_SHM_EAGER_LIMIT=lots "$info" --param shm_eager_limit >env2
 expect env2 "value: +4K \\(ULMPI_SHM_EAGER_LIMIT ignored: 'lots' is not a size"
-ULMPI_NO_SUCH_THING=1 "$info" --params | grep -q "ULMPI_NO_SUCH_THING names no parameter" ||
+grep -q "ULMPI_NO_SUCH_THING names no parameter" <<<"$(ULMPI_NO_SUCH_THING=1 "$info" --params)" ||
     fail "a mistyped ULMPI_ variable is not reported"
-ULMPI_TEST_BUILD_ROOT=x "$info" --params | grep -q "names no parameter" &&
+grep -q "names no parameter" <<<"$(ULMPI_TEST_BUILD_ROOT=x "$info" --params)" &&
     fail "a runtime variable was reported as a typo"
-"$info" --param ULMPI_SHM_EAGER_LIMIT | grep -q "^shm_eager_limit$" || fail "--param ENV_NAME"
+grep -q "^shm_eager_limit$" <<<"$("$info" --param ULMPI_SHM_EAGER_LIMIT)" || fail "--param ENV_NAME"
 if "$info" --param no_such_param 2>err; then fail "--param of an unknown name must fail"; fi
 "$info" --param eager >/dev/null 2>err || true
 grep -q "similar: .*shm_eager_limit" err || fail "no suggestions"
@@ -55,7 +55,7 @@ step "single copy verdict"
 grep '^shm_single_copy:' parsable
 verdict=$(sed -n 's/^shm_single_copy:\([a-z]*\):.*/\1/p' parsable)
 [ -n "$verdict" ] || fail "no single-copy verdict"
-ULMPI_SHM_SINGLE_COPY=off "$info" --parsable | grep -q "^shm_single_copy:no:" ||
+grep -q "^shm_single_copy:no:" <<<"$(ULMPI_SHM_SINGLE_COPY=off "$info" --parsable)" ||
     fail "ULMPI_SHM_SINGLE_COPY=off must give copy-in/copy-out"
 # Make process_vm_readv fail the way Yama or a container would, and check
 # that ulmpi_info notices and says why.
