@@ -82,7 +82,7 @@ int bsend_start(Comm* c, const void* buf, int count, const Datatype* t, int dest
 {
     Attached& a = attached();
     std::size_t bytes = static_cast<std::size_t>(t->size) * static_cast<std::size_t>(count);
-    std::size_t need = (bytes + MPI_BSEND_OVERHEAD + 15) / 16 * 16;
+    std::size_t need = std::max<std::size_t>(16, (bytes + 15) / 16 * 16); // <= bytes + MPI_BSEND_OVERHEAD
     state().engine.progress();
     reclaim();
     std::size_t off = a.base == nullptr ? SIZE_MAX : allocate(need);

@@ -195,7 +195,11 @@ template <> std::string ChoiceParam::to_text(const std::string& v) { return v; }
 template <> bool IntParam::reload(std::string& why)
 {
     const char* e = env_value();
-    if (forced_ || e == nullptr) {
+    if (forced_) {
+        return true;
+    }
+    if (e == nullptr) {
+        value_ = default_; // unset again: back to the default
         return true;
     }
     if (!parse_integer(e, value_)) {
@@ -209,7 +213,11 @@ template <> bool IntParam::reload(std::string& why)
 template <> bool SizeParam::reload(std::string& why)
 {
     const char* e = env_value();
-    if (forced_ || e == nullptr) {
+    if (forced_) {
+        return true;
+    }
+    if (e == nullptr) {
+        value_ = default_; // unset again: back to the default
         return true;
     }
     if (!parse_size(e, value_)) {
@@ -223,7 +231,11 @@ template <> bool SizeParam::reload(std::string& why)
 template <> bool BoolParam::reload(std::string& why)
 {
     const char* e = env_value();
-    if (forced_ || e == nullptr) {
+    if (forced_) {
+        return true;
+    }
+    if (e == nullptr) {
+        value_ = default_; // unset again: back to the default
         return true;
     }
     if (!parse_boolean(e, value_)) {
@@ -237,7 +249,11 @@ template <> bool BoolParam::reload(std::string& why)
 template <> bool RealParam::reload(std::string& why)
 {
     const char* e = env_value();
-    if (forced_ || e == nullptr) {
+    if (forced_) {
+        return true;
+    }
+    if (e == nullptr) {
+        value_ = default_; // unset again: back to the default
         return true;
     }
     if (!parse_real(e, value_)) {
@@ -251,8 +267,8 @@ template <> bool RealParam::reload(std::string& why)
 template <> bool TextParam::reload(std::string&)
 {
     const char* e = env_value();
-    if (!forced_ && e != nullptr) {
-        value_ = e;
+    if (!forced_) {
+        value_ = e != nullptr ? std::string(e) : default_;
     }
     return true;
 }
@@ -260,7 +276,11 @@ template <> bool TextParam::reload(std::string&)
 template <> bool ChoiceParam::reload(std::string& why)
 {
     const char* e = env_value();
-    if (forced_ || e == nullptr) {
+    if (forced_) {
+        return true;
+    }
+    if (e == nullptr) {
+        value_ = default_; // unset again: back to the default
         return true;
     }
     std::string v = lower(e);

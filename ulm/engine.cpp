@@ -189,6 +189,9 @@ int Engine::progress()
             n += push_pending(*p);
         }
     }
+    for (std::size_t i = 0; i < progress_hooks_.size(); ++i) {
+        n += progress_hooks_[i]->poll();
+    }
     if (!ack_due_.empty()) {
         flush_acks();
     }
@@ -196,6 +199,12 @@ int Engine::progress()
         n += reliability_tick();
     }
     return n;
+}
+
+void Engine::remove_progress_hook(ProgressHook* hook)
+{
+    progress_hooks_.erase(std::remove(progress_hooks_.begin(), progress_hooks_.end(), hook),
+                          progress_hooks_.end());
 }
 
 void Engine::idle(Backoff& backoff)

@@ -36,6 +36,18 @@ namespace ulmpi::ulm {
 
 using rt::Status;
 
+// Work that an upper layer needs polled with every progress pass (nonblocking
+// collective schedules advance this way even while the caller waits on
+// something else). ULM owns the interface; the MPI layer implements it.
+class ProgressHook {
+public:
+    // Advances what it can; returns how many events happened.
+    virtual int poll() = 0;
+
+protected:
+    ~ProgressHook() = default;
+};
+
 class Engine final : public path::Sink {
 public:
     Engine();
@@ -91,6 +103,9 @@ public:
     void idle(Backoff& backoff);
 
     void set_failure_hooks(FailureHooks* hooks) { hooks_ = hooks; }
+    // At most a few hooks; each is polled by every progress() call.
+    void add_progress_hook(ProgressHook* hook) { progress_hooks_.push_back(hook); }
+    void remove_progress_hook(ProgressHook* hook);
     bool peer_failed(int peer) const { return peers_[static_cast<std::size_t>(peer)].failed; }
     void mark_peer_failed(int peer);
 
@@ -198,6 +213,7 @@ private:
     DescTable<SendMsg> sends_;
     DescTable<RecvMsg> recvs_;
     FailureHooks* hooks_ = nullptr;
+    std::vector<ProgressHook*> progress_hooks_;
     Backoff::Policy backoff_policy_{};
     std::vector<PathMode> modes_;
     ReliabilityPolicy policy_{};

@@ -48,6 +48,10 @@ struct Datatype {
     // size of one basic element when all are alike (0 otherwise).
     std::uint64_t elements = 1;
     std::uint64_t element_size = 0;
+    // The predefined type every basic element of this type is (itself for a
+    // predefined type; for a derived type built from one predefined type,
+    // that type; nullptr when mixed). Reductions work on basic elements.
+    const Datatype* basic = nullptr;
     std::vector<ulm::Run> runs;
     std::vector<std::uint64_t> prefix;
     ulm::Layout layout;

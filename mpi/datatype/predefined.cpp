@@ -46,6 +46,7 @@ Datatype* make(int index, const char* name, std::uint64_t size, std::int64_t ext
     d->refs = 1 << 30;
     d->elements = size != 0 ? 1 : 0;
     d->element_size = size;
+    d->basic = d;
     return d;
 }
 

@@ -1,0 +1,437 @@
+// OurBootstrap: the client of mpirun's key-value service.
+//
+// One stream socket to the address in ULMPI_BOOT_ADDR, opened by a HELLO that
+// carries the job secret. Calls are blocking and the rank is single-threaded
+// here: put() sends and returns, fence() and get() send and then read frames
+// until their answer arrives. The server may push EVENT frames at any time;
+// whatever arrives while we wait for an answer is queued for poll_event(),
+// never dropped. Values of FENCE_DONE land in a local cache, so get() after a
+// fence costs no round trip.
+//
+// If the connection closes before finalize(), mpirun is gone or ending the
+// job: the calls fail with peer_failed and poll_event() reports job_ending.
+//
+// event_fd() is the socket itself. Events queued during a fence or get are
+// already off the socket, so a caller drains poll_event() until it returns
+// false before it waits on event_fd().
+#include "runtime/boot_wire.h"
+#include "runtime/bootstrap.h"
+#include "runtime/log.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <utility>
+
+namespace ulmpi::rt {
+namespace {
+
+constexpr int kHandshakeTimeoutMs = 60000;
+constexpr int kAbortWaitMs = 2000;
+
+bool env_int(const char* name, int& out, bool required, std::string& why)
+{
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') {
+        if (required) {
+            why = std::string(name) + " is not set";
+        }
+        return !required;
+    }
+    char* end = nullptr;
+    errno = 0;
+    long x = std::strtol(v, &end, 10);
+    if (errno != 0 || *end != '\0' || x < 0 || x > 0x7fffffff) {
+        why = std::string(name) + "='" + v + "' is not a non-negative integer";
+        return false;
+    }
+    out = static_cast<int>(x);
+    return true;
+}
+
+std::string env_text(const char* name)
+{
+    const char* v = std::getenv(name);
+    return v == nullptr ? std::string() : std::string(v);
+}
+
+class OurBootstrap final : public Bootstrap {
+public:
+    ~OurBootstrap() override
+    {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+
+    Status start(std::string& why);
+
+    const JobInfo& job() const override { return job_; }
+    Status put(std::string_view key, const void* data, std::size_t len) override;
+    Status fence() override;
+    Status get(int rank, std::string_view key, std::vector<std::byte>& out) override;
+    [[noreturn]] void abort(int code, std::string_view msg) override;
+    Status finalize() override;
+    bool poll_event(FailureEvent& ev) override;
+    int event_fd() const override { return fd_; }
+    const char* name() const override { return "ulmpi"; }
+
+private:
+    Status send(wire::Body body);
+    // Reads until a frame of type `want` arrives; events are queued on the way.
+    Status wait_for(wire::MsgType want, wire::Message& out, int timeout_ms);
+    // One recv into the reader. ok: got bytes; again: nothing (non-blocking or
+    // timeout); peer_failed: connection closed or broken.
+    Status read_some(int timeout_ms);
+    void connection_lost(const std::string& why);
+    void queue_event(const wire::Event& e);
+
+    JobInfo job_;
+    wire::Secret secret_{};
+    int fd_ = -1;
+    wire::FrameReader reader_;
+    std::deque<FailureEvent> events_;
+    std::map<std::pair<int, std::string>, std::vector<std::byte>, std::less<>> cache_;
+    bool finalized_ = false;
+    bool lost_ = false;
+};
+
+Status OurBootstrap::start(std::string& why)
+{
+    // Who we are, from the environment mpirun gave us.
+    if (!env_int(wire::env::rank, job_.rank, true, why) ||
+        !env_int(wire::env::size, job_.size, true, why)) {
+        return Errc::invalid_arg;
+    }
+    if (job_.size < 1 || job_.rank >= job_.size) {
+        why = "rank " + std::to_string(job_.rank) + " is outside a job of size " +
+              std::to_string(job_.size);
+        return Errc::invalid_arg;
+    }
+    job_.local_size = job_.size;
+    job_.local_rank = job_.rank;
+    job_.universe_size = job_.size;
+    if (!env_int(wire::env::local_rank, job_.local_rank, false, why) ||
+        !env_int(wire::env::local_size, job_.local_size, false, why) ||
+        !env_int(wire::env::node_id, job_.node_id, false, why) ||
+        !env_int(wire::env::num_nodes, job_.num_nodes, false, why) ||
+        !env_int(wire::env::universe_size, job_.universe_size, false, why) ||
+        !env_int(wire::env::appnum, job_.appnum, false, why) ||
+        !env_int(wire::env::incarnation, job_.incarnation, false, why)) {
+        return Errc::invalid_arg;
+    }
+    job_.host = env_text(wire::env::host);
+    job_.jobid = env_text(wire::env::jobid);
+    if (job_.jobid.empty()) {
+        why = std::string(wire::env::jobid) + " is not set";
+        return Errc::invalid_arg;
+    }
+    if (!wire::secret_from_hex(env_text(wire::env::job_secret), secret_)) {
+        why = std::string(wire::env::job_secret) + " is missing or not 32 hex digits";
+        return Errc::invalid_arg;
+    }
+
+    // Connect.
+    wire::BootAddr addr;
+    std::string addr_text = env_text(wire::env::boot_addr);
+    std::string bad;
+    if (!wire::parse_boot_addr(addr_text, addr, bad)) {
+        why = std::string(wire::env::boot_addr) + "='" + addr_text + "': " + bad;
+        return Errc::invalid_arg;
+    }
+    sockaddr_storage ss{};
+    unsigned len = wire::to_sockaddr(addr, ss);
+    int family = addr.kind == wire::BootAddr::Kind::tcp ? AF_INET : AF_UNIX;
+    fd_ = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0 || len == 0) {
+        why = std::string("socket: ") + std::strerror(errno);
+        return Errc::io_error;
+    }
+    int rc;
+    do {
+        rc = ::connect(fd_, reinterpret_cast<sockaddr*>(&ss), len);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        why = "cannot connect to mpirun at " + addr_text + ": " + std::strerror(errno);
+        return Errc::unreachable;
+    }
+
+    // HELLO -> WELCOME | REFUSED.
+    wire::Hello hello;
+    hello.secret = secret_;
+    hello.rank = job_.rank;
+    hello.pid = static_cast<std::uint32_t>(::getpid());
+    if (Status st = send(hello); !st.ok()) {
+        why = "cannot send HELLO to mpirun";
+        return st;
+    }
+    wire::Message reply;
+    Status st = wait_for(wire::MsgType::welcome, reply, kHandshakeTimeoutMs);
+    if (!st.ok()) {
+        if (const auto* r = std::get_if<wire::Refused>(&reply.body)) {
+            why = "mpirun refused the connection: " + r->reason;
+        } else {
+            why = std::string("no welcome from mpirun: ") + errc_name(st.code());
+        }
+        return st;
+    }
+    const auto& w = std::get<wire::Welcome>(reply.body);
+    if (w.node_of_rank.size() != static_cast<std::size_t>(job_.size)) {
+        why = "mpirun's job map has " + std::to_string(w.node_of_rank.size()) +
+              " ranks, the environment says " + std::to_string(job_.size);
+        return Errc::protocol;
+    }
+    job_.node_of_rank.assign(w.node_of_rank.begin(), w.node_of_rank.end());
+    job_.universe_size = static_cast<int>(w.universe_size);
+    return Errc::ok;
+}
+
+Status OurBootstrap::send(wire::Body body)
+{
+    if (lost_) {
+        return Errc::peer_failed;
+    }
+    wire::Bytes frame = wire::encode(wire::Message{job_.rank, std::move(body)});
+    std::size_t off = 0;
+    while (off < frame.size()) {
+        ssize_t n = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            connection_lost(std::string("send: ") + std::strerror(errno));
+            return Errc::peer_failed;
+        }
+        off += static_cast<std::size_t>(n);
+    }
+    return Errc::ok;
+}
+
+Status OurBootstrap::read_some(int timeout_ms)
+{
+    if (lost_) {
+        return Errc::peer_failed;
+    }
+    if (timeout_ms != 0) {
+        pollfd p{fd_, POLLIN, 0};
+        int rc = ::poll(&p, 1, timeout_ms);
+        if (rc < 0 && errno == EINTR) {
+            return Errc::again;
+        }
+        if (rc == 0) {
+            return Errc::timeout;
+        }
+    }
+    char buf[65536];
+    ssize_t n = ::recv(fd_, buf, sizeof buf, timeout_ms == 0 ? MSG_DONTWAIT : 0);
+    if (n > 0) {
+        reader_.append(buf, static_cast<std::size_t>(n));
+        return Errc::ok;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        return Errc::again;
+    }
+    connection_lost(n == 0 ? "mpirun closed the connection"
+                           : std::string("recv: ") + std::strerror(errno));
+    return Errc::peer_failed;
+}
+
+void OurBootstrap::connection_lost(const std::string& why)
+{
+    if (lost_) {
+        return;
+    }
+    lost_ = true;
+    if (!finalized_) {
+        ULMPI_DEBUG("bootstrap: %s", why.c_str());
+        FailureEvent ev;
+        ev.kind = FailureEvent::Kind::job_ending;
+        ev.detail = "lost the connection to mpirun (" + why + ")";
+        events_.push_back(std::move(ev));
+    }
+}
+
+void OurBootstrap::queue_event(const wire::Event& e)
+{
+    FailureEvent ev;
+    switch (e.kind) {
+    case wire::EventKind::rank_failed: ev.kind = FailureEvent::Kind::rank_failed; break;
+    case wire::EventKind::host_failed: ev.kind = FailureEvent::Kind::host_failed; break;
+    case wire::EventKind::job_ending: ev.kind = FailureEvent::Kind::job_ending; break;
+    }
+    ev.rank = e.rank;
+    ev.node_id = e.node;
+    ev.detail = e.detail;
+    events_.push_back(std::move(ev));
+}
+
+Status OurBootstrap::wait_for(wire::MsgType want, wire::Message& out, int timeout_ms)
+{
+    for (;;) {
+        std::string why;
+        Status st = reader_.next(out, why);
+        if (st.ok()) {
+            wire::MsgType got = wire::type_of(out.body);
+            if (got == want) {
+                return Errc::ok;
+            }
+            if (const auto* e = std::get_if<wire::Event>(&out.body)) {
+                queue_event(*e);
+                continue;
+            }
+            if (got == wire::MsgType::refused) {
+                return Errc::peer_failed;
+            }
+            ULMPI_ERROR("bootstrap: mpirun sent %s while %s was expected",
+                        wire::msg_type_name(got), wire::msg_type_name(want));
+            return Errc::protocol;
+        }
+        if (st.code() == Errc::protocol) {
+            ULMPI_ERROR("bootstrap: bad frame from mpirun: %s", why.c_str());
+            connection_lost("bad frame: " + why);
+            return Errc::protocol;
+        }
+        st = read_some(timeout_ms);
+        if (st.code() == Errc::peer_failed || st.code() == Errc::timeout) {
+            return st;
+        }
+    }
+}
+
+Status OurBootstrap::put(std::string_view key, const void* data, std::size_t len)
+{
+    if (key.empty() || key.size() > wire::kMaxKey) {
+        return Errc::invalid_arg;
+    }
+    const auto* b = static_cast<const std::byte*>(data);
+    wire::Put p;
+    p.key = key;
+    p.value.assign(b, b + len);
+    cache_[{job_.rank, std::string(key)}] = p.value;
+    return send(std::move(p));
+}
+
+Status OurBootstrap::fence()
+{
+    if (Status st = send(wire::Fence{}); !st.ok()) {
+        return st;
+    }
+    wire::Message m;
+    if (Status st = wait_for(wire::MsgType::fence_done, m, -1); !st.ok()) {
+        return st;
+    }
+    for (wire::KeyValue& kv : std::get<wire::FenceDone>(m.body).entries) {
+        cache_[{kv.rank, std::move(kv.key)}] = std::move(kv.value);
+    }
+    return Errc::ok;
+}
+
+Status OurBootstrap::get(int rank, std::string_view key, std::vector<std::byte>& out)
+{
+    if (rank < 0 || rank >= job_.size || key.empty() || key.size() > wire::kMaxKey) {
+        return Errc::invalid_arg;
+    }
+    auto it = cache_.find(std::pair<int, std::string>(rank, key));
+    if (it != cache_.end()) {
+        out = it->second;
+        return Errc::ok;
+    }
+    wire::Get g;
+    g.rank = rank;
+    g.key = key;
+    if (Status st = send(std::move(g)); !st.ok()) {
+        return st;
+    }
+    wire::Message m;
+    if (Status st = wait_for(wire::MsgType::value, m, -1); !st.ok()) {
+        return st;
+    }
+    auto& v = std::get<wire::Value>(m.body);
+    if (!v.found) {
+        return Errc::invalid_arg;
+    }
+    out = v.value;
+    cache_[{rank, std::string(key)}] = std::move(v.value);
+    return Errc::ok;
+}
+
+void OurBootstrap::abort(int code, std::string_view msg)
+{
+    wire::Abort a;
+    a.code = code;
+    a.message = msg;
+    if (send(std::move(a)).ok()) {
+        // mpirun now ends every rank, this one included; give it the time.
+        timespec step{0, 10 * 1000 * 1000};
+        for (int waited = 0; waited < kAbortWaitMs; waited += 10) {
+            ::nanosleep(&step, nullptr);
+        }
+    } else {
+        ULMPI_ERROR("MPI_Abort with code %d (%.*s), but mpirun is unreachable", code,
+                    static_cast<int>(msg.size()), msg.data());
+    }
+    ::_exit(wire::abort_exit_status(code));
+}
+
+Status OurBootstrap::finalize()
+{
+    if (finalized_) {
+        return Errc::ok;
+    }
+    Status st = send(wire::Finalize{});
+    finalized_ = true;
+    return st;
+}
+
+bool OurBootstrap::poll_event(FailureEvent& ev)
+{
+    if (events_.empty() && !lost_) {
+        // Take whatever has arrived, without blocking.
+        for (;;) {
+            wire::Message m;
+            std::string why;
+            Status st = reader_.next(m, why);
+            if (st.ok()) {
+                if (const auto* e = std::get_if<wire::Event>(&m.body)) {
+                    queue_event(*e);
+                } else {
+                    ULMPI_ERROR("bootstrap: unexpected %s from mpirun",
+                                wire::msg_type_name(wire::type_of(m.body)));
+                }
+                continue;
+            }
+            if (st.code() == Errc::protocol) {
+                connection_lost("bad frame: " + why);
+                break;
+            }
+            if (!read_some(0).ok()) {
+                break;
+            }
+        }
+    }
+    if (events_.empty()) {
+        return false;
+    }
+    ev = std::move(events_.front());
+    events_.pop_front();
+    return true;
+}
+
+} // namespace
+
+std::unique_ptr<Bootstrap> make_our_bootstrap(std::string& why)
+{
+    auto b = std::make_unique<OurBootstrap>();
+    if (!b->start(why).ok()) {
+        return nullptr;
+    }
+    return b;
+}
+
+} // namespace ulmpi::rt

@@ -1,0 +1,240 @@
+#include "runtime/mpirun/kv_server.h"
+
+#include "runtime/log.h"
+
+#include <algorithm>
+
+namespace ulmpi::rt::mpirun {
+
+KvServer::KvServer(const wire::Secret& secret, std::vector<std::int32_t> node_of_rank,
+                   std::uint32_t universe_size, Sink& sink)
+    : secret_(secret), node_of_rank_(std::move(node_of_rank)), universe_size_(universe_size),
+      sink_(sink), ranks_(node_of_rank_.size())
+{
+}
+
+void KvServer::on_connect(ConnId conn) { conns_[conn] = Conn{}; }
+
+void KvServer::send(ConnId id, std::int32_t rank, wire::Body body)
+{
+    sink_.send(id, wire::encode(wire::Message{rank, std::move(body)}));
+}
+
+void KvServer::on_data(ConnId conn, const void* data, std::size_t len)
+{
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) {
+        return;
+    }
+    it->second.reader.append(data, len);
+    for (;;) {
+        // handle() may drop the connection: look it up again every time.
+        it = conns_.find(conn);
+        if (it == conns_.end()) {
+            return;
+        }
+        wire::Message m;
+        std::string why;
+        Status st = it->second.reader.next(m, why);
+        if (st.code() == Errc::again) {
+            return;
+        }
+        if (!st.ok()) {
+            if (it->second.trusted) {
+                drop(conn, "bad frame: " + why);
+            } else {
+                refuse(conn, "bad frame: " + why);
+            }
+            return;
+        }
+        handle(conn, it->second, m);
+    }
+}
+
+void KvServer::refuse(ConnId id, const std::string& why)
+{
+    ++refused_;
+    ULMPI_DEBUG("refused connection %d (%u so far): %s", id, refused_, why.c_str());
+    send(id, -1, wire::Refused{why});
+    sink_.close(id);
+    // A relaying connection may already carry ranks: they are lost with it.
+    on_close(id);
+}
+
+// A trusted connection broke the protocol: treat it as lost.
+void KvServer::drop(ConnId id, const std::string& why)
+{
+    ULMPI_WARN("closing a rank connection: %s", why.c_str());
+    sink_.close(id);
+    on_close(id);
+}
+
+void KvServer::on_hello(ConnId id, Conn& c, const wire::Message& m)
+{
+    const auto& h = std::get<wire::Hello>(m.body);
+    if (!wire::secret_equal(h.secret, secret_)) {
+        refuse(id, "wrong job secret");
+        return;
+    }
+    if (h.rank != m.rank || h.rank < 0 || h.rank >= size()) {
+        refuse(id, "rank " + std::to_string(h.rank) + " is not in this job");
+        return;
+    }
+    RankState& r = ranks_[idx(h.rank)];
+    if (r.hello) {
+        refuse(id, "rank " + std::to_string(h.rank) + " has already connected");
+        return;
+    }
+    c.trusted = true;
+    c.reader.set_max_frame(wire::kMaxFrame);
+    c.ranks.push_back(h.rank);
+    r.conn = id;
+    r.pid = h.pid;
+    r.hello = true;
+    wire::Welcome w;
+    w.universe_size = universe_size_;
+    w.node_of_rank = node_of_rank_;
+    send(id, h.rank, std::move(w));
+    notes_.push_back(Note{Note::Kind::hello, h.rank, 0, {}});
+}
+
+void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
+{
+    wire::MsgType type = wire::type_of(m.body);
+    if (type == wire::MsgType::hello) {
+        on_hello(id, c, m);
+        return;
+    }
+    if (!c.trusted) {
+        refuse(id, std::string("expected HELLO, got ") + wire::msg_type_name(type));
+        return;
+    }
+    if (std::find(c.ranks.begin(), c.ranks.end(), m.rank) == c.ranks.end()) {
+        drop(id, "frame for rank " + std::to_string(m.rank) +
+                     " that this connection did not introduce");
+        return;
+    }
+    RankState& r = ranks_[idx(m.rank)];
+    switch (type) {
+    case wire::MsgType::put: {
+        auto& p = std::get<wire::Put>(m.body);
+        auto key = std::make_pair(static_cast<int>(m.rank), std::move(p.key));
+        store_[key] = std::move(p.value);
+        since_fence_.insert(std::move(key));
+        break;
+    }
+    case wire::MsgType::fence:
+        if (r.fenced || r.finalized) {
+            drop(id, "rank " + std::to_string(m.rank) + " fenced twice in one round");
+            return;
+        }
+        r.fenced = true;
+        ++fenced_;
+        check_fence();
+        break;
+    case wire::MsgType::get: {
+        const auto& g = std::get<wire::Get>(m.body);
+        wire::Value v;
+        auto it = store_.find(std::make_pair(static_cast<int>(g.rank), g.key));
+        if (it != store_.end()) {
+            v.found = true;
+            v.value = it->second;
+        }
+        send(id, m.rank, std::move(v));
+        break;
+    }
+    case wire::MsgType::abort: {
+        auto& a = std::get<wire::Abort>(m.body);
+        notes_.push_back(Note{Note::Kind::abort, m.rank, a.code, std::move(a.message)});
+        break;
+    }
+    case wire::MsgType::finalize:
+        if (!r.finalized) {
+            r.finalized = true;
+            notes_.push_back(Note{Note::Kind::finalize, m.rank, 0, {}});
+            check_fence();
+        }
+        break;
+    default:
+        drop(id, std::string("a rank sent ") + wire::msg_type_name(type));
+        return;
+    }
+}
+
+void KvServer::on_close(ConnId conn)
+{
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) {
+        return;
+    }
+    std::vector<int> ranks = std::move(it->second.ranks);
+    conns_.erase(it);
+    for (int rank : ranks) {
+        RankState& r = ranks_[idx(rank)];
+        r.conn = -1;
+        if (!r.finalized) {
+            r.gone = true;
+            notes_.push_back(Note{Note::Kind::conn_lost, rank, 0, {}});
+        }
+    }
+    check_fence();
+}
+
+void KvServer::rank_gone(int rank)
+{
+    if (rank < 0 || rank >= size()) {
+        return;
+    }
+    ranks_[idx(rank)].gone = true;
+    check_fence();
+}
+
+void KvServer::check_fence()
+{
+    if (fenced_ == 0) {
+        return;
+    }
+    if (fenced_ == size()) {
+        wire::FenceDone done;
+        for (const auto& key : since_fence_) {
+            done.entries.push_back(wire::KeyValue{key.first, key.second, store_[key]});
+        }
+        since_fence_.clear();
+        wire::Bytes frame = wire::encode(wire::Message{-1, std::move(done)});
+        for (const auto& [id, c] : conns_) {
+            if (!c.ranks.empty()) {
+                sink_.send(id, frame);
+            }
+        }
+        for (RankState& r : ranks_) {
+            r.fenced = false;
+        }
+        fenced_ = 0;
+        ++fences_done_;
+        return;
+    }
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+        RankState& r = ranks_[i];
+        if (!r.fenced && (r.gone || r.finalized) && !r.stuck_noted) {
+            r.stuck_noted = true;
+            std::string why = r.finalized ? "called MPI_Finalize"
+                              : r.hello   ? "left MPI"
+                                          : "ended without calling MPI_Init";
+            notes_.push_back(Note{Note::Kind::fence_stuck, static_cast<int>(i), 0,
+                                  why + " while " + std::to_string(fenced_) +
+                                      " other rank(s) wait for it in a fence"});
+        }
+    }
+}
+
+void KvServer::broadcast(const wire::Event& ev)
+{
+    wire::Bytes frame = wire::encode(wire::Message{-1, ev});
+    for (const auto& [id, c] : conns_) {
+        if (!c.ranks.empty()) {
+            sink_.send(id, frame);
+        }
+    }
+}
+
+} // namespace ulmpi::rt::mpirun

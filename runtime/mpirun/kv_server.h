@@ -1,0 +1,117 @@
+// KvServer: the rank-facing side of mpirun, as a state machine without I/O.
+//
+// The socket code (BootListener) hands it the bytes of each connection and
+// carries out what it asks through a Sink (send a frame, close a
+// connection); mpirun's monitor reads the Notes it leaves (hello, abort,
+// finalize, a rank that can no longer reach a fence ...) and decides what the
+// job does. Unit tests drive it directly.
+//
+// Connections and ranks. A connection is trusted once a HELLO with the job
+// secret arrives; until then its frames are limited to kMaxHelloFrame and any
+// other message refuses it. A connection may carry several ranks (a per-host
+// daemon relays for all ranks of its host): each HELLO adds one, and every
+// later frame must name a rank that this connection introduced.
+//
+// Fence. Each rank fences once per round; when all `size` ranks have, every
+// connection gets one FENCE_DONE (rank -1: for all its ranks) carrying each
+// (rank, key, value) put since the previous fence. A rank that finalized,
+// lost its connection or ended while others wait in a fence makes the fence
+// impossible: a fence_stuck note says so, and the monitor ends the job rather
+// than let it hang.
+#pragma once
+
+#include "runtime/boot_wire.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ulmpi::rt::mpirun {
+
+using ConnId = int;
+
+class KvServer {
+public:
+    class Sink {
+    public:
+        virtual ~Sink() = default;
+        virtual void send(ConnId conn, wire::Bytes frame) = 0;
+        // Close once the frames already sent have gone out.
+        virtual void close(ConnId conn) = 0;
+    };
+
+    struct Note {
+        enum class Kind { hello, abort, finalize, conn_lost, fence_stuck };
+        Kind kind;
+        int rank = -1;
+        int code = 0;       // abort
+        std::string text;   // abort message; fence_stuck reason
+    };
+
+    KvServer(const wire::Secret& secret, std::vector<std::int32_t> node_of_rank,
+             std::uint32_t universe_size, Sink& sink);
+
+    void on_connect(ConnId conn);
+    void on_data(ConnId conn, const void* data, std::size_t len);
+    // The peer closed (or the socket failed). Unknown ids are ignored.
+    void on_close(ConnId conn);
+    // The rank's process has ended.
+    void rank_gone(int rank);
+    // Sends an EVENT to every connection that carries a rank.
+    void broadcast(const wire::Event& ev);
+
+    std::vector<Note> take_notes() { return std::exchange(notes_, {}); }
+
+    int size() const { return static_cast<int>(ranks_.size()); }
+    bool said_hello(int rank) const { return ranks_[idx(rank)].hello; }
+    bool finalized(int rank) const { return ranks_[idx(rank)].finalized; }
+    std::uint32_t pid(int rank) const { return ranks_[idx(rank)].pid; }
+    // The connection carrying `rank`, or -1.
+    ConnId conn_of(int rank) const { return ranks_[idx(rank)].conn; }
+    int fenced_count() const { return fenced_; }
+    std::uint64_t fences_completed() const { return fences_done_; }
+    unsigned refused_count() const { return refused_; }
+
+private:
+    struct Conn {
+        wire::FrameReader reader{wire::kMaxHelloFrame};
+        std::vector<int> ranks;
+        bool trusted = false;
+    };
+    struct RankState {
+        ConnId conn = -1;
+        std::uint32_t pid = 0;
+        bool hello = false;
+        bool fenced = false;   // in the current round
+        bool finalized = false;
+        bool gone = false;     // process ended or connection lost
+        bool stuck_noted = false;
+    };
+
+    static std::size_t idx(int rank) { return static_cast<std::size_t>(rank); }
+    void handle(ConnId id, Conn& c, wire::Message& m);
+    void on_hello(ConnId id, Conn& c, const wire::Message& m);
+    void refuse(ConnId id, const std::string& why);
+    void drop(ConnId id, const std::string& why);
+    void check_fence();
+    void send(ConnId id, std::int32_t rank, wire::Body body);
+
+    wire::Secret secret_;
+    std::vector<std::int32_t> node_of_rank_;
+    std::uint32_t universe_size_;
+    Sink& sink_;
+    std::unordered_map<ConnId, Conn> conns_;
+    std::vector<RankState> ranks_;
+    std::map<std::pair<int, std::string>, wire::Bytes> store_; // every value ever put
+    std::set<std::pair<int, std::string>> since_fence_;        // keys put in this round
+    int fenced_ = 0;
+    std::uint64_t fences_done_ = 0;
+    unsigned refused_ = 0;
+    std::vector<Note> notes_;
+};
+
+} // namespace ulmpi::rt::mpirun

@@ -1,0 +1,457 @@
+#include "runtime/mpirun/options.h"
+
+#include "runtime/config.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace ulmpi::rt::mpirun {
+namespace {
+
+enum class Opt {
+    np,
+    export_env,
+    param,
+    tag_output,
+    timeout,
+    wdir,
+    bind_to,
+    oversubscribe,
+    stdin_target,
+    boot,
+    host,
+    hostfile,
+    verbose,
+    help,
+    version,
+};
+
+struct OptSpec {
+    const char* name;
+    Opt opt;
+    bool takes_value;
+};
+
+// Accepted as --name or -name (Open MPI and MPICH spell them both ways).
+constexpr OptSpec kOptions[] = {
+    {"n", Opt::np, true},
+    {"np", Opt::np, true},
+    {"c", Opt::np, true},
+    {"x", Opt::export_env, true},
+    {"param", Opt::param, true},
+    {"tag-output", Opt::tag_output, false},
+    {"timeout", Opt::timeout, true},
+    {"wdir", Opt::wdir, true},
+    {"wd", Opt::wdir, true},
+    {"bind-to", Opt::bind_to, true},
+    {"oversubscribe", Opt::oversubscribe, false},
+    {"stdin", Opt::stdin_target, true},
+    {"boot", Opt::boot, true},
+    {"H", Opt::host, true},
+    {"host", Opt::host, true},
+    {"hostfile", Opt::hostfile, true},
+    {"machinefile", Opt::hostfile, true},
+    {"v", Opt::verbose, false},
+    {"verbose", Opt::verbose, false},
+    {"h", Opt::help, false},
+    {"help", Opt::help, false},
+    {"V", Opt::version, false},
+    {"version", Opt::version, false},
+};
+
+const OptSpec* find_option(std::string_view name)
+{
+    for (const OptSpec& s : kOptions) {
+        if (name == s.name) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+bool parse_count(const std::string& text, int& out)
+{
+    std::int64_t v = 0;
+    if (!parse_integer(text, v) || v < 1 || v > 1000000) {
+        return false;
+    }
+    out = static_cast<int>(v);
+    return true;
+}
+
+bool parse_seconds(const std::string& text, double& out)
+{
+    double v = 0;
+    if (!parse_real(text, v) || !(v >= 0) || v > 1e9) {
+        return false;
+    }
+    out = v;
+    return true;
+}
+
+// "host[:slots]" or "host slots=N" (hostfile line, comments already removed).
+bool parse_host(const std::string& text, HostSpec& out, std::string& why)
+{
+    std::istringstream words(text);
+    std::string first;
+    words >> first;
+    HostSpec h;
+    std::size_t colon = first.find(':');
+    h.name = first.substr(0, colon);
+    if (colon != std::string::npos && !parse_count(first.substr(colon + 1), h.slots)) {
+        why = "bad slot count in '" + first + "'";
+        return false;
+    }
+    std::string word;
+    while (words >> word) {
+        if (word.starts_with("slots=") || word.starts_with("max_slots=")) {
+            if (word.starts_with("slots=") && !parse_count(word.substr(6), h.slots)) {
+                why = "bad slot count in '" + word + "'";
+                return false;
+            }
+        } else {
+            why = "unknown host attribute '" + word + "'";
+            return false;
+        }
+    }
+    if (h.name.empty()) {
+        why = "empty host name";
+        return false;
+    }
+    out = std::move(h);
+    return true;
+}
+
+bool read_hostfile(const std::string& path, std::vector<HostSpec>& hosts, std::string& why)
+{
+    std::ifstream in(path);
+    if (!in) {
+        why = "cannot read hostfile '" + path + "': " + std::strerror(errno);
+        return false;
+    }
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+        ++lineno;
+        line = line.substr(0, line.find('#'));
+        if (line.find_first_not_of(" \t\r") == std::string::npos) {
+            continue;
+        }
+        HostSpec h;
+        std::string bad;
+        if (!parse_host(line, h, bad)) {
+            why = path + ":" + std::to_string(lineno) + ": " + bad;
+            return false;
+        }
+        hosts.push_back(std::move(h));
+    }
+    return true;
+}
+
+} // namespace
+
+bool valid_env_name(const std::string& name)
+{
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) {
+        return false;
+    }
+    for (char c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool check_param(const std::string& name, const std::string& value, std::string& why)
+{
+    if (!valid_env_name(name)) {
+        why = "'" + name + "' is not a parameter name (letters, digits and '_')";
+        return false;
+    }
+    ParamBase* p = find_param(name);
+    if (p == nullptr) {
+        // Parameters of the upper layers are not linked into mpirun; the
+        // ranks check them (and warn about unknown names) in MPI_Init.
+        return true;
+    }
+    std::string env = p->env_name();
+    const char* old = std::getenv(env.c_str());
+    std::string saved = old == nullptr ? "" : old;
+    ::setenv(env.c_str(), value.c_str(), 1);
+    std::string bad;
+    bool ok = p->reload(bad);
+    if (old == nullptr) {
+        ::unsetenv(env.c_str());
+    } else {
+        ::setenv(env.c_str(), saved.c_str(), 1);
+    }
+    std::string ignored;
+    (void)p->reload(ignored);
+    if (!ok) {
+        why = name + ": " + bad;
+    }
+    return ok;
+}
+
+ParseOutcome parse_options(int argc, const char* const* argv, const char* env_timeout,
+                           Options& out, std::string& error)
+{
+    Options o;
+    AppContext app;
+    bool timeout_given = false;
+    bool need_program = false; // after a ':'
+    int i = 1;
+    auto fail = [&](std::string why) {
+        error = std::move(why);
+        return ParseOutcome::error;
+    };
+    while (i < argc) {
+        std::string arg = argv[i];
+        if (arg == ":") {
+            return fail("':' must follow a program");
+        }
+        if (arg == "--") {
+            ++i;
+            if (i >= argc) {
+                return fail("no program after '--'");
+            }
+            arg = argv[i];
+        } else if (arg.size() > 1 && arg[0] == '-') {
+            // An option.
+            std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
+            std::optional<std::string> inline_value;
+            if (std::size_t eq = name.find('='); eq != std::string::npos) {
+                inline_value = name.substr(eq + 1);
+                name.resize(eq);
+            }
+            const OptSpec* spec = find_option(name);
+            if (spec == nullptr) {
+                return fail("unknown option '" + arg + "' (mpirun --help lists them)");
+            }
+            std::string value;
+            if (spec->takes_value) {
+                if (inline_value) {
+                    value = *inline_value;
+                } else if (i + 1 < argc) {
+                    value = argv[++i];
+                } else {
+                    return fail("option '" + arg + "' needs a value");
+                }
+            } else if (inline_value) {
+                return fail("option '--" + name + "' takes no value");
+            }
+            ++i;
+            switch (spec->opt) {
+            case Opt::np:
+                if (!parse_count(value, app.np)) {
+                    return fail("-n: '" + value + "' is not a process count (1 or more)");
+                }
+                break;
+            case Opt::export_env: {
+                std::size_t eq = value.find('=');
+                std::string var = value.substr(0, eq);
+                if (!valid_env_name(var)) {
+                    return fail("-x: '" + var + "' is not an environment variable name");
+                }
+                if (eq == std::string::npos) {
+                    o.exports.emplace_back(var, std::nullopt);
+                } else {
+                    o.exports.emplace_back(var, value.substr(eq + 1));
+                }
+                break;
+            }
+            case Opt::param: {
+                std::size_t eq = value.find('=');
+                if (eq == std::string::npos || eq == 0) {
+                    return fail("--param: expected name=value, got '" + value + "'");
+                }
+                std::string pname = value.substr(0, eq);
+                for (char& c : pname) {
+                    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                }
+                std::string pvalue = value.substr(eq + 1);
+                std::string why;
+                if (!check_param(pname, pvalue, why)) {
+                    return fail("--param " + value + ": " + why);
+                }
+                o.params.emplace_back(pname, pvalue);
+                break;
+            }
+            case Opt::tag_output: o.tag_output = true; break;
+            case Opt::timeout:
+                if (!parse_seconds(value, o.timeout_s)) {
+                    return fail("--timeout: '" + value + "' is not a number of seconds");
+                }
+                timeout_given = true;
+                break;
+            case Opt::wdir:
+                if (value.empty()) {
+                    return fail("--wdir needs a directory");
+                }
+                o.wdir = value;
+                break;
+            case Opt::bind_to:
+                if (value == "core") {
+                    o.bind = BindMode::core;
+                } else if (value == "hwthread") {
+                    o.bind = BindMode::hwthread;
+                } else if (value == "none") {
+                    o.bind = BindMode::none;
+                } else {
+                    return fail("--bind-to: '" + value + "' is not core, hwthread or none");
+                }
+                break;
+            case Opt::oversubscribe: break; // we never refuse to oversubscribe
+            case Opt::stdin_target:
+                if (value == "none") {
+                    o.stdin_rank = -1;
+                } else {
+                    std::int64_t r = 0;
+                    if (!parse_integer(value, r) || r < 0 || r > 0x7fffffff) {
+                        return fail("--stdin: '" + value + "' is not a rank or 'none'");
+                    }
+                    o.stdin_rank = static_cast<int>(r);
+                }
+                break;
+            case Opt::boot:
+                if (value == "unix") {
+                    o.boot = BootKind::unix_abstract;
+                } else if (value == "tcp") {
+                    o.boot = BootKind::tcp;
+                } else if (value.starts_with("tcp:")) {
+                    o.boot = BootKind::tcp;
+                    o.boot_ip = value.substr(4);
+                } else {
+                    return fail("--boot: '" + value + "' is not unix, tcp or tcp:IP");
+                }
+                break;
+            case Opt::host: {
+                std::size_t pos = 0;
+                while (pos <= value.size()) {
+                    std::size_t comma = value.find(',', pos);
+                    std::string one = value.substr(pos, comma == std::string::npos
+                                                            ? std::string::npos
+                                                            : comma - pos);
+                    HostSpec h;
+                    std::string why;
+                    if (!parse_host(one, h, why)) {
+                        return fail("-H " + value + ": " + why);
+                    }
+                    o.hosts.push_back(std::move(h));
+                    if (comma == std::string::npos) {
+                        break;
+                    }
+                    pos = comma + 1;
+                }
+                break;
+            }
+            case Opt::hostfile: {
+                std::string why;
+                if (!read_hostfile(value, o.hosts, why)) {
+                    return fail(why);
+                }
+                break;
+            }
+            case Opt::verbose: o.verbose = true; break;
+            case Opt::help: return ParseOutcome::help;
+            case Opt::version: return ParseOutcome::version;
+            }
+            continue;
+        }
+        // The program and its arguments, up to a lone ':'.
+        app.argv.push_back(arg);
+        ++i;
+        while (i < argc && std::strcmp(argv[i], ":") != 0) {
+            app.argv.push_back(argv[i++]);
+        }
+        o.apps.push_back(std::move(app));
+        app = AppContext{};
+        need_program = i < argc;
+        if (need_program) {
+            ++i; // the ':'
+        }
+    }
+    if (o.apps.empty()) {
+        return fail("no program to run (mpirun --help shows the usage)");
+    }
+    if (need_program) {
+        // Options after a program belong to it, so only a trailing ':' (with
+        // or without options after it) lands here.
+        return fail("no program after ':'");
+    }
+    if (!timeout_given && env_timeout != nullptr && *env_timeout != '\0') {
+        if (!parse_seconds(env_timeout, o.timeout_s)) {
+            return fail(std::string("MPIEXEC_TIMEOUT: '") + env_timeout +
+                        "' is not a number of seconds");
+        }
+    }
+    out = std::move(o);
+    return ParseOutcome::run;
+}
+
+std::string help_text(const char* prog)
+{
+    std::string p = prog;
+    return "Usage: " + p + R"( [options] program [args] [: [options] program [args]]...
+
+Starts the ranks of an MPI job on this host, runs their key-value (wire-up)
+service, forwards their output and signals, and ends the whole job as soon as
+one rank fails. A program started without mpirun is a job of one rank.
+
+Options (also accepted with a single dash, e.g. -np 4):
+  -n, -np, -c N        number of processes of the program that follows
+                       (default 1 per program; not the number of slots)
+  -x VAR[=value]       set VAR in the ranks' environment (VAR alone: take
+                       mpirun's value); the whole environment is passed anyway
+  --param name=value   set ulmpi parameter `name` for every rank (becomes
+                       ULMPI_<NAME>=value; repeatable; ulmpi_info lists them)
+  --tag-output         prefix every output line with "[rank] "
+  --timeout SECONDS    end the job after SECONDS (also MPIEXEC_TIMEOUT; the
+                       option wins); exit status 124
+  --wdir DIR           run the ranks in DIR (programs given with a relative
+                       path are still found from mpirun's directory)
+  --bind-to core|hwthread|none
+                       pin each rank, round-robin over the CPUs mpirun may
+                       use; default: core when the ranks fit on the CPUs
+                       (hwthread when they fit only on hardware threads),
+                       none when oversubscribed
+  --oversubscribe      accepted; mpirun never refuses more ranks than CPUs
+  --stdin RANK|none    which rank reads mpirun's standard input (default 0);
+                       every other rank reads /dev/null
+  -H, --host h[:n],... hosts of the job map with n slots each (for now only
+                       this host may appear)
+  --hostfile FILE      the same from a file: "host [slots=n]" per line
+  --boot unix|tcp[:IP] transport of the rank <-> mpirun connection (default
+                       an abstract Unix socket; tcp listens on 127.0.0.1)
+  -v, --verbose        log what mpirun does
+  -h, --help           this text
+  -V, --version        print "ulmpi <version>"
+
+MPMD: `mpirun -n 1 master : -n 4 worker` starts ranks 0 (master) and 1-4
+(worker); ULMPI_APPNUM tells each rank the index of its program.
+
+Every rank runs in its own process group and never outlives mpirun. SIGINT,
+SIGTERM and SIGHUP are forwarded to the ranks; those still alive 2 seconds
+later (or at a second Ctrl-C) are killed.
+
+Exit status:
+  0        every rank succeeded
+  N        a rank called MPI_Abort with code N (the low 8 bits; 1 if those
+           are 0 for a nonzero code)
+  N        the first rank that failed exited with status N
+  1        a rank left MPI without MPI_Finalize (exited 0 after MPI_Init,
+           lost its connection, or exited while the others wait for it)
+  128+S    the first rank that failed was killed by signal S
+  2        usage error (bad option or value)
+  124      --timeout / MPIEXEC_TIMEOUT expired
+  126      a program could not be executed (not executable, bad format)
+  127      a program was not found
+  129/130/143  mpirun got SIGHUP / SIGINT / SIGTERM
+)";
+}
+
+} // namespace ulmpi::rt::mpirun

@@ -1,0 +1,61 @@
+// mpirun's command line: `mpirun [options] prog [args] [: [options] prog [args]]...`
+//
+// Options before each program belong to the whole job, except -n which
+// counts the processes of the app context (program) that follows it. The
+// first word that is not an option is the program; everything after it up to
+// a lone ':' is its argument list.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ulmpi::rt::mpirun {
+
+struct AppContext {
+    int np = 1;
+    std::vector<std::string> argv; // argv[0] is the program as typed
+};
+
+// One entry of -H / --hostfile: a host and how many ranks it takes before
+// the mapper wraps around (oversubscription is always allowed).
+struct HostSpec {
+    std::string name;
+    int slots = 0; // 0: as many as the host has CPUs
+};
+
+enum class BindMode { automatic, none, core, hwthread };
+enum class BootKind { unix_abstract, tcp };
+
+struct Options {
+    std::vector<AppContext> apps;
+    std::vector<std::pair<std::string, std::optional<std::string>>> exports; // -x
+    std::vector<std::pair<std::string, std::string>> params;                // --param
+    std::vector<HostSpec> hosts;
+    bool tag_output = false;
+    double timeout_s = 0; // 0: none
+    std::string wdir;
+    BindMode bind = BindMode::automatic;
+    int stdin_rank = 0; // -1: every rank reads /dev/null
+    BootKind boot = BootKind::unix_abstract;
+    std::string boot_ip = "127.0.0.1";
+    bool verbose = false;
+};
+
+enum class ParseOutcome { run, help, version, error };
+
+// Parses argv (argv[0] is mpirun's name). `env_timeout` is MPIEXEC_TIMEOUT or
+// nullptr; --timeout wins over it. On error, `error` names the offending word.
+ParseOutcome parse_options(int argc, const char* const* argv, const char* env_timeout,
+                           Options& out, std::string& error);
+
+std::string help_text(const char* prog);
+
+// Form checks shared with the tests.
+bool valid_env_name(const std::string& name);
+// --param name=value: name of letters, digits and '_'. When the name is in
+// this process's parameter registry the value is also parsed.
+bool check_param(const std::string& name, const std::string& value, std::string& why);
+
+} // namespace ulmpi::rt::mpirun

@@ -1,0 +1,244 @@
+// rt::crc32c: published vectors, software == hardware, crc32c_copy at every
+// length and misalignment, chaining and combine identities. Every test runs
+// once on the best implementation of this CPU and once forced to software.
+#include "runtime/crc32c.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string_view>
+#include <vector>
+
+namespace ulmpi::rt {
+namespace {
+
+// Bit-at-a-time reference, independent of both implementations.
+std::uint32_t reference_crc(const void* data, std::size_t len, std::uint32_t crc = 0)
+{
+    const auto* p = static_cast<const unsigned char*>(data);
+    crc = ~crc;
+    for (std::size_t i = 0; i < len; ++i) {
+        crc ^= p[i];
+        for (int b = 0; b < 8; ++b) {
+            crc = (crc & 1u) != 0 ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+        }
+    }
+    return ~crc;
+}
+
+std::vector<unsigned char> random_bytes(std::size_t n, std::uint32_t seed)
+{
+    std::mt19937_64 rng(seed);
+    std::vector<unsigned char> v(n);
+    for (auto& b : v) {
+        b = static_cast<unsigned char>(rng());
+    }
+    return v;
+}
+
+std::uint32_t crc_of(std::string_view s) { return crc32c(s.data(), s.size()); }
+
+enum class Impl { best, software };
+
+class Crc32c : public ::testing::TestWithParam<Impl> {
+protected:
+    void SetUp() override { crc32c_force_software(GetParam() == Impl::software); }
+    void TearDown() override { crc32c_force_software(false); }
+};
+
+TEST_P(Crc32c, reports_the_implementation_in_use)
+{
+    const std::string_view name = crc32c_implementation();
+    if (GetParam() == Impl::software || !crc32c_hardware_available()) {
+        EXPECT_EQ(name, "software (slicing-by-8)");
+    } else {
+        EXPECT_EQ(name, "sse4.2 (3-way)");
+    }
+}
+
+TEST_P(Crc32c, matches_published_vectors)
+{
+    EXPECT_EQ(crc_of("123456789"), 0xE3069283u);
+    EXPECT_EQ(crc_of(""), 0x00000000u);
+    EXPECT_EQ(crc_of("a"), 0xC1D04330u);
+    EXPECT_EQ(crc_of("The quick brown fox jumps over the lazy dog"), 0x22620404u);
+
+    // RFC 3720 (iSCSI) appendix B.4.
+    unsigned char buf[32];
+    std::memset(buf, 0x00, sizeof buf);
+    EXPECT_EQ(crc32c(buf, sizeof buf), 0x8A9136AAu);
+    std::memset(buf, 0xFF, sizeof buf);
+    EXPECT_EQ(crc32c(buf, sizeof buf), 0x62A8AB43u);
+    for (int i = 0; i < 32; ++i) {
+        buf[i] = static_cast<unsigned char>(i);
+    }
+    EXPECT_EQ(crc32c(buf, sizeof buf), 0x46DD794Eu);
+    for (int i = 0; i < 32; ++i) {
+        buf[i] = static_cast<unsigned char>(31 - i);
+    }
+    EXPECT_EQ(crc32c(buf, sizeof buf), 0x113FDB5Cu);
+    // The same vectors through the copying variant.
+    unsigned char out[32];
+    EXPECT_EQ(crc32c_copy(out, buf, sizeof buf), 0x113FDB5Cu);
+    EXPECT_EQ(std::memcmp(out, buf, sizeof buf), 0);
+}
+
+TEST_P(Crc32c, matches_bitwise_reference_at_every_length_and_offset)
+{
+    // Covers the aligned head, both 3-way block sizes (768 B and 24 KiB
+    // blocks) and every tail length.
+    const auto data = random_bytes(3 * 8192 * 2 + 3 * 256 * 2 + 64, 1);
+    for (std::size_t len = 0; len <= 1600; ++len) {
+        for (std::size_t off = 0; off < 8; ++off) {
+            ASSERT_EQ(crc32c(data.data() + off, len), reference_crc(data.data() + off, len))
+                << "len " << len << " off " << off;
+        }
+    }
+    for (std::size_t len : {24575u, 24576u, 24577u, 24576u + 768u + 7u, 49152u, 50000u}) {
+        for (std::size_t off = 0; off < 8; ++off) {
+            ASSERT_EQ(crc32c(data.data() + off, len), reference_crc(data.data() + off, len))
+                << "len " << len << " off " << off;
+        }
+    }
+}
+
+TEST_P(Crc32c, copy_equals_memcpy_plus_crc_at_every_length_and_misalignment)
+{
+    constexpr std::size_t kMax = 4096;
+    constexpr unsigned char kGuard = 0xA5;
+    const auto src = random_bytes(kMax + 16, 2);
+    std::vector<unsigned char> dst(kMax + 48, kGuard);
+    const std::vector<unsigned char> guard(48, kGuard);
+    for (std::size_t len = 0; len <= kMax; ++len) {
+        for (std::size_t so = 0; so < 16; ++so) {
+            const std::uint32_t want = crc32c(src.data() + so, len);
+            for (std::size_t d = 0; d < 16; ++d) {
+                unsigned char* out = dst.data() + 16 + d;
+                const std::uint32_t got = crc32c_copy(out, src.data() + so, len);
+                ASSERT_EQ(got, want) << "len " << len << " src+" << so << " dst+" << d;
+                ASSERT_EQ(std::memcmp(out, src.data() + so, len), 0)
+                    << "len " << len << " src+" << so << " dst+" << d;
+                ASSERT_EQ(std::memcmp(dst.data(), guard.data(), 16 + d), 0)
+                    << "wrote before dst, len " << len;
+                ASSERT_EQ(std::memcmp(out + len, guard.data(), 32 - d), 0)
+                    << "wrote after dst, len " << len;
+                std::memset(out, kGuard, len);
+            }
+        }
+    }
+    // Spot-check against the independent reference too.
+    EXPECT_EQ(crc32c(src.data() + 3, kMax), reference_crc(src.data() + 3, kMax));
+}
+
+TEST_P(Crc32c, copy_is_correct_for_large_sizes)
+{
+    const std::size_t sizes[] = {3 * 8192, 3 * 8192 + 1, 65536 + 13, (1u << 20) + 3,
+                                 (4u << 20) + 5};
+    const auto src = random_bytes((4u << 20) + 64, 3);
+    std::vector<unsigned char> dst((4u << 20) + 64);
+    for (std::size_t len : sizes) {
+        for (std::size_t so : {0u, 1u, 7u, 12u}) {
+            for (std::size_t d : {0u, 3u, 8u, 13u}) {
+                std::memset(dst.data(), 0, dst.size());
+                const std::uint32_t got = crc32c_copy(dst.data() + d, src.data() + so, len);
+                ASSERT_EQ(got, crc32c(src.data() + so, len)) << "len " << len;
+                ASSERT_EQ(std::memcmp(dst.data() + d, src.data() + so, len), 0) << "len " << len;
+            }
+        }
+    }
+    const std::size_t big = (1u << 20) + 3;
+    EXPECT_EQ(crc32c(src.data() + 1, big), reference_crc(src.data() + 1, big));
+}
+
+TEST_P(Crc32c, chains_across_any_split)
+{
+    const auto data = random_bytes(100000, 4);
+    std::vector<unsigned char> out(data.size());
+    std::mt19937_64 rng(5);
+    for (int trial = 0; trial < 300; ++trial) {
+        const std::size_t len = rng() % data.size();
+        const std::size_t cut = len == 0 ? 0 : rng() % (len + 1);
+        const std::uint32_t whole = crc32c(data.data(), len);
+        EXPECT_EQ(crc32c(data.data() + cut, len - cut, crc32c(data.data(), cut)), whole);
+        const std::uint32_t a = crc32c_copy(out.data(), data.data(), cut);
+        EXPECT_EQ(crc32c_copy(out.data() + cut, data.data() + cut, len - cut, a), whole);
+        EXPECT_EQ(std::memcmp(out.data(), data.data(), len), 0);
+    }
+    // Byte by byte.
+    std::uint32_t c = 0;
+    for (std::size_t i = 0; i < 1000; ++i) {
+        c = crc32c(data.data() + i, 1, c);
+    }
+    EXPECT_EQ(c, crc32c(data.data(), 1000));
+}
+
+TEST_P(Crc32c, combine_equals_crc_of_concatenation)
+{
+    const auto data = random_bytes(200000, 6);
+    std::mt19937_64 rng(7);
+    for (int trial = 0; trial < 300; ++trial) {
+        const std::size_t len = rng() % data.size();
+        const std::size_t cut = len == 0 ? 0 : rng() % (len + 1);
+        const std::uint32_t a = crc32c(data.data(), cut);
+        const std::uint32_t b = crc32c(data.data() + cut, len - cut);
+        EXPECT_EQ(crc32c_combine(a, b, len - cut), crc32c(data.data(), len)) << len << " " << cut;
+    }
+    // Empty B leaves A; empty A gives B.
+    const std::uint32_t a = crc32c(data.data(), 77);
+    EXPECT_EQ(crc32c_combine(a, 0, 0), a);
+    EXPECT_EQ(crc32c_combine(0, a, 77), a);
+    // A long run of zeros: combine against a crc computed directly.
+    std::vector<unsigned char> zeros(5u << 20, 0);
+    const std::uint32_t z = crc32c(zeros.data(), zeros.size());
+    EXPECT_EQ(crc32c_combine(a, z, zeros.size()), crc32c(zeros.data(), zeros.size(), a));
+}
+
+TEST_P(Crc32c, combine_is_associative_for_huge_lengths)
+{
+    // Lengths beyond any buffer we can checksum: (A‖B)‖C == A‖(B‖C).
+    const std::uint32_t a = 0x12345678u;
+    const std::uint32_t b = 0x9ABCDEF0u;
+    const std::uint32_t c = 0x0F1E2D3Cu;
+    const std::size_t lb = (std::size_t{1} << 40) + 12345;
+    const std::size_t lc = (std::size_t{1} << 62) + 999;
+    EXPECT_EQ(crc32c_combine(crc32c_combine(a, b, lb), c, lc),
+              crc32c_combine(a, crc32c_combine(b, c, lc), lb + lc));
+}
+
+INSTANTIATE_TEST_SUITE_P(Impl, Crc32c, ::testing::Values(Impl::best, Impl::software),
+                         [](const ::testing::TestParamInfo<Impl>& info) {
+                             return info.param == Impl::best ? "best" : "software";
+                         });
+
+TEST(Crc32cDispatch, software_and_hardware_agree_on_random_data)
+{
+    if (!crc32c_hardware_available()) {
+        GTEST_SKIP() << "no SSE4.2 on this CPU";
+    }
+    const auto data = random_bytes(1u << 20, 8);
+    std::vector<unsigned char> out(data.size());
+    std::mt19937_64 rng(9);
+    for (int trial = 0; trial < 2000; ++trial) {
+        std::size_t len = rng() % (trial < 1500 ? 4096 : data.size());
+        const std::size_t off = rng() % 64;
+        if (off + len > data.size()) {
+            len = data.size() - off;
+        }
+        const std::uint32_t seed = static_cast<std::uint32_t>(rng());
+        crc32c_force_software(false);
+        const std::uint32_t hw = crc32c(data.data() + off, len, seed);
+        const std::uint32_t hw_copy = crc32c_copy(out.data(), data.data() + off, len, seed);
+        crc32c_force_software(true);
+        const std::uint32_t sw = crc32c(data.data() + off, len, seed);
+        const std::uint32_t sw_copy = crc32c_copy(out.data(), data.data() + off, len, seed);
+        ASSERT_EQ(hw, sw) << "len " << len << " off " << off;
+        ASSERT_EQ(hw_copy, sw) << "len " << len << " off " << off;
+        ASSERT_EQ(sw_copy, sw) << "len " << len << " off " << off;
+    }
+    crc32c_force_software(false);
+}
+
+} // namespace
+} // namespace ulmpi::rt

@@ -1,0 +1,279 @@
+#include "runtime/boot_wire.h"
+#include "runtime/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+using namespace ulmpi::rt;
+using namespace ulmpi::rt::wire;
+
+namespace {
+
+Bytes bytes_of(std::string_view s)
+{
+    Bytes b(s.size());
+    std::memcpy(b.data(), s.data(), s.size());
+    return b;
+}
+
+Message round_trip(const Message& in)
+{
+    Bytes frame = encode(in);
+    Message out;
+    std::size_t consumed = 0;
+    std::string why;
+    Status st = decode(frame, kMaxFrame, out, consumed, why);
+    EXPECT_TRUE(st.ok()) << why;
+    EXPECT_EQ(consumed, frame.size());
+    EXPECT_EQ(out.rank, in.rank);
+    EXPECT_EQ(type_of(out.body), type_of(in.body));
+    return out;
+}
+
+Status decode_status(const Bytes& frame, std::size_t max = kMaxFrame)
+{
+    Message out;
+    std::size_t consumed = 0;
+    std::string why;
+    return decode(frame, max, out, consumed, why);
+}
+
+Secret test_secret()
+{
+    Secret s;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        s[i] = static_cast<std::uint8_t>(i * 17 + 3);
+    }
+    return s;
+}
+
+} // namespace
+
+TEST(BootWire, header_is_twelve_bytes_little_endian)
+{
+    Bytes f = encode(Message{0x01020304, Fence{}});
+    ASSERT_EQ(f.size(), kHeaderBytes);
+    EXPECT_EQ(f[0], std::byte{0}); // body length 0
+    EXPECT_EQ(f[4], std::byte{kWireVersion});
+    EXPECT_EQ(f[5], std::byte{static_cast<std::uint8_t>(MsgType::fence)});
+    EXPECT_EQ(f[8], std::byte{0x04}); // rank, little-endian
+    EXPECT_EQ(f[11], std::byte{0x01});
+}
+
+TEST(BootWire, hello_round_trips)
+{
+    Hello h;
+    h.secret = test_secret();
+    h.rank = 7;
+    h.pid = 123456;
+    Message out = round_trip(Message{7, h});
+    const auto& g = std::get<Hello>(out.body);
+    EXPECT_EQ(g.secret, h.secret);
+    EXPECT_EQ(g.rank, 7);
+    EXPECT_EQ(g.pid, 123456u);
+}
+
+TEST(BootWire, every_other_message_round_trips)
+{
+    Welcome w{9, {0, 0, 1, 1, 2}};
+    EXPECT_EQ(std::get<Welcome>(round_trip(Message{3, w}).body).node_of_rank, w.node_of_rank);
+    EXPECT_EQ(std::get<Welcome>(round_trip(Message{3, w}).body).universe_size, 9u);
+
+    EXPECT_EQ(std::get<Refused>(round_trip(Message{-1, Refused{"no"}}).body).reason, "no");
+
+    Put p{"addr.shm", bytes_of(std::string("\0\1binary\xff", 9))};
+    auto pp = std::get<Put>(round_trip(Message{2, p}).body);
+    EXPECT_EQ(pp.key, p.key);
+    EXPECT_EQ(pp.value, p.value);
+
+    round_trip(Message{2, Fence{}});
+    round_trip(Message{2, Finalize{}});
+
+    FenceDone d;
+    d.entries.push_back(KeyValue{0, "a", bytes_of("x")});
+    d.entries.push_back(KeyValue{5, "bb", {}});
+    auto dd = std::get<FenceDone>(round_trip(Message{-1, d}).body);
+    ASSERT_EQ(dd.entries.size(), 2u);
+    EXPECT_EQ(dd.entries[1].rank, 5);
+    EXPECT_EQ(dd.entries[1].key, "bb");
+    EXPECT_TRUE(dd.entries[1].value.empty());
+    EXPECT_EQ(dd.entries[0].value, bytes_of("x"));
+
+    auto gg = std::get<Get>(round_trip(Message{1, Get{4, "k"}}).body);
+    EXPECT_EQ(gg.rank, 4);
+    EXPECT_EQ(gg.key, "k");
+
+    auto vv = std::get<Value>(round_trip(Message{1, Value{true, bytes_of("v")}}).body);
+    EXPECT_TRUE(vv.found);
+    EXPECT_EQ(vv.value, bytes_of("v"));
+    EXPECT_FALSE(std::get<Value>(round_trip(Message{1, Value{}}).body).found);
+
+    auto aa = std::get<Abort>(round_trip(Message{1, Abort{-3, "bye"}}).body);
+    EXPECT_EQ(aa.code, -3);
+    EXPECT_EQ(aa.message, "bye");
+
+    Event e{EventKind::host_failed, -1, 2, "host down"};
+    auto ee = std::get<Event>(round_trip(Message{-1, e}).body);
+    EXPECT_EQ(ee.kind, EventKind::host_failed);
+    EXPECT_EQ(ee.node, 2);
+    EXPECT_EQ(ee.detail, "host down");
+}
+
+TEST(BootWire, truncated_frame_asks_for_more)
+{
+    Bytes f = encode(Message{1, Put{"key", bytes_of("value")}});
+    for (std::size_t n = 0; n < f.size(); ++n) {
+        Bytes part(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(n));
+        EXPECT_EQ(decode_status(part).code(), Errc::again) << n;
+    }
+}
+
+TEST(BootWire, oversize_frame_is_rejected_from_the_header_alone)
+{
+    Bytes f = encode(Message{1, Put{"key", Bytes(5000)}});
+    Bytes header(f.begin(), f.begin() + kHeaderBytes);
+    EXPECT_EQ(decode_status(header, kMaxHelloFrame).code(), Errc::protocol);
+    EXPECT_TRUE(decode_status(f, 8192).ok());
+    // A forged length far beyond the limit.
+    header[3] = std::byte{0x7f};
+    EXPECT_EQ(decode_status(header).code(), Errc::protocol);
+}
+
+TEST(BootWire, bad_version_type_or_reserved_is_rejected)
+{
+    Bytes f = encode(Message{1, Fence{}});
+    Bytes bad = f;
+    bad[4] = std::byte{kWireVersion + 1};
+    EXPECT_EQ(decode_status(bad).code(), Errc::protocol);
+    bad = f;
+    bad[5] = std::byte{0};
+    EXPECT_EQ(decode_status(bad).code(), Errc::protocol);
+    bad[5] = std::byte{200};
+    EXPECT_EQ(decode_status(bad).code(), Errc::protocol);
+    bad = f;
+    bad[6] = std::byte{1};
+    EXPECT_EQ(decode_status(bad).code(), Errc::protocol);
+}
+
+TEST(BootWire, fields_past_the_body_or_trailing_bytes_are_rejected)
+{
+    // PUT whose key claims more bytes than the body holds.
+    Bytes f = encode(Message{1, Put{"key", bytes_of("v")}});
+    f[kHeaderBytes] = std::byte{200};
+    EXPECT_EQ(decode_status(f).code(), Errc::protocol);
+
+    // FENCE with a body.
+    Bytes g = encode(Message{1, Fence{}});
+    g[0] = std::byte{1};
+    g.push_back(std::byte{0});
+    EXPECT_EQ(decode_status(g).code(), Errc::protocol);
+
+    // FENCE_DONE claiming a million entries in a few bytes.
+    Bytes h = encode(Message{-1, FenceDone{}});
+    ASSERT_EQ(h.size(), kHeaderBytes + 4);
+    h[kHeaderBytes] = std::byte{0x40};
+    h[kHeaderBytes + 1] = std::byte{0x42};
+    h[kHeaderBytes + 2] = std::byte{0x0f};
+    EXPECT_EQ(decode_status(h).code(), Errc::protocol);
+
+    // VALUE with a found flag other than 0/1; EVENT with an unknown kind.
+    Bytes v = encode(Message{1, Value{true, {}}});
+    v[kHeaderBytes] = std::byte{2};
+    EXPECT_EQ(decode_status(v).code(), Errc::protocol);
+    Bytes e = encode(Message{1, Event{}});
+    e[kHeaderBytes] = std::byte{9};
+    EXPECT_EQ(decode_status(e).code(), Errc::protocol);
+
+    // A key longer than kMaxKey.
+    EXPECT_EQ(decode_status(encode(Message{1, Get{0, std::string(kMaxKey + 1, 'k')}})).code(),
+              Errc::protocol);
+}
+
+TEST(BootWire, frame_reader_cuts_a_byte_stream)
+{
+    Bytes stream;
+    encode(Message{0, Put{"a", bytes_of("1")}}, stream);
+    encode(Message{0, Fence{}}, stream);
+    encode(Message{0, Abort{4, "x"}}, stream);
+    FrameReader r;
+    std::vector<MsgType> got;
+    for (std::byte b : stream) {
+        r.append(&b, 1);
+        Message m;
+        std::string why;
+        Status st = r.next(m, why);
+        if (st.ok()) {
+            got.push_back(type_of(m.body));
+        } else {
+            ASSERT_EQ(st.code(), Errc::again) << why;
+        }
+    }
+    EXPECT_EQ(got, (std::vector<MsgType>{MsgType::put, MsgType::fence, MsgType::abort}));
+    EXPECT_EQ(r.buffered(), 0u);
+}
+
+TEST(BootWire, secret_hex_and_comparison)
+{
+    Secret s = test_secret();
+    std::string hex = secret_to_hex(s);
+    EXPECT_EQ(hex.size(), 32u);
+    Secret back{};
+    ASSERT_TRUE(secret_from_hex(hex, back));
+    EXPECT_TRUE(secret_equal(s, back));
+    back[15] ^= 1;
+    EXPECT_FALSE(secret_equal(s, back));
+    EXPECT_FALSE(secret_from_hex(hex.substr(1), back));
+    EXPECT_FALSE(secret_from_hex(std::string(31, '0') + "g", back));
+    ASSERT_TRUE(secret_from_hex(std::string(32, 'F'), back));
+    EXPECT_EQ(back[0], 0xff);
+}
+
+TEST(BootWire, boot_addresses_parse_and_format)
+{
+    BootAddr a;
+    std::string why;
+    ASSERT_TRUE(parse_boot_addr("unix-abstract:ulmpi-abc", a, why));
+    EXPECT_EQ(a.kind, BootAddr::Kind::unix_abstract);
+    EXPECT_EQ(a.name, "ulmpi-abc");
+    EXPECT_EQ(format_boot_addr(a), "unix-abstract:ulmpi-abc");
+    sockaddr_storage ss{};
+    unsigned len = to_sockaddr(a, ss);
+    const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
+    EXPECT_EQ(un->sun_path[0], '\0');
+    EXPECT_EQ(len, offsetof(sockaddr_un, sun_path) + 1 + 9);
+
+    ASSERT_TRUE(parse_boot_addr("tcp:10.1.2.3:4567", a, why));
+    EXPECT_EQ(a.kind, BootAddr::Kind::tcp);
+    EXPECT_EQ(a.ip, "10.1.2.3");
+    EXPECT_EQ(a.port, 4567);
+    EXPECT_EQ(format_boot_addr(a), "tcp:10.1.2.3:4567");
+
+    ASSERT_TRUE(parse_boot_addr("unix:/tmp/x.sock", a, why));
+    EXPECT_EQ(a.kind, BootAddr::Kind::unix_path);
+
+    for (const char* bad : {"", "udp:1.2.3.4:5", "tcp:1.2.3.4", "tcp:host:80", "tcp:1.2.3.4:0",
+                            "tcp:1.2.3.4:70000", "tcp:1.2.3.4:8x", "unix-abstract:", "unix:"}) {
+        EXPECT_FALSE(parse_boot_addr(bad, a, why)) << bad;
+    }
+    EXPECT_FALSE(parse_boot_addr("unix-abstract:" + std::string(200, 'x'), a, why));
+}
+
+TEST(BootWire, abort_exit_status_is_never_zero_for_a_nonzero_code)
+{
+    EXPECT_EQ(abort_exit_status(0), 0);
+    EXPECT_EQ(abort_exit_status(5), 5);
+    EXPECT_EQ(abort_exit_status(255), 255);
+    EXPECT_EQ(abort_exit_status(256), 1);
+    EXPECT_EQ(abort_exit_status(257), 1);
+    EXPECT_EQ(abort_exit_status(-1), 255);
+}
+
+TEST(BootWire, contract_variables_are_known_to_the_parameter_registry)
+{
+    for (const char* name : env::all) {
+        EXPECT_TRUE(is_runtime_variable(name)) << name;
+    }
+}

@@ -1,0 +1,348 @@
+#include "runtime/mpirun/kv_server.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+
+using namespace ulmpi::rt;
+using namespace ulmpi::rt::wire;
+using ulmpi::rt::mpirun::ConnId;
+using ulmpi::rt::mpirun::KvServer;
+using Kind = KvServer::Note::Kind;
+
+namespace {
+
+class FakeSink final : public KvServer::Sink {
+public:
+    void send(ConnId conn, Bytes frame) override
+    {
+        Bytes& s = sent[conn];
+        s.insert(s.end(), frame.begin(), frame.end());
+    }
+    void close(ConnId conn) override { closed.insert(conn); }
+
+    // Every message sent to `conn` since the last call.
+    std::vector<Message> take(ConnId conn)
+    {
+        std::vector<Message> out;
+        FrameReader r;
+        Bytes& s = sent[conn];
+        r.append(s.data(), s.size());
+        s.clear();
+        Message m;
+        std::string why;
+        while (r.next(m, why).ok()) {
+            out.push_back(m);
+        }
+        EXPECT_EQ(r.buffered(), 0u) << why;
+        return out;
+    }
+
+    std::map<ConnId, Bytes> sent;
+    std::set<ConnId> closed;
+};
+
+Secret secret()
+{
+    Secret s{};
+    s[0] = 0xab;
+    s[15] = 0xcd;
+    return s;
+}
+
+class KvServerTest : public ::testing::Test {
+protected:
+    KvServerTest() : kv(secret(), {0, 0, 1}, 4, sink) {}
+
+    void feed(ConnId c, const Message& m)
+    {
+        Bytes f = encode(m);
+        kv.on_data(c, f.data(), f.size());
+    }
+    // Connection `c` says HELLO as `rank`; returns what came back.
+    std::vector<Message> hello(ConnId c, int rank, Secret s = secret(), bool connect = true)
+    {
+        if (connect) {
+            kv.on_connect(c);
+        }
+        Hello h;
+        h.secret = s;
+        h.rank = rank;
+        h.pid = 1000 + static_cast<std::uint32_t>(rank);
+        feed(c, Message{rank, h});
+        return sink.take(c);
+    }
+    void put(ConnId c, int rank, const std::string& key, const std::string& value)
+    {
+        Bytes v(value.size());
+        std::memcpy(v.data(), value.data(), value.size());
+        feed(c, Message{rank, Put{key, v}});
+    }
+    std::vector<Kind> note_kinds()
+    {
+        std::vector<Kind> out;
+        for (auto& n : kv.take_notes()) {
+            out.push_back(n.kind);
+        }
+        return out;
+    }
+
+    FakeSink sink;
+    KvServer kv;
+};
+
+} // namespace
+
+TEST_F(KvServerTest, hello_with_the_secret_is_welcomed_with_the_job_map)
+{
+    auto got = hello(1, 2);
+    ASSERT_EQ(got.size(), 1u);
+    const auto& w = std::get<Welcome>(got[0].body);
+    EXPECT_EQ(w.node_of_rank, (std::vector<std::int32_t>{0, 0, 1}));
+    EXPECT_EQ(w.universe_size, 4u);
+    EXPECT_EQ(got[0].rank, 2);
+    EXPECT_TRUE(kv.said_hello(2));
+    EXPECT_EQ(kv.pid(2), 1002u);
+    EXPECT_EQ(kv.conn_of(2), 1);
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::hello});
+}
+
+TEST_F(KvServerTest, wrong_secret_is_refused_closed_and_counted)
+{
+    Secret bad = secret();
+    bad[7] ^= 0x10;
+    auto got = hello(1, 0, bad);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_NE(std::get<Refused>(got[0].body).reason.find("secret"), std::string::npos);
+    EXPECT_TRUE(sink.closed.count(1));
+    EXPECT_EQ(kv.refused_count(), 1u);
+    EXPECT_FALSE(kv.said_hello(0));
+    EXPECT_TRUE(note_kinds().empty());
+    // Later bytes on the refused connection are ignored.
+    feed(1, Message{0, Fence{}});
+    EXPECT_EQ(kv.fenced_count(), 0);
+}
+
+TEST_F(KvServerTest, anything_before_hello_is_refused)
+{
+    kv.on_connect(1);
+    feed(1, Message{0, Fence{}});
+    EXPECT_TRUE(sink.closed.count(1));
+    EXPECT_EQ(kv.refused_count(), 1u);
+}
+
+TEST_F(KvServerTest, big_frame_before_hello_is_refused)
+{
+    kv.on_connect(1);
+    Bytes f = encode(Message{0, Put{"k", Bytes(kMaxHelloFrame + 1)}});
+    kv.on_data(1, f.data(), kHeaderBytes); // the header alone is enough
+    EXPECT_TRUE(sink.closed.count(1));
+    EXPECT_EQ(kv.refused_count(), 1u);
+}
+
+TEST_F(KvServerTest, rank_out_of_range_or_twice_is_refused)
+{
+    hello(1, 3);
+    EXPECT_TRUE(sink.closed.count(1));
+    hello(2, 0);
+    hello(3, 0);
+    EXPECT_FALSE(sink.closed.count(2));
+    EXPECT_TRUE(sink.closed.count(3));
+    EXPECT_EQ(kv.refused_count(), 2u);
+}
+
+TEST_F(KvServerTest, a_bad_hello_on_a_relaying_connection_loses_its_ranks)
+{
+    kv.on_connect(5);
+    hello(5, 0, secret(), false);
+    kv.take_notes();
+    Secret bad = secret();
+    bad[0] ^= 1;
+    hello(5, 1, bad, false);
+    EXPECT_TRUE(sink.closed.count(5));
+    EXPECT_EQ(kv.refused_count(), 1u);
+    EXPECT_EQ(kv.conn_of(0), -1);
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::conn_lost});
+}
+
+TEST_F(KvServerTest, fence_completes_when_every_rank_fenced_and_carries_the_round_s_puts)
+{
+    for (int r = 0; r < 3; ++r) {
+        hello(10 + r, r);
+    }
+    kv.take_notes();
+    put(10, 0, "a", "zero");
+    put(11, 1, "a", "one");
+    put(11, 1, "a", "one again"); // the last value wins
+    feed(10, Message{0, Fence{}});
+    feed(11, Message{1, Fence{}});
+    EXPECT_EQ(kv.fenced_count(), 2);
+    EXPECT_TRUE(sink.take(10).empty());
+    put(12, 2, "b", "two");
+    feed(12, Message{2, Fence{}});
+    EXPECT_EQ(kv.fenced_count(), 0);
+    EXPECT_EQ(kv.fences_completed(), 1u);
+    for (ConnId c : {10, 11, 12}) {
+        auto got = sink.take(c);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0].rank, -1);
+        const auto& d = std::get<FenceDone>(got[0].body);
+        ASSERT_EQ(d.entries.size(), 3u);
+        std::map<std::pair<int, std::string>, std::string> seen;
+        for (const auto& e : d.entries) {
+            seen[{e.rank, e.key}] = std::string(reinterpret_cast<const char*>(e.value.data()),
+                                                e.value.size());
+        }
+        EXPECT_EQ(seen[std::make_pair(0, std::string("a"))], "zero");
+        EXPECT_EQ(seen[std::make_pair(1, std::string("a"))], "one again");
+        EXPECT_EQ(seen[std::make_pair(2, std::string("b"))], "two");
+    }
+    // The next round carries only what was put since.
+    put(10, 0, "c", "new");
+    for (int r = 0; r < 3; ++r) {
+        feed(10 + r, Message{r, Fence{}});
+    }
+    auto got = sink.take(11);
+    ASSERT_EQ(got.size(), 1u);
+    const auto& d = std::get<FenceDone>(got[0].body);
+    ASSERT_EQ(d.entries.size(), 1u);
+    EXPECT_EQ(d.entries[0].key, "c");
+    EXPECT_TRUE(note_kinds().empty());
+}
+
+TEST_F(KvServerTest, get_answers_from_everything_put)
+{
+    hello(1, 0);
+    hello(2, 1);
+    put(1, 0, "k", "v");
+    feed(2, Message{1, Get{0, "k"}});
+    feed(2, Message{1, Get{0, "nope"}});
+    auto got = sink.take(2);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].rank, 1);
+    EXPECT_TRUE(std::get<Value>(got[0].body).found);
+    EXPECT_EQ(std::get<Value>(got[0].body).value.size(), 1u);
+    EXPECT_FALSE(std::get<Value>(got[1].body).found);
+}
+
+TEST_F(KvServerTest, abort_and_finalize_become_notes)
+{
+    hello(1, 0);
+    kv.take_notes();
+    feed(1, Message{0, Abort{7, "boom"}});
+    feed(1, Message{0, Finalize{}});
+    auto notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_EQ(notes[0].kind, Kind::abort);
+    EXPECT_EQ(notes[0].code, 7);
+    EXPECT_EQ(notes[0].text, "boom");
+    EXPECT_EQ(notes[1].kind, Kind::finalize);
+    EXPECT_TRUE(kv.finalized(0));
+}
+
+TEST_F(KvServerTest, a_rank_gone_while_others_fence_makes_the_fence_stuck)
+{
+    hello(1, 0);
+    hello(2, 1);
+    kv.take_notes();
+    kv.rank_gone(2); // never said HELLO, ended
+    EXPECT_TRUE(note_kinds().empty()) << "nobody waits yet";
+    feed(1, Message{0, Fence{}});
+    auto notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].kind, Kind::fence_stuck);
+    EXPECT_EQ(notes[0].rank, 2);
+    EXPECT_NE(notes[0].text.find("without calling MPI_Init"), std::string::npos);
+    feed(2, Message{1, Fence{}});
+    EXPECT_TRUE(note_kinds().empty()) << "noted once";
+}
+
+TEST_F(KvServerTest, a_lost_connection_is_noted_and_blocks_the_fence)
+{
+    hello(1, 0);
+    hello(2, 1);
+    hello(3, 2);
+    kv.take_notes();
+    feed(1, Message{0, Fence{}});
+    kv.on_close(2);
+    auto notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_EQ(notes[0].kind, Kind::conn_lost);
+    EXPECT_EQ(notes[0].rank, 1);
+    EXPECT_EQ(notes[1].kind, Kind::fence_stuck);
+    EXPECT_EQ(kv.conn_of(1), -1);
+    kv.on_close(2); // twice: ignored
+    EXPECT_TRUE(note_kinds().empty());
+}
+
+TEST_F(KvServerTest, finalized_rank_closing_is_not_a_loss)
+{
+    hello(1, 0);
+    kv.take_notes();
+    feed(1, Message{0, Finalize{}});
+    kv.on_close(1);
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::finalize});
+}
+
+TEST_F(KvServerTest, one_connection_may_carry_several_ranks_like_a_daemon)
+{
+    kv.on_connect(5);
+    hello(5, 0, secret(), false);
+    hello(5, 1, secret(), false);
+    hello(6, 2);
+    kv.take_notes();
+    put(5, 1, "x", "from 1");
+    for (int r = 0; r < 2; ++r) {
+        feed(5, Message{r, Fence{}});
+    }
+    feed(6, Message{2, Fence{}});
+    auto got = sink.take(5);
+    ASSERT_EQ(got.size(), 1u) << "one FENCE_DONE per connection";
+    EXPECT_EQ(got[0].rank, -1);
+    // A frame for a rank the connection did not introduce drops it.
+    feed(6, Message{0, Fence{}});
+    EXPECT_TRUE(sink.closed.count(6));
+    auto notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].kind, Kind::conn_lost);
+    EXPECT_EQ(notes[0].rank, 2);
+}
+
+TEST_F(KvServerTest, fencing_twice_in_a_round_breaks_the_connection)
+{
+    hello(1, 0);
+    kv.take_notes();
+    feed(1, Message{0, Fence{}});
+    feed(1, Message{0, Fence{}});
+    EXPECT_TRUE(sink.closed.count(1));
+    auto kinds = note_kinds();
+    ASSERT_FALSE(kinds.empty());
+    EXPECT_EQ(kinds[0], Kind::conn_lost);
+}
+
+TEST_F(KvServerTest, events_go_to_every_connection_with_ranks)
+{
+    hello(1, 0);
+    hello(2, 1);
+    kv.on_connect(3); // not introduced yet
+    kv.broadcast(Event{EventKind::rank_failed, 2, 1, "died"});
+    for (ConnId c : {1, 2}) {
+        auto got = sink.take(c);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(std::get<Event>(got[0].body).rank, 2);
+    }
+    EXPECT_TRUE(sink.take(3).empty());
+}
+
+TEST_F(KvServerTest, garbage_from_a_trusted_connection_drops_it)
+{
+    hello(1, 0);
+    kv.take_notes();
+    Bytes junk(kHeaderBytes, std::byte{0xee});
+    kv.on_data(1, junk.data(), junk.size());
+    EXPECT_TRUE(sink.closed.count(1));
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::conn_lost});
+    EXPECT_EQ(kv.refused_count(), 0u);
+}

@@ -1,0 +1,188 @@
+#include "runtime/mpirun/job_map.h"
+#include "runtime/mpirun/options.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <initializer_list>
+#include <unistd.h>
+
+using namespace ulmpi::rt::mpirun;
+
+namespace {
+
+ParseOutcome parse(std::initializer_list<const char*> args, Options& o, std::string& err,
+                   const char* env_timeout = nullptr)
+{
+    std::vector<const char*> argv{"mpirun"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return parse_options(static_cast<int>(argv.size()), argv.data(), env_timeout, o, err);
+}
+
+} // namespace
+
+TEST(MpirunOptions, program_and_its_arguments)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-np", "4", "./a.out", "-n", "5", "--tag-output"}, o, err), ParseOutcome::run)
+        << err;
+    ASSERT_EQ(o.apps.size(), 1u);
+    EXPECT_EQ(o.apps[0].np, 4);
+    EXPECT_EQ(o.apps[0].argv, (std::vector<std::string>{"./a.out", "-n", "5", "--tag-output"}));
+    EXPECT_FALSE(o.tag_output) << "options after the program are the program's";
+}
+
+TEST(MpirunOptions, default_is_one_process)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"hostname"}, o, err), ParseOutcome::run);
+    EXPECT_EQ(o.apps[0].np, 1);
+}
+
+TEST(MpirunOptions, mpmd_contexts)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-n", "1", "master", "x", ":", "-np", "3", "worker", ":", "third"}, o, err),
+              ParseOutcome::run)
+        << err;
+    ASSERT_EQ(o.apps.size(), 3u);
+    EXPECT_EQ(o.apps[0].argv, (std::vector<std::string>{"master", "x"}));
+    EXPECT_EQ(o.apps[1].np, 3);
+    EXPECT_EQ(o.apps[2].np, 1);
+    EXPECT_EQ(parse({"a", ":"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({"a", ":", "-n", "2"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({":", "a"}, o, err), ParseOutcome::error);
+}
+
+TEST(MpirunOptions, job_wide_options)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-x", "A=1", "--x=B", "--param", "Ulm_Eager_Limit=8k", "--timeout=2.5",
+                     "--wdir", "/tmp", "--bind-to", "none", "--stdin", "none", "--oversubscribe",
+                     "--boot", "tcp", "-v", "prog"},
+                    o, err),
+              ParseOutcome::run)
+        << err;
+    ASSERT_EQ(o.exports.size(), 2u);
+    EXPECT_EQ(o.exports[0].second.value(), "1");
+    EXPECT_FALSE(o.exports[1].second.has_value());
+    ASSERT_EQ(o.params.size(), 1u);
+    EXPECT_EQ(o.params[0].first, "ulm_eager_limit");
+    EXPECT_EQ(o.params[0].second, "8k");
+    EXPECT_DOUBLE_EQ(o.timeout_s, 2.5);
+    EXPECT_EQ(o.wdir, "/tmp");
+    EXPECT_EQ(o.bind, BindMode::none);
+    EXPECT_EQ(o.stdin_rank, -1);
+    EXPECT_EQ(o.boot, BootKind::tcp);
+    EXPECT_TRUE(o.verbose);
+}
+
+TEST(MpirunOptions, errors_name_the_offending_word)
+{
+    Options o;
+    std::string err;
+    EXPECT_EQ(parse({"--bogus", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_NE(err.find("--bogus"), std::string::npos);
+    EXPECT_EQ(parse({"-n", "zero", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_NE(err.find("zero"), std::string::npos);
+    EXPECT_EQ(parse({"-n"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({"--param", "x", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({"--param", "a-b=1", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({"-x", "9X=1", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({"--timeout", "-1", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({"--tag-output=yes", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({}, o, err), ParseOutcome::error);
+}
+
+TEST(MpirunOptions, help_and_version)
+{
+    Options o;
+    std::string err;
+    EXPECT_EQ(parse({"--help"}, o, err), ParseOutcome::help);
+    EXPECT_EQ(parse({"-h", "prog"}, o, err), ParseOutcome::help);
+    EXPECT_EQ(parse({"--version"}, o, err), ParseOutcome::version);
+    std::string h = help_text("mpirun");
+    for (const char* word : {"--tag-output", "--timeout", "MPIEXEC_TIMEOUT", "--param", "124",
+                             "127", "Exit status"}) {
+        EXPECT_NE(h.find(word), std::string::npos) << word;
+    }
+}
+
+TEST(MpirunOptions, timeout_option_wins_over_the_environment)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"prog"}, o, err, "3"), ParseOutcome::run);
+    EXPECT_DOUBLE_EQ(o.timeout_s, 3);
+    ASSERT_EQ(parse({"--timeout", "7", "prog"}, o, err, "3"), ParseOutcome::run);
+    EXPECT_DOUBLE_EQ(o.timeout_s, 7);
+    EXPECT_EQ(parse({"prog"}, o, err, "later"), ParseOutcome::error);
+    EXPECT_NE(err.find("MPIEXEC_TIMEOUT"), std::string::npos);
+}
+
+TEST(MpirunOptions, hosts_from_the_command_line_and_a_hostfile)
+{
+    char path[] = "/tmp/ulmpi_hostfile_XXXXXX";
+    int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    std::string text = "# comment\nlocalhost slots=2\n\n  node7 slots=4 max_slots=8 # x\n";
+    ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-H", "a:3,b", "--hostfile", path, "prog"}, o, err), ParseOutcome::run)
+        << err;
+    ::unlink(path);
+    ASSERT_EQ(o.hosts.size(), 4u);
+    EXPECT_EQ(o.hosts[0].name, "a");
+    EXPECT_EQ(o.hosts[0].slots, 3);
+    EXPECT_EQ(o.hosts[1].slots, 0);
+    EXPECT_EQ(o.hosts[2].name, "localhost");
+    EXPECT_EQ(o.hosts[2].slots, 2);
+    EXPECT_EQ(o.hosts[3].name, "node7");
+    EXPECT_EQ(o.hosts[3].slots, 4);
+    EXPECT_EQ(parse({"-H", "a:x", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_EQ(parse({"--hostfile", "/nonexistent/hosts", "prog"}, o, err), ParseOutcome::error);
+}
+
+TEST(JobMap, local_ranks_fill_this_host)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-n", "2", "a", ":", "-n", "3", "b"}, o, err), ParseOutcome::run);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 2, "box.example.org", m, err)) << err;
+    EXPECT_EQ(m.size(), 5);
+    EXPECT_EQ(m.num_nodes(), 1);
+    EXPECT_EQ(m.host(0).name, "box.example.org");
+    EXPECT_EQ(m.local_size(0), 5);
+    EXPECT_EQ(m.universe_size(), 5);
+    for (int r = 0; r < 5; ++r) {
+        EXPECT_EQ(m.rank(r).local_rank, r);
+        EXPECT_EQ(m.rank(r).app, r < 2 ? 0 : 1);
+        EXPECT_EQ(m.rank(r).node, 0);
+    }
+    EXPECT_EQ(m.node_of_rank(), (std::vector<std::int32_t>{0, 0, 0, 0, 0}));
+}
+
+TEST(JobMap, names_of_this_machine_are_one_host_and_others_are_refused)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-H", "localhost:2,box:3", "-n", "1", "a"}, o, err), ParseOutcome::run);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 2, "box.example.org", m, err)) << err;
+    EXPECT_EQ(m.num_nodes(), 1);
+    EXPECT_EQ(m.host(0).slots, 5);
+    EXPECT_EQ(m.universe_size(), 5);
+    ASSERT_EQ(parse({"-H", "elsewhere", "a"}, o, err), ParseOutcome::run);
+    EXPECT_FALSE(JobMap::build(o, 2, "box", m, err));
+    EXPECT_NE(err.find("elsewhere"), std::string::npos);
+    EXPECT_TRUE(is_local_host("box", "box.example.org"));
+    EXPECT_TRUE(is_local_host("127.0.0.1", "box"));
+    EXPECT_FALSE(is_local_host("boxer", "box"));
+}
