@@ -57,6 +57,13 @@ public:
     virtual const JobInfo& job() const = 0;
     virtual Status put(std::string_view key, const void* data, std::size_t len) = 0;
     virtual Status fence() = 0;
+    // A fence the caller can keep working through (ULM acknowledges its
+    // peers' last fragments while it waits at MPI_Finalize): fence_begin()
+    // enters it; fence_test() answers ok once every rank has entered (values
+    // are then visible as after fence()), Errc::again while not, or an error.
+    // The default runs the whole fence in fence_begin().
+    virtual Status fence_begin() { return fence(); }
+    virtual Status fence_test() { return Errc::ok; }
     // Fills `out` with the value rank `rank` put under `key` before the last fence.
     // Errc::invalid_arg when no such key.
     virtual Status get(int rank, std::string_view key, std::vector<std::byte>& out) = 0;

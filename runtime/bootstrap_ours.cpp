@@ -75,6 +75,8 @@ public:
     const JobInfo& job() const override { return job_; }
     Status put(std::string_view key, const void* data, std::size_t len) override;
     Status fence() override;
+    Status fence_begin() override;
+    Status fence_test() override;
     Status get(int rank, std::string_view key, std::vector<std::byte>& out) override;
     [[noreturn]] void abort(int code, std::string_view msg) override;
     Status finalize() override;
@@ -330,6 +332,43 @@ Status OurBootstrap::fence()
         cache_[{kv.rank, std::move(kv.key)}] = std::move(kv.value);
     }
     return Errc::ok;
+}
+
+Status OurBootstrap::fence_begin() { return send(wire::Fence{}); }
+
+Status OurBootstrap::fence_test()
+{
+    for (;;) {
+        wire::Message m;
+        std::string why;
+        Status st = reader_.next(m, why);
+        if (st.ok()) {
+            if (auto* done = std::get_if<wire::FenceDone>(&m.body)) {
+                for (wire::KeyValue& kv : done->entries) {
+                    cache_[{kv.rank, std::move(kv.key)}] = std::move(kv.value);
+                }
+                return Errc::ok;
+            }
+            if (const auto* e = std::get_if<wire::Event>(&m.body)) {
+                queue_event(*e);
+                continue;
+            }
+            ULMPI_ERROR("bootstrap: mpirun sent %s during a fence",
+                        wire::msg_type_name(wire::type_of(m.body)));
+            return Errc::protocol;
+        }
+        if (st.code() == Errc::protocol) {
+            connection_lost("bad frame: " + why);
+            return Errc::protocol;
+        }
+        st = read_some(0);
+        if (st.code() == Errc::peer_failed) {
+            return st;
+        }
+        if (!st.ok()) {
+            return Errc::again; // nothing more has arrived yet
+        }
+    }
 }
 
 Status OurBootstrap::get(int rank, std::string_view key, std::vector<std::byte>& out)

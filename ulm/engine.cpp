@@ -1,5 +1,6 @@
 #include "ulm/engine.h"
 
+#include "paths/lossy/lossy_path.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 
@@ -38,6 +39,17 @@ const rt::SizeParam get_min_param{
     "ulm_single_copy_min", 16384,
     "smallest rendezvous message read directly from the sender's memory when the path can"};
 
+// Tells the fault injector where a fragment's header ends (paths/ cannot
+// read ULM's wire format).
+std::size_t frag_header_length(const std::byte* data, std::size_t len)
+{
+    if (len < sizeof(BaseHeader)) {
+        return 0;
+    }
+    std::uint32_t h = header_size(static_cast<FragType>(data[1]));
+    return h != 0 && h <= len ? h : 0;
+}
+
 int online_cpus()
 {
     cpu_set_t set;
@@ -71,6 +83,7 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
                     std::string& why)
 {
     boot_ = &boot;
+    path::set_lossy_header_length(&frag_header_length);
     const rt::JobInfo& job = boot.job();
     rank_ = job.rank;
     size_ = job.size;
@@ -169,7 +182,15 @@ Status Engine::finalize()
     if (stats_param.get()) {
         print_stats();
     }
-    Status st = boot_->fence();
+    // Keep answering while the others finish: a peer whose last fragment to
+    // us lost its ACK resends it and must hear from us again.
+    Status st = boot_->fence_begin();
+    if (st.ok()) {
+        wait([&] {
+            st = boot_->fence_test();
+            return st.code() != Errc::again;
+        });
+    }
     for (auto& p : paths_) {
         p->close();
     }

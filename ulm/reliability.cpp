@@ -348,8 +348,8 @@ void Engine::print_stats() const
                 " bytes_received=%" PRIu64 " retransmits=%" PRIu64 " crc_header_fail=%" PRIu64
                 " crc_payload_fail=%" PRIu64 " duplicates=%" PRIu64 " acks_sent=%" PRIu64
                 " acks_received=%" PRIu64 " corrupt_acks=%" PRIu64 " unexpected=%" PRIu64
-                " out_of_order=%" PRIu64 " bad=%" PRIu64,
-                "\n", rank_, p.rank, p.primary != nullptr ? p.primary->info().name : "-", c.msgs_sent,
+                " out_of_order=%" PRIu64 " bad=%" PRIu64 "\n",
+                rank_, p.rank, p.primary != nullptr ? p.primary->info().name : "-", c.msgs_sent,
                 c.msgs_received, c.frags_sent, c.frags_received, c.bytes_sent, c.bytes_received,
                 c.retransmits, c.crc_header_fail, c.crc_payload_fail, c.duplicates, c.acks_sent,
                 c.acks_received, c.corrupt_acks_received, c.unexpected, c.out_of_order, c.bad_frags);
