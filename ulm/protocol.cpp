@@ -197,7 +197,8 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     const bool sync = s->mode == SendMode::synchronous;
     path::TxBuffer buf;
 
-    if (s->total <= info.eager_limit) {
+    // Eager only when header and payload fit one fragment of this path.
+    if (s->total <= info.eager_limit && sizeof(MatchHeader) + s->total <= info.max_frag) {
         const auto plen = static_cast<std::uint32_t>(s->total);
         if (!path->acquire(p.rank, sizeof(MatchHeader) + plen, buf)) {
             return false;
