@@ -108,7 +108,7 @@ bool parse_integer(std::string_view text, std::int64_t& out)
 bool parse_size(std::string_view text, std::uint64_t& out)
 {
     std::string s = lower(text);
-    if (s.empty() || s[0] == '-') {
+    if (s.empty() || s.find('-') != std::string::npos) { // also " -1": strtoull skips blanks
         return false;
     }
     char* end = nullptr;

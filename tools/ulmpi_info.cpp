@@ -86,8 +86,9 @@ std::string explain(int err)
     std::string seccomp = status_field("Seccomp");
     if (err == EPERM) {
         if (yama == "1") {
-            why += "; kernel.yama.ptrace_scope = 1 lets a process read only its descendants, and "
-                   "the ranks of a job are siblings (`sysctl kernel.yama.ptrace_scope=0` allows it)";
+            why += "; kernel.yama.ptrace_scope = 1 lets a process read only its descendants, "
+                   "and the ranks of a job are siblings (`sysctl kernel.yama.ptrace_scope=0` "
+                   "allows it)";
         } else if (yama == "2") {
             why += "; kernel.yama.ptrace_scope = 2 reserves it to CAP_SYS_PTRACE";
         } else if (yama == "3") {
@@ -419,7 +420,13 @@ void print_header()
 {
     std::printf("ulmpi %s (MPI %d.%d interface)\n", ULMPI_VERSION_STRING, MPI_VERSION,
                 MPI_SUBVERSION);
-    std::printf("  prefix:     %s\n", ULMPI_INFO_PREFIX);
+    std::printf("  prefix:     %s (configured)\n", ULMPI_INFO_PREFIX);
+    char self[4096];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        std::printf("  this copy:  %s\n", self);
+    }
     std::printf("  built with: g++ %s, C++%ld, %s build\n", __VERSION__, __cplusplus / 100 % 100,
                 ULMPI_INFO_BUILDTYPE);
 }

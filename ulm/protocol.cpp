@@ -195,7 +195,8 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     h.msg_seq = p.next_msg_out.value();
     h.msg_len = s->total;
 
-    if (s->total <= info.eager_limit) {
+    // Eager only when header and payload fit one fragment of this path.
+    if (s->total <= info.eager_limit && sizeof(MatchHeader) + s->total <= info.max_frag) {
         const auto plen = static_cast<std::uint32_t>(s->total);
         if (sync && s->id == 0) {
             s->id = sends_.insert(s);

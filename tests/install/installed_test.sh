@@ -10,22 +10,28 @@ stage_install
 cd "$work"
 
 step "installed files"
-for f in "$BINDIR"/mpicc "$BINDIR"/mpicxx "$BINDIR"/mpirun "$BINDIR"/mpiexec "$BINDIR"/ulmpi_info; do
+for f in mpicc mpicxx mpirun mpiexec ulmpi_info; do
+    f=$BINDIR/$f
     [ -x "$f" ] || fail "$f is missing or not executable"
 done
 [ -f "$INCDIR/mpi.h" ] || fail "$INCDIR/mpi.h is missing"
-[ -f "$LIBDIR/libmpi.so.$ULMPI_TEST_VERSION" ] || fail "libmpi.so.$ULMPI_TEST_VERSION is missing"
-soname=$(readelf -d "$LIBDIR/libmpi.so.$ULMPI_TEST_VERSION" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ -L "$LIBDIR/libmpi.so" ] || fail "no libmpi.so link in $LIBDIR"
+real=$(readlink -f "$LIBDIR/libmpi.so")
+[ -f "$real" ] && [ "$(dirname "$real")" = "$(readlink -f "$LIBDIR")" ] ||
+    fail "libmpi.so points to $real"
+soname=$(readelf -d "$real" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ -n "$soname" ] || fail "libmpi has no SONAME"
-[ -e "$LIBDIR/$soname" ] || fail "no $soname link"
-[ -e "$LIBDIR/libmpi.so" ] || fail "no libmpi.so link"
+[ "$(readlink -f "$LIBDIR/$soname")" = "$real" ] || fail "no $soname link to $(basename "$real")"
 [ -f "$LIBDIR/pkgconfig/ulmpi.pc" ] || fail "no pkgconfig/ulmpi.pc"
-echo "ok: bin/{mpicc,mpicxx,mpirun,mpiexec,ulmpi_info}, mpi.h, libmpi.so -> $soname, ulmpi.pc"
+echo "ok: bin/{mpicc,mpicxx,mpirun,mpiexec,ulmpi_info}, mpi.h, libmpi.so -> $soname ->" \
+    "$(basename "$real"), ulmpi.pc"
 
 step "installed tools run"
-grep -qx "ulmpi $ULMPI_TEST_VERSION" <<<"$("$BINDIR/ulmpi_info" --version)" || fail "ulmpi_info --version"
+grep -qx "ulmpi $ULMPI_TEST_VERSION" <<<"$("$BINDIR/ulmpi_info" --version)" ||
+    fail "ulmpi_info --version"
 grep -q "ulmpi" <<<"$("$BINDIR/mpirun" --version)" || fail "mpirun --version"
-grep -q "ulmpi $ULMPI_TEST_VERSION" <<<"$("$BINDIR/mpicc" -showme:version)" || fail "mpicc -showme:version"
+grep -q "ulmpi $ULMPI_TEST_VERSION" <<<"$("$BINDIR/mpicc" -showme:version)" ||
+    fail "mpicc -showme:version"
 # The staged wrapper must point into the staging area, not at the build tree.
 show=$("$BINDIR/mpicc" -show x.c)
 echo "$show"
@@ -57,7 +63,8 @@ mv "$work/stage" "$work/moved"
 ln -s "$(moved "$BINDIR")/mpicc" "$work/mpicc-link"
 grep -qx "$(moved "$INCDIR")" <<<"$("$work/mpicc-link" -showme:incdirs)" ||
     fail "a symlinked mpicc does not find its prefix"
-grep -q -- "-I/opt/elsewhere/" <<<"$(ULMPI_PREFIX=/opt/elsewhere "$work/mpicc-link" -showme:compile)" ||
+elsewhere=$(ULMPI_PREFIX=/opt/elsewhere "$work/mpicc-link" -showme:compile)
+grep -q -- "-I/opt/elsewhere/" <<<"$elsewhere" ||
     fail "ULMPI_PREFIX is not honoured"
 run "$work/mpicc-link" -o hello_moved "$here/hello.c"
 uses_libmpi_from hello_moved "$(moved "$LIBDIR")"

@@ -10,7 +10,8 @@ cd "$work"
 run "$build/tools/mpicc" -Wall -Wextra -Werror -o ring "$ULMPI_TEST_SOURCE_ROOT/examples/ring.c"
 uses_libmpi_from ring "$build/mpi"
 run_job out "$build/tools/mpirun" 4 ./ring 200
-expect out "^ring: 4 ranks on .*, 200 laps of 8 bytes per rank$" "^ring: every lap came back intact$"
+expect out "^ring: 4 ranks on .*, 200 laps of 8 bytes per rank$" \
+    "^ring: every lap came back intact$"
 for r in 0 1 2 3; do
     expect out "^ +$r( +[0-9]+\\.[0-9]+){4}$"
 done

@@ -75,7 +75,8 @@ C
 cc -shared -fPIC -o deny.so deny.c
 LD_PRELOAD=$work/deny.so "$info" >denied
 sed -n '/^Shared memory/,/^$/p' denied
-expect denied "copy-in/copy-out" "process_vm_readv between two sibling processes failed: Operation not permitted"
+expect denied "copy-in/copy-out" \
+    "process_vm_readv between two sibling processes failed: Operation not permitted"
 # And the honest answer here agrees with the kernel: try it between two
 # sibling processes ourselves, the way two ranks would.
 cat >try.c <<'C'

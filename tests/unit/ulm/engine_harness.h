@@ -1,0 +1,234 @@
+// Several ULM engines in one process, wired by MemPath and FakeBootstrap,
+// plus helpers to build buffers and read the fragment log.
+#pragma once
+
+#include "fake_bootstrap.h"
+#include "mem_path.h"
+
+#include "paths/self/self_path.h"
+#include "runtime/config.h"
+#include "ulm/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace ulmpi::test {
+
+using ulm::ContextId;
+using ulm::DataRef;
+using ulm::Engine;
+using ulm::FragType;
+using ulm::Layout;
+using ulm::RecvMsg;
+using ulm::Run;
+using ulm::SendMode;
+using ulm::SendMsg;
+
+inline const Run kByteRun{0, 1};
+inline const std::uint64_t kBytePrefix[2] = {0, 1};
+inline const Layout kBytes{1, 1, 1, &kByteRun, kBytePrefix, true};
+
+inline DataRef bytes_ref(void* p, std::size_t n) { return DataRef{p, n, &kBytes}; }
+
+inline std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed)
+{
+    std::vector<std::byte> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        v[i] = static_cast<std::byte>((i * 7 + seed * 131 + (i >> 8) * 3 + 1) & 0xff);
+    }
+    return v;
+}
+
+// Byte vectors compared with a short message (first difference) on failure.
+inline ::testing::AssertionResult same_bytes(const std::vector<std::byte>& got,
+                                             const std::vector<std::byte>& want)
+{
+    if (got.size() != want.size()) {
+        return ::testing::AssertionFailure() << "size " << got.size() << ", want " << want.size();
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        if (got[i] != want[i]) {
+            std::size_t bad = 0;
+            for (std::size_t k = i; k < got.size(); ++k) {
+                bad += got[k] != want[k] ? 1 : 0;
+            }
+            char what[64];
+            std::snprintf(what, sizeof what, " (got 0x%02x, want 0x%02x); ",
+                          static_cast<unsigned>(got[i]), static_cast<unsigned>(want[i]));
+            return ::testing::AssertionFailure() << "first difference at byte " << i << " of "
+                                                 << got.size() << what << bad << " bytes differ";
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+// Sets a size parameter for the lifetime of the object (read at Engine::init).
+class ScopedSizeParam {
+public:
+    ScopedSizeParam(const char* name, std::uint64_t v)
+        : p_(dynamic_cast<rt::SizeParam*>(rt::find_param(name)))
+    {
+        if (p_ == nullptr) {
+            ADD_FAILURE() << "no size parameter " << name;
+            return;
+        }
+        old_ = p_->get();
+        p_->set(v);
+    }
+    ~ScopedSizeParam()
+    {
+        if (p_ != nullptr) {
+            p_->set(old_);
+        }
+    }
+    ScopedSizeParam(const ScopedSizeParam&) = delete;
+    ScopedSizeParam& operator=(const ScopedSizeParam&) = delete;
+
+private:
+    rt::SizeParam* p_;
+    std::uint64_t old_ = 0;
+};
+
+struct ClusterOptions {
+    int n = 2;
+    MemPathOptions mem;
+    bool self_path = false; // a SelfPath in front of the MemPath
+    std::function<void(int, MemPathOptions&)> tweak;
+};
+
+class Cluster {
+public:
+    explicit Cluster(ClusterOptions o = {}) : n_(o.n)
+    {
+        job_ = std::make_unique<FakeJob>(o.n);
+        std::vector<std::vector<std::unique_ptr<path::Path>>> paths(static_cast<std::size_t>(o.n));
+        for (int r = 0; r < o.n; ++r) {
+            boots_.push_back(std::make_unique<FakeBootstrap>(*job_, r));
+            engines_.push_back(std::make_unique<Engine>());
+            MemPathOptions m = o.mem;
+            m.seed = o.mem.seed * 1000 + static_cast<std::uint32_t>(r);
+            if (o.self_path) {
+                m.reach_self = false;
+                paths[static_cast<std::size_t>(r)].push_back(std::make_unique<path::SelfPath>(r));
+            }
+            if (o.tweak) {
+                o.tweak(r, m);
+            }
+            auto mp = std::make_unique<MemPath>(fabric, r, m);
+            mem_.push_back(mp.get());
+            paths[static_cast<std::size_t>(r)].push_back(std::move(mp));
+        }
+        std::vector<rt::Status> st(static_cast<std::size_t>(o.n));
+        std::vector<std::string> why(static_cast<std::size_t>(o.n));
+        std::vector<std::thread> threads;
+        for (int r = 0; r < o.n; ++r) {
+            auto i = static_cast<std::size_t>(r);
+            threads.emplace_back([&, i] {
+                st[i] = engines_[i]->init(*boots_[i], std::move(paths[i]), why[i]);
+            });
+        }
+        for (auto& t : threads) {
+            t.join();
+        }
+        for (int r = 0; r < o.n; ++r) {
+            if (!st[static_cast<std::size_t>(r)].ok()) {
+                ADD_FAILURE() << "rank " << r << " init: " << why[static_cast<std::size_t>(r)];
+                ok_ = false;
+            }
+        }
+    }
+
+    bool ok() const { return ok_; }
+    int size() const { return n_; }
+    Engine& e(int r) { return *engines_[static_cast<std::size_t>(r)]; }
+    MemPath& path(int r) { return *mem_[static_cast<std::size_t>(r)]; }
+    FakeBootstrap& boot(int r) { return *boots_[static_cast<std::size_t>(r)]; }
+    FakeJob& job() { return *job_; }
+
+    int progress_all()
+    {
+        int n = 0;
+        for (auto& e : engines_) {
+            n += e->progress();
+        }
+        return n;
+    }
+    template <class Pred> bool run_until(Pred&& done, int max_rounds = 100000)
+    {
+        for (int i = 0; i < max_rounds; ++i) {
+            if (done()) {
+                return true;
+            }
+            progress_all();
+        }
+        return done();
+    }
+    void settle(int rounds = 100)
+    {
+        for (int i = 0; i < rounds; ++i) {
+            progress_all();
+        }
+    }
+
+    MemFabric fabric; // declared first: outlives the engines and their paths
+
+private:
+    int n_;
+    bool ok_ = true;
+    std::unique_ptr<FakeJob> job_;
+    std::vector<std::unique_ptr<FakeBootstrap>> boots_;
+    std::vector<std::unique_ptr<Engine>> engines_;
+    std::vector<MemPath*> mem_;
+};
+
+// Fragment log helpers.
+inline ulm::BaseHeader base_of(const FragRecord& f)
+{
+    ulm::BaseHeader b;
+    std::memcpy(&b, f.bytes.data(), sizeof b);
+    return b;
+}
+template <class H> H header_of(const FragRecord& f)
+{
+    H h;
+    std::memcpy(&h, f.bytes.data(), sizeof h);
+    return h;
+}
+inline std::vector<const FragRecord*> frags(const MemFabric& fab, FragType type, int src, int dst)
+{
+    std::vector<const FragRecord*> out;
+    for (const FragRecord& f : fab.log) {
+        if (f.src == src && f.dst == dst && base_of(f).type == type) {
+            out.push_back(&f);
+        }
+    }
+    return out;
+}
+
+inline SendMsg* post_send(Engine& e, std::vector<std::byte>& buf, int dst, int tag,
+                          std::uint32_t ctx = 0, SendMode mode = SendMode::standard)
+{
+    SendMsg* s = nullptr;
+    rt::Status st = e.isend(bytes_ref(buf.data(), buf.size()), dst, tag, ContextId(ctx), mode, &s);
+    EXPECT_TRUE(st.ok()) << rt::errc_name(st.code());
+    return s;
+}
+
+inline RecvMsg* post_recv(Engine& e, std::vector<std::byte>& buf, int src, int tag,
+                          std::uint32_t ctx = 0, std::size_t capacity = SIZE_MAX)
+{
+    RecvMsg* r = nullptr;
+    std::size_t cap = capacity == SIZE_MAX ? buf.size() : capacity;
+    rt::Status st = e.irecv(bytes_ref(buf.data(), cap), src, tag, ContextId(ctx), &r);
+    EXPECT_TRUE(st.ok()) << rt::errc_name(st.code());
+    return r;
+}
+
+} // namespace ulmpi::test

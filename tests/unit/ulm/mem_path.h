@@ -1,0 +1,123 @@
+// MemPath: an in-memory path for tests (implements paths/path.h). All
+// MemPaths of one MemFabric live in one process; a committed fragment is
+// copied into the receiving path's inbox and handed to that path's sink on
+// its next progress().
+//
+// Knobs that make the engine's hard cases happen on demand:
+//   capacity          fragments in flight towards one peer (not yet
+//                     delivered); beyond it acquire() answers again
+//   order             deliver the inbox first-in-first-out, newest first, or
+//                     in a seeded random order
+//   max_per_progress  deliver at most this many fragments per progress()
+//   paused            deliver nothing (fragments wait: a delay)
+//   has_get/fail_get  single-copy reads (memcpy from the sender's memory)
+//   unaddressable     which fragments come up non-addressable (ULM must pull
+//                     their payload through RxFrag::read_payload): none, data
+//                     fragments only, or all of them
+// The fabric logs every committed fragment so tests can inspect headers.
+#pragma once
+
+#include "paths/path.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <vector>
+
+namespace ulmpi::test {
+
+class MemPath;
+
+struct FragRecord {
+    int src;
+    int dst;
+    std::vector<std::byte> bytes;
+};
+
+struct MemFabric {
+    std::recursive_mutex mu; // wire-up runs on several threads
+    std::vector<MemPath*> by_rank;
+    std::vector<FragRecord> log; // every committed fragment, in commit order
+    bool logging = true;
+};
+
+enum class Order { fifo, newest_first, random };
+enum class Unaddressable { none, data, all };
+
+struct MemPathOptions {
+    std::uint64_t eager_limit = 1024;
+    std::uint32_t max_frag = 4096;
+    bool has_get = false;
+    std::size_t capacity = 0; // 0: unlimited
+    Order order = Order::fifo;
+    std::uint32_t seed = 1;
+    std::size_t max_per_progress = 0; // 0: all that are queued
+    Unaddressable unaddressable = Unaddressable::none;
+    bool reach_self = true;
+    const char* name = "mem";
+};
+
+class MemPath final : public path::Path {
+public:
+    MemPath(MemFabric& fabric, int rank, MemPathOptions opt = {});
+    ~MemPath() override;
+
+    const path::PathInfo& info() const override { return info_; }
+    rt::Status open(rt::Bootstrap& boot) override;
+    rt::Status connect(rt::Bootstrap& boot) override;
+    void close() override;
+    bool can_reach(int peer) const override;
+    bool acquire(int peer, std::size_t len, path::TxBuffer& out) override;
+    path::SendResult commit(int peer, const path::TxBuffer& buf, std::size_t len) override;
+    std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap) override;
+    rt::Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+                   const iovec* local, int nlocal) override;
+    int progress(path::Sink& sink) override;
+
+    // Test controls.
+    MemPathOptions& options() { return opt_; }
+    void set_paused(bool on) { paused_ = on; }
+    void set_fail_get(bool on) { fail_get_ = on; }
+    std::size_t inbox_size() const { return inbox_.size(); }
+    std::size_t in_flight_to(int peer) const { return in_flight_[static_cast<std::size_t>(peer)]; }
+    // Queues raw bytes as if `from` had sent them (no flow-control credit).
+    void inject(int from, const std::byte* bytes, std::size_t len);
+    // Acquires larger than max_frag, or commits larger than acquired: the
+    // engine broke the contract.
+    std::size_t contract_violations() const { return violations_; }
+    std::size_t gets() const { return gets_; }
+    bool open_called() const { return opened_; }
+
+private:
+    struct Frag {
+        std::vector<std::byte> bytes;
+        std::size_t len = 0;
+        std::size_t cap = 0;
+        int src = -1;
+        bool credited = false;
+    };
+    Frag* new_frag(std::size_t len);
+    void free_frag(Frag* f);
+    void deliver(Frag* f, path::Sink& sink);
+
+    MemFabric& fabric_;
+    int rank_;
+    MemPathOptions opt_;
+    path::PathInfo info_;
+    std::vector<bool> reach_;
+    std::vector<std::size_t> in_flight_;
+    std::deque<Frag*> inbox_;
+    std::vector<std::unique_ptr<Frag>> all_;
+    std::vector<Frag*> free_;
+    std::mt19937 rng_;
+    bool paused_ = false;
+    bool fail_get_ = false;
+    bool opened_ = false;
+    std::size_t violations_ = 0;
+    std::size_t gets_ = 0;
+};
+
+} // namespace ulmpi::test
