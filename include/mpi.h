@@ -819,6 +819,139 @@ int PMPI_Buffer_attach(void *, int);
 int MPI_Buffer_detach(void *, int *);
 int PMPI_Buffer_detach(void *, int *);
 
+/* Collectives. Rooted: (..., root, comm); nonblocking forms end with
+ * (..., request). Alltoallw displacements are in bytes. */
+int MPI_Barrier(MPI_Comm);
+int PMPI_Barrier(MPI_Comm);
+/* (buffer, count, datatype, root, comm) */
+int MPI_Bcast(void *, int, MPI_Datatype, int, MPI_Comm);
+int PMPI_Bcast(void *, int, MPI_Datatype, int, MPI_Comm);
+/* (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) */
+int MPI_Gather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
+int PMPI_Gather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
+/* (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm) */
+int MPI_Gatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                MPI_Datatype, int, MPI_Comm);
+int PMPI_Gatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                 MPI_Datatype, int, MPI_Comm);
+/* (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) */
+int MPI_Scatter(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
+int PMPI_Scatter(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
+/* (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm) */
+int MPI_Scatterv(const void *, const int *, const int *, MPI_Datatype, void *, int,
+                 MPI_Datatype, int, MPI_Comm);
+int PMPI_Scatterv(const void *, const int *, const int *, MPI_Datatype, void *, int,
+                  MPI_Datatype, int, MPI_Comm);
+/* (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) */
+int MPI_Allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int PMPI_Allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+/* (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) */
+int MPI_Allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                   MPI_Datatype, MPI_Comm);
+int PMPI_Allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                    MPI_Datatype, MPI_Comm);
+/* (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) */
+int MPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int PMPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+/* (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) */
+int MPI_Alltoallv(const void *, const int *, const int *, MPI_Datatype, void *, const int *,
+                  const int *, MPI_Datatype, MPI_Comm);
+int PMPI_Alltoallv(const void *, const int *, const int *, MPI_Datatype, void *, const int *,
+                   const int *, MPI_Datatype, MPI_Comm);
+/* (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) */
+int MPI_Alltoallw(const void *, const int *, const int *, const MPI_Datatype *, void *,
+                  const int *, const int *, const MPI_Datatype *, MPI_Comm);
+int PMPI_Alltoallw(const void *, const int *, const int *, const MPI_Datatype *, void *,
+                   const int *, const int *, const MPI_Datatype *, MPI_Comm);
+/* (sendbuf, recvbuf, count, datatype, op, root, comm) */
+int MPI_Reduce(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
+int PMPI_Reduce(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
+/* (sendbuf, recvbuf, count, datatype, op, comm) */
+int MPI_Allreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+int PMPI_Allreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+/* (sendbuf, recvbuf, recvcounts, datatype, op, comm) */
+int MPI_Reduce_scatter(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm);
+int PMPI_Reduce_scatter(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm);
+/* (sendbuf, recvbuf, recvcount, datatype, op, comm) */
+int MPI_Reduce_scatter_block(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+int PMPI_Reduce_scatter_block(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+/* (sendbuf, recvbuf, count, datatype, op, comm) */
+int MPI_Scan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+int PMPI_Scan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+int MPI_Exscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+int PMPI_Exscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+
+/* Nonblocking collectives: the arguments of the blocking form, then the request */
+int MPI_Ibarrier(MPI_Comm, MPI_Request *);
+int PMPI_Ibarrier(MPI_Comm, MPI_Request *);
+int MPI_Ibcast(void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
+int PMPI_Ibcast(void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
+int MPI_Igather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
+                MPI_Request *);
+int PMPI_Igather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
+                 MPI_Request *);
+int MPI_Igatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                 MPI_Datatype, int, MPI_Comm, MPI_Request *);
+int PMPI_Igatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                  MPI_Datatype, int, MPI_Comm, MPI_Request *);
+int MPI_Iscatter(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
+                 MPI_Request *);
+int PMPI_Iscatter(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
+                  MPI_Request *);
+int MPI_Iscatterv(const void *, const int *, const int *, MPI_Datatype, void *, int,
+                  MPI_Datatype, int, MPI_Comm, MPI_Request *);
+int PMPI_Iscatterv(const void *, const int *, const int *, MPI_Datatype, void *, int,
+                   MPI_Datatype, int, MPI_Comm, MPI_Request *);
+int MPI_Iallgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                   MPI_Request *);
+int PMPI_Iallgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                    MPI_Request *);
+int MPI_Iallgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                    MPI_Datatype, MPI_Comm, MPI_Request *);
+int PMPI_Iallgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                     MPI_Datatype, MPI_Comm, MPI_Request *);
+int MPI_Ialltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                  MPI_Request *);
+int PMPI_Ialltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                   MPI_Request *);
+int MPI_Ialltoallv(const void *, const int *, const int *, MPI_Datatype, void *, const int *,
+                   const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+int PMPI_Ialltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                    const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+int MPI_Ialltoallw(const void *, const int *, const int *, const MPI_Datatype *, void *,
+                   const int *, const int *, const MPI_Datatype *, MPI_Comm, MPI_Request *);
+int PMPI_Ialltoallw(const void *, const int *, const int *, const MPI_Datatype *, void *,
+                    const int *, const int *, const MPI_Datatype *, MPI_Comm, MPI_Request *);
+int MPI_Ireduce(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm,
+                MPI_Request *);
+int PMPI_Ireduce(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm,
+                 MPI_Request *);
+int MPI_Iallreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+int PMPI_Iallreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+int MPI_Ireduce_scatter(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm,
+                        MPI_Request *);
+int PMPI_Ireduce_scatter(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm,
+                         MPI_Request *);
+int MPI_Ireduce_scatter_block(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm,
+                              MPI_Request *);
+int PMPI_Ireduce_scatter_block(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm,
+                               MPI_Request *);
+int MPI_Iscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+int PMPI_Iscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+int MPI_Iexscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+int PMPI_Iexscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+
+/* Reduction operations: (user function, commute, op) */
+int MPI_Op_create(MPI_User_function *, int, MPI_Op *);
+int PMPI_Op_create(MPI_User_function *, int, MPI_Op *);
+int MPI_Op_free(MPI_Op *);
+int PMPI_Op_free(MPI_Op *);
+int MPI_Op_commutative(MPI_Op, int *);
+int PMPI_Op_commutative(MPI_Op, int *);
+/* (inbuf, inoutbuf, count, datatype, op) */
+int MPI_Reduce_local(const void *, void *, int, MPI_Datatype, MPI_Op);
+int PMPI_Reduce_local(const void *, void *, int, MPI_Datatype, MPI_Op);
+
 /* Language interoperability (the identity, see HANDLES above) */
 MPI_Fint MPI_Comm_c2f(MPI_Comm);
 MPI_Fint PMPI_Comm_c2f(MPI_Comm);
@@ -832,6 +965,10 @@ MPI_Fint MPI_Request_c2f(MPI_Request);
 MPI_Fint PMPI_Request_c2f(MPI_Request);
 MPI_Request MPI_Request_f2c(MPI_Fint);
 MPI_Request PMPI_Request_f2c(MPI_Fint);
+MPI_Fint MPI_Op_c2f(MPI_Op);
+MPI_Fint PMPI_Op_c2f(MPI_Op);
+MPI_Op MPI_Op_f2c(MPI_Fint);
+MPI_Op PMPI_Op_f2c(MPI_Fint);
 
 #ifdef __cplusplus
 }

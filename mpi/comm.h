@@ -10,9 +10,17 @@
 #include "mpi/group.h"
 #include "ulm/types.h"
 
+#include <memory>
 #include <string>
 
 namespace ulmpi::mpi {
+
+namespace coll {
+struct CommColl; // collective state of a communicator (mpi/coll/coll.h)
+struct CommCollDeleter {
+    void operator()(CommColl* p) const noexcept;
+};
+} // namespace coll
 
 struct Comm {
     int handle = 0;
@@ -24,6 +32,8 @@ struct Comm {
     Errhandler* errhandler = nullptr;
     std::string name;
     int refs = 1;
+    // Collectives: dispatch table and call sequence number, made on first use.
+    std::unique_ptr<coll::CommColl, coll::CommCollDeleter> coll;
 
     bool inter() const { return remote != nullptr; }
     int size() const { return local->size(); }

@@ -1,6 +1,7 @@
 // Completion: Wait/Test and their any/all/some forms, Cancel,
 // Request_free, Test_cancelled, Get_count, Get_elements, Type_size.
 #include "mpi/checks.h"
+#include "mpi/coll/nbc.h"
 #include "mpi/entry.h"
 #include "mpi/p2p.h"
 #include "mpi/request.h"
@@ -434,6 +435,8 @@ int PMPI_Request_free(MPI_Request* request) try {
         state().engine.release(r->send);
     } else if (r->kind == Request::Kind::recv && r->recv != nullptr) {
         state().engine.release(r->recv);
+    } else if (r->kind == Request::Kind::schedule && r->sched != nullptr) {
+        ulmpi::mpi::coll::nbc_detach(r->sched); // the collective goes on without its request
     }
     request_free(r);
     *request = MPI_REQUEST_NULL;

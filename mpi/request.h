@@ -15,6 +15,10 @@
 
 namespace ulmpi::mpi {
 
+namespace coll {
+class Schedule; // mpi/coll/schedule.h
+}
+
 struct Request {
     enum class Kind : std::uint8_t { send, recv, done, generalized, schedule };
 
@@ -35,12 +39,17 @@ struct Request {
     int peer = MPI_PROC_NULL;  // rank in comm
     int tag = 0;
     ulm::SendMode mode = ulm::SendMode::standard;
+    // Kind::schedule: the collective's schedule while it runs (it sets
+    // sched_done and `status` when it finishes, see mpi/coll/nbc.cpp).
+    coll::Schedule* sched = nullptr;
+    bool sched_done = false;
 
     bool complete() const
     {
         switch (kind) {
         case Kind::send: return send->complete;
         case Kind::recv: return recv->complete;
+        case Kind::schedule: return sched_done;
         default: return true;
         }
     }

@@ -1,0 +1,59 @@
+// Scan, recursive doubling: every rank keeps `partial`, the reduction over
+// its current aligned group of ranks, and its result. In the step of
+// distance d it swaps partials with rank ^ d; a partner below contributes
+// to both (on the left), a partner above only to the partial (on the
+// right), so non-commutative ops keep rank order.
+//
+// Cost: lg * (alpha + n * beta + 2 n * gamma). For short and medium vectors.
+#include "mpi/coll/algos.h"
+#include "mpi/coll/util.h"
+
+#include <utility>
+
+namespace ulmpi::mpi::coll {
+
+int scan_recursive_doubling(Schedule& s, const Args& a)
+{
+    const Team& t = a.team;
+    const int p = t.size;
+    const int r = t.rank;
+    const std::uint64_t count = a.rcount;
+    const Datatype* type = a.rtype;
+    s.fence();
+    if (count == 0) {
+        return MPI_SUCCESS;
+    }
+    const void* input = a.in_place ? a.rbuf : a.sbuf;
+    if (p == 1) {
+        s.copy(input, count, type, a.rbuf, count, type);
+        s.fence();
+        return MPI_SUCCESS;
+    }
+    void* partial = s.scratch_for(count, type);
+    void* tmp = s.scratch_for(count, type);
+    s.copy(input, count, type, partial, count, type);
+    s.copy(input, count, type, a.rbuf, count, type);
+    s.fence();
+    for (int mask = 1; mask < p; mask <<= 1) {
+        int dst = r ^ mask;
+        if (dst >= p) {
+            continue;
+        }
+        s.recv(t.w(dst), tmp, count, type);
+        s.send(t.w(dst), partial, count, type);
+        s.fence();
+        if (dst < r) {
+            s.reduce(tmp, partial, count, type, a.op);
+            s.reduce(tmp, a.rbuf, count, type, a.op);
+        } else if (a.op->commutative) {
+            s.reduce(tmp, partial, count, type, a.op);
+        } else {
+            s.reduce(partial, tmp, count, type, a.op);
+            std::swap(partial, tmp);
+        }
+    }
+    s.fence();
+    return MPI_SUCCESS;
+}
+
+} // namespace ulmpi::mpi::coll
