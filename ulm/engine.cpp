@@ -28,7 +28,9 @@ const rt::ChoiceParam checksum_param{
     "ulm_checksum", "auto",
     "CRC32C over every fragment: auto (where reliability is on), crc32c, none", "auto|crc32c|none"};
 const rt::IntParam retry_param{"ulm_retry_timeout_us", 1000,
-                               "first retransmission timeout of an unacknowledged fragment (us)"};
+                               "retransmission timeout before a peer's round trip is measured (us)"};
+const rt::IntParam retry_min_param{"ulm_retry_min_timeout_us", 200,
+                                   "floor of the adaptive retransmission timeout (us)"};
 const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 1000000,
                                    "cap of the doubling retransmission timeout (us)"};
 const rt::IntParam retries_param{"ulm_max_retries", 30,
@@ -146,6 +148,7 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
     }
     copy_pool_.set_block_size(copy_block);
     policy_.initial_timeout = std::max<std::int64_t>(1, retry_param.get()) * 1000;
+    policy_.min_timeout = std::max<std::int64_t>(1, retry_min_param.get()) * 1000;
     policy_.max_timeout = std::max<std::int64_t>(retry_max_param.get(), retry_param.get()) * 1000;
     policy_.max_retries = static_cast<std::uint32_t>(std::max<std::int64_t>(1, retries_param.get()));
 

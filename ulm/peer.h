@@ -70,6 +70,7 @@ struct Peer {
     rt::ListHook ack_hook;                  // on the engine's list of peers owed an ACK
     // Reliability, sender side: what waits for this peer's ACKs.
     SeqWindow unacked;
+    RttEstimate rtt;
     rt::Nanos last_heard = 0;               // last time any fragment came from the peer
     rt::ListHook unacked_hook;              // on the engine's list of peers with unacked fragments
 };

@@ -5,6 +5,7 @@
 #include "runtime/crc32c.h"
 #include "runtime/log.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -108,7 +109,7 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
             std::memcpy(dst, out, pl.len);
         }
         f->sent_at = rt::now_ns();
-        f->deadline = f->sent_at + retry_timeout(policy_, 0);
+        f->deadline = f->sent_at + retry_timeout(policy_, p.rtt, 0);
         p.unacked.push(f);
         if (!p.unacked_hook.linked()) {
             unacked_peers_.push_back(&p);
@@ -248,11 +249,37 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
         if (SendFrag* f = p.unacked.find(h.ack_seq)) {
             if (resend(p, f)) {
                 f->sent_at = rt::now_ns();
-                f->deadline = f->sent_at + retry_timeout(policy_, f->retries);
+                f->deadline = f->sent_at + retry_timeout(policy_, p.rtt, f->retries);
             }
         }
     } else if (SendFrag* f = p.unacked.take(h.ack_seq)) {
+        if (f->retries == 0 && !f->fast_resent) {
+            p.rtt.sample(rt::now_ns() - f->sent_at, policy_);
+        }
+        // Older fragments that left before this one and are still not
+        // acknowledged were lost on the way (or their ACK was): resend them
+        // now, once, instead of waiting for their timers.
+        const rt::Nanos acked_sent = f->sent_at;
         release_frag(p, f);
+        if (h.ack_seq > h.lids + 1) {
+            const rt::Nanos now = rt::now_ns();
+            int budget = 64;
+            for (std::uint64_t s = std::max(p.unacked.base(), h.lids + 1); s < h.ack_seq && budget > 0; ++s) {
+                SendFrag* g = p.unacked.find(s);
+                if (g == nullptr || g->fast_resent || g->sent_at >= acked_sent) {
+                    continue;
+                }
+                if (s >= h.lids + 2 && s - h.lids - 2 < 64 && (h.sack & (std::uint64_t{1} << (s - h.lids - 2)))) {
+                    continue; // delivered: freed just below
+                }
+                --budget;
+                if (resend(p, g)) {
+                    g->fast_resent = true;
+                    g->sent_at = now;
+                    g->deadline = now + retry_timeout(policy_, p.rtt, g->retries);
+                }
+            }
+        }
     }
     while (!p.unacked.empty() && p.unacked.base() <= h.lids) {
         if (SendFrag* f = p.unacked.take(p.unacked.base())) {
@@ -302,7 +329,7 @@ int Engine::reliability_tick()
             if (resend(*p, f)) {
                 ++f->retries;
                 f->sent_at = now;
-                f->deadline = now + retry_timeout(policy_, f->retries);
+                f->deadline = now + retry_timeout(policy_, p->rtt, f->retries);
                 ++n;
             }
         });

@@ -22,6 +22,11 @@
 // one whose payload checksum fails is answered with a `corrupt` ACK and the
 // sender resends it at once.
 //
+// Fast retransmission: when an ACK names a fragment as delivered, every
+// older fragment still unacknowledged that left before it was most likely
+// lost (paths keep order); it is resent at once, one time, without waiting
+// for its timer.
+//
 // ACKs are batched: after each progress pass, one ACK per peer that sent us
 // reliable fragments, carrying the latest delivered sequence, LIRS and LIDS
 // (largest in-order received / delivered) and a bitmap of the 64 sequences
@@ -51,6 +56,7 @@ struct SendFrag {
     std::uint32_t hdr_len = 0;
     std::uint32_t payload_len = 0;
     std::uint32_t retries = 0;
+    bool fast_resent = false;    // already resent because a later fragment got through
     rt::Nanos sent_at = 0;
     rt::Nanos deadline = 0;
     std::byte* copy = nullptr;   // private payload copy (BlockPool) when larger than inline
@@ -126,16 +132,45 @@ private:
 };
 
 struct ReliabilityPolicy {
-    rt::Nanos initial_timeout = 0;
-    rt::Nanos max_timeout = 0;
+    rt::Nanos initial_timeout = 0; // before the first round-trip sample
+    rt::Nanos min_timeout = 0;     // floor of the adaptive timeout
+    rt::Nanos max_timeout = 0;     // cap of the doubling
     std::uint32_t max_retries = 0;
 };
 
-// Timeout of a fragment sent `retries` times already: initial * 2^retries,
-// capped.
-inline rt::Nanos retry_timeout(const ReliabilityPolicy& p, std::uint32_t retries)
+// Round-trip estimate of one peer (Jacobson/Karels, as TCP does): samples
+// come only from fragments acknowledged after a single transmission (Karn),
+// and the base timeout is srtt + 4 * rttvar, never below the floor.
+struct RttEstimate {
+    rt::Nanos srtt = 0;
+    rt::Nanos rttvar = 0;
+    rt::Nanos rto = 0; // 0: no sample yet, use the policy's initial timeout
+
+    void sample(rt::Nanos rtt, const ReliabilityPolicy& p)
+    {
+        if (rto == 0) {
+            srtt = rtt;
+            rttvar = rtt / 2;
+        } else {
+            rt::Nanos err = rtt > srtt ? rtt - srtt : srtt - rtt;
+            rttvar = (3 * rttvar + err) / 4;
+            srtt = (7 * srtt + rtt) / 8;
+        }
+        rto = srtt + 4 * rttvar;
+        if (rto < p.min_timeout) {
+            rto = p.min_timeout;
+        }
+        if (rto > p.max_timeout) {
+            rto = p.max_timeout;
+        }
+    }
+};
+
+// Timeout of a fragment sent `retries` times already: base * 2^retries,
+// capped (truncated exponential back-off).
+inline rt::Nanos retry_timeout(const ReliabilityPolicy& p, const RttEstimate& e, std::uint32_t retries)
 {
-    rt::Nanos t = p.initial_timeout;
+    rt::Nanos t = e.rto != 0 ? e.rto : p.initial_timeout;
     for (std::uint32_t i = 0; i < retries && t < p.max_timeout; ++i) {
         t *= 2;
     }

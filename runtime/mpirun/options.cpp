@@ -15,6 +15,9 @@ enum class Opt {
     np,
     export_env,
     param,
+    reliability,
+    checksum,
+    stats,
     tag_output,
     timeout,
     wdir,
@@ -42,6 +45,9 @@ constexpr OptSpec kOptions[] = {
     {"c", Opt::np, true},
     {"x", Opt::export_env, true},
     {"param", Opt::param, true},
+    {"reliability", Opt::reliability, true},
+    {"checksum", Opt::checksum, true},
+    {"stats", Opt::stats, false},
     {"tag-output", Opt::tag_output, false},
     {"timeout", Opt::timeout, true},
     {"wdir", Opt::wdir, true},
@@ -281,6 +287,20 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 o.params.emplace_back(pname, pvalue);
                 break;
             }
+            case Opt::reliability:
+                // Shorthands for the ULM parameters (ulmpi_info lists them).
+                if (value != "on" && value != "off" && value != "auto") {
+                    return fail("--reliability: expected on, off or auto, got '" + value + "'");
+                }
+                o.params.emplace_back("ulm_reliability", value);
+                break;
+            case Opt::checksum:
+                if (value != "crc32c" && value != "none" && value != "auto") {
+                    return fail("--checksum: expected crc32c, none or auto, got '" + value + "'");
+                }
+                o.params.emplace_back("ulm_checksum", value);
+                break;
+            case Opt::stats: o.params.emplace_back("ulm_stats", "on"); break;
             case Opt::tag_output: o.tag_output = true; break;
             case Opt::timeout:
                 if (!parse_seconds(value, o.timeout_s)) {
@@ -409,6 +429,14 @@ Options (also accepted with a single dash, e.g. -np 4):
                        mpirun's value); the whole environment is passed anyway
   --param name=value   set ulmpi parameter `name` for every rank (becomes
                        ULMPI_<NAME>=value; repeatable; ulmpi_info lists them)
+  --reliability on|off|auto
+                       acknowledge, checksum and retransmit every fragment
+                       (auto: on for network paths, off for shared memory)
+  --checksum crc32c|none|auto
+                       CRC32C over every fragment (auto: where reliability is on)
+  --stats              each rank prints its per-peer and per-path counters
+                       (fragments, bytes, retransmissions, CRC failures,
+                       duplicates, ACKs) at MPI_Finalize
   --tag-output         prefix every output line with "[rank] "
   --timeout SECONDS    end the job after SECONDS (also MPIEXEC_TIMEOUT; the
                        option wins); exit status 124
