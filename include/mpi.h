@@ -813,6 +813,117 @@ int PMPI_Type_size(MPI_Datatype, int *);
 int MPI_Type_size_x(MPI_Datatype, MPI_Count *);
 int PMPI_Type_size_x(MPI_Datatype, MPI_Count *);
 
+/* Derived datatypes (MPI-1 names; those removed in MPI-3.0 are marked) */
+int MPI_Type_contiguous(int, MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_contiguous(int, MPI_Datatype, MPI_Datatype *);
+/* (count, blocklength, stride, oldtype, newtype) */
+int MPI_Type_vector(int, int, int, MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_vector(int, int, int, MPI_Datatype, MPI_Datatype *);
+int MPI_Type_hvector(int, int, MPI_Aint, MPI_Datatype, MPI_Datatype *); /* removed in MPI-3.0 */
+int PMPI_Type_hvector(int, int, MPI_Aint, MPI_Datatype, MPI_Datatype *);
+/* (count, blocklengths, displacements, oldtype, newtype) */
+int MPI_Type_indexed(int, const int *, const int *, MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_indexed(int, const int *, const int *, MPI_Datatype, MPI_Datatype *);
+int MPI_Type_hindexed(int, const int *, const MPI_Aint *, MPI_Datatype,
+                      MPI_Datatype *); /* removed in MPI-3.0 */
+int PMPI_Type_hindexed(int, const int *, const MPI_Aint *, MPI_Datatype, MPI_Datatype *);
+/* (count, blocklengths, displacements, types, newtype) */
+int MPI_Type_struct(int, const int *, const MPI_Aint *, const MPI_Datatype *,
+                    MPI_Datatype *); /* removed in MPI-3.0 */
+int PMPI_Type_struct(int, const int *, const MPI_Aint *, const MPI_Datatype *, MPI_Datatype *);
+int MPI_Type_commit(MPI_Datatype *);
+int PMPI_Type_commit(MPI_Datatype *);
+int MPI_Type_free(MPI_Datatype *);
+int PMPI_Type_free(MPI_Datatype *);
+int MPI_Type_extent(MPI_Datatype, MPI_Aint *); /* removed in MPI-3.0 */
+int PMPI_Type_extent(MPI_Datatype, MPI_Aint *);
+int MPI_Type_lb(MPI_Datatype, MPI_Aint *); /* removed in MPI-3.0 */
+int PMPI_Type_lb(MPI_Datatype, MPI_Aint *);
+int MPI_Type_ub(MPI_Datatype, MPI_Aint *); /* removed in MPI-3.0 */
+int PMPI_Type_ub(MPI_Datatype, MPI_Aint *);
+int MPI_Address(const void *, MPI_Aint *); /* removed in MPI-3.0 */
+int PMPI_Address(const void *, MPI_Aint *);
+
+/* Derived datatypes (MPI-2 and later names) */
+int MPI_Get_address(const void *, MPI_Aint *);
+int PMPI_Get_address(const void *, MPI_Aint *);
+MPI_Aint MPI_Aint_add(MPI_Aint, MPI_Aint);
+MPI_Aint PMPI_Aint_add(MPI_Aint, MPI_Aint);
+MPI_Aint MPI_Aint_diff(MPI_Aint, MPI_Aint);
+MPI_Aint PMPI_Aint_diff(MPI_Aint, MPI_Aint);
+/* (count, blocklength, stride in bytes, oldtype, newtype) */
+int MPI_Type_create_hvector(int, int, MPI_Aint, MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_create_hvector(int, int, MPI_Aint, MPI_Datatype, MPI_Datatype *);
+int MPI_Type_create_hindexed(int, const int[], const MPI_Aint[], MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_create_hindexed(int, const int[], const MPI_Aint[], MPI_Datatype, MPI_Datatype *);
+/* (count, blocklength, displacements, oldtype, newtype) */
+int MPI_Type_create_indexed_block(int, int, const int[], MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_create_indexed_block(int, int, const int[], MPI_Datatype, MPI_Datatype *);
+int MPI_Type_create_hindexed_block(int, int, const MPI_Aint[], MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_create_hindexed_block(int, int, const MPI_Aint[], MPI_Datatype, MPI_Datatype *);
+int MPI_Type_create_struct(int, const int[], const MPI_Aint[], const MPI_Datatype[],
+                           MPI_Datatype *);
+int PMPI_Type_create_struct(int, const int[], const MPI_Aint[], const MPI_Datatype[],
+                            MPI_Datatype *);
+/* (oldtype, lb, extent, newtype) */
+int MPI_Type_create_resized(MPI_Datatype, MPI_Aint, MPI_Aint, MPI_Datatype *);
+int PMPI_Type_create_resized(MPI_Datatype, MPI_Aint, MPI_Aint, MPI_Datatype *);
+int MPI_Type_dup(MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_dup(MPI_Datatype, MPI_Datatype *);
+/* (ndims, sizes, subsizes, starts, order, oldtype, newtype) */
+int MPI_Type_create_subarray(int, const int[], const int[], const int[], int, MPI_Datatype,
+                             MPI_Datatype *);
+int PMPI_Type_create_subarray(int, const int[], const int[], const int[], int, MPI_Datatype,
+                              MPI_Datatype *);
+/* (size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype) */
+int MPI_Type_create_darray(int, int, int, const int[], const int[], const int[], const int[], int,
+                           MPI_Datatype, MPI_Datatype *);
+int PMPI_Type_create_darray(int, int, int, const int[], const int[], const int[], const int[],
+                            int, MPI_Datatype, MPI_Datatype *);
+/* (datatype, lb, extent) */
+int MPI_Type_get_extent(MPI_Datatype, MPI_Aint *, MPI_Aint *);
+int PMPI_Type_get_extent(MPI_Datatype, MPI_Aint *, MPI_Aint *);
+int MPI_Type_get_extent_x(MPI_Datatype, MPI_Count *, MPI_Count *);
+int PMPI_Type_get_extent_x(MPI_Datatype, MPI_Count *, MPI_Count *);
+int MPI_Type_get_true_extent(MPI_Datatype, MPI_Aint *, MPI_Aint *);
+int PMPI_Type_get_true_extent(MPI_Datatype, MPI_Aint *, MPI_Aint *);
+int MPI_Type_get_true_extent_x(MPI_Datatype, MPI_Count *, MPI_Count *);
+int PMPI_Type_get_true_extent_x(MPI_Datatype, MPI_Count *, MPI_Count *);
+/* (datatype, num_integers, num_addresses, num_datatypes, combiner) */
+int MPI_Type_get_envelope(MPI_Datatype, int *, int *, int *, int *);
+int PMPI_Type_get_envelope(MPI_Datatype, int *, int *, int *, int *);
+/* (datatype, max_integers, max_addresses, max_datatypes, integers, addresses, datatypes) */
+int MPI_Type_get_contents(MPI_Datatype, int, int, int, int[], MPI_Aint[], MPI_Datatype[]);
+int PMPI_Type_get_contents(MPI_Datatype, int, int, int, int[], MPI_Aint[], MPI_Datatype[]);
+int MPI_Type_set_name(MPI_Datatype, const char *);
+int PMPI_Type_set_name(MPI_Datatype, const char *);
+int MPI_Type_get_name(MPI_Datatype, char *, int *);
+int PMPI_Type_get_name(MPI_Datatype, char *, int *);
+/* (typeclass, size, datatype) */
+int MPI_Type_match_size(int, int, MPI_Datatype *);
+int PMPI_Type_match_size(int, int, MPI_Datatype *);
+
+/* Packing: (inbuf, incount, datatype, outbuf, outsize, position, comm) and
+ * (inbuf, insize, position, outbuf, outcount, datatype, comm) */
+int MPI_Pack(const void *, int, MPI_Datatype, void *, int, int *, MPI_Comm);
+int PMPI_Pack(const void *, int, MPI_Datatype, void *, int, int *, MPI_Comm);
+int MPI_Unpack(const void *, int, int *, void *, int, MPI_Datatype, MPI_Comm);
+int PMPI_Unpack(const void *, int, int *, void *, int, MPI_Datatype, MPI_Comm);
+int MPI_Pack_size(int, MPI_Datatype, MPI_Comm, int *);
+int PMPI_Pack_size(int, MPI_Datatype, MPI_Comm, int *);
+/* (datarep, inbuf, incount, datatype, outbuf, outsize, position) and
+ * (datarep, inbuf, insize, position, outbuf, outcount, datatype) */
+int MPI_Pack_external(const char[], const void *, int, MPI_Datatype, void *, MPI_Aint,
+                      MPI_Aint *);
+int PMPI_Pack_external(const char[], const void *, int, MPI_Datatype, void *, MPI_Aint,
+                       MPI_Aint *);
+int MPI_Unpack_external(const char[], const void *, MPI_Aint, MPI_Aint *, void *, int,
+                        MPI_Datatype);
+int PMPI_Unpack_external(const char[], const void *, MPI_Aint, MPI_Aint *, void *, int,
+                         MPI_Datatype);
+int MPI_Pack_external_size(const char[], int, MPI_Datatype, MPI_Aint *);
+int PMPI_Pack_external_size(const char[], int, MPI_Datatype, MPI_Aint *);
+
 /* Buffered mode: (buffer, size) / (address of a buffer pointer, size) */
 int MPI_Buffer_attach(void *, int);
 int PMPI_Buffer_attach(void *, int);

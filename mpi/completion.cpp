@@ -431,6 +431,11 @@ int PMPI_Request_free(MPI_Request* request) try {
         break;
     }
     // The operation goes on; ULM frees its descriptor when it completes.
+    // It still reads the datatype's runs: keep the request's reference to
+    // the type for good (a freed type whose last use this was stays).
+    if ((r->kind == Request::Kind::send || r->kind == Request::Kind::recv) && !r->complete()) {
+        r->type = nullptr;
+    }
     if (r->kind == Request::Kind::send && r->send != nullptr) {
         state().engine.release(r->send);
     } else if (r->kind == Request::Kind::recv && r->recv != nullptr) {
@@ -462,22 +467,12 @@ int type_for_count(const MPI_Status* status, MPI_Datatype type, const char* fn, 
     return MPI_SUCCESS;
 }
 
-// Basic elements in `bytes` of type t, or -1 when not a whole number.
+// Basic elements in `bytes` of type t, or -1 when they end inside a basic
+// element (derived types are walked: a struct of int and double cut after
+// the int holds one element).
 long long elements_in(const Datatype* t, std::uint64_t bytes)
 {
-    if (t->size == 0) {
-        return 0;
-    }
-    std::uint64_t whole = bytes / t->size;
-    std::uint64_t rest = bytes % t->size;
-    std::uint64_t n = whole * t->elements;
-    if (rest != 0) {
-        if (t->element_size == 0 || rest % t->element_size != 0) {
-            return -1;
-        }
-        n += rest / t->element_size;
-    }
-    return static_cast<long long>(n);
+    return static_cast<long long>(datatype_elements_in(t, bytes));
 }
 
 } // namespace

@@ -37,6 +37,7 @@ int make_persistent(const void* buf, int count, MPI_Datatype type, int peer, int
     r->buf = buf;
     r->count = count;
     r->type = t;
+    datatype_retain(t); // released with the request
     r->peer = peer;
     r->tag = tag;
     r->mode = mode;

@@ -56,6 +56,8 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype type, int dest, in
         request_free(r);
         return e;
     }
+    r->type = t; // a freed type stays alive while the send is pending
+    datatype_retain(t);
     *request = r->handle;
     return MPI_SUCCESS;
 }
@@ -147,6 +149,8 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI
         request_free(r);
         return e;
     }
+    r->type = t; // a freed type stays alive while the receive is pending
+    datatype_retain(t);
     *request = r->handle;
     return MPI_SUCCESS;
 } catch (...) {

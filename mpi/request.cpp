@@ -43,6 +43,9 @@ Request* request_get(MPI_Request h) { return table().get(h); }
 
 void request_free(Request* r)
 {
+    if (r->type != nullptr) {
+        datatype_release(r->type); // held since the operation started (datatype.h)
+    }
     table().erase(r->handle);
     pool().put(r);
 }
