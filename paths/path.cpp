@@ -6,13 +6,14 @@ namespace ulmpi::path {
 
 std::size_t RxFrag::read_payload(std::size_t, const iovec*, int) { return 0; }
 
-SendResult Path::send(int peer, const iovec* iov, int iovcnt)
+SendResult Path::send(int peer, const iovec* iov, int iovcnt, Lane lane)
 {
     std::size_t total = 0;
     for (int i = 0; i < iovcnt; ++i) {
         total += iov[i].iov_len;
     }
     TxBuffer buf;
+    buf.lane = lane;
     if (!acquire(peer, total, buf)) {
         return SendResult::again;
     }

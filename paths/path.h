@@ -65,7 +65,11 @@ public:
     std::size_t len = 0;                 // header + payload bytes
     bool addressable = true;             // payload can be read at data + header length
     // Copies payload bytes [offset, offset + total of iov) into iov (for paths
-    // whose payload is not addressable). Returns bytes copied.
+    // whose payload is not addressable). Returns bytes copied. ULM may call it
+    // several times with increasing offsets (in slices of iovecs); a datagram
+    // path reads the whole datagram at the first call, scattering what the
+    // iovecs cover and keeping the rest for the following calls. A fragment
+    // whose payload ULM never reads is discarded by the path after on_frag().
     virtual std::size_t read_payload(std::size_t offset, const iovec* iov, int iovcnt);
 
 protected:
@@ -84,10 +88,16 @@ protected:
     ~Sink() = default;
 };
 
+// What a fragment is, for paths that keep traffic apart (udp: a socket for
+// control and first fragments, another for data of messages already
+// matched, which never needs unbounded buffering).
+enum class Lane : std::uint8_t { control, bulk };
+
 struct TxBuffer {
     std::byte* data = nullptr; // room for `cap` bytes
     std::size_t cap = 0;
     std::uintptr_t token = 0;  // path-private
+    Lane lane = Lane::control; // set by the caller before acquire()
 };
 
 enum class SendResult : std::uint8_t { done, again, failed };
@@ -115,7 +125,7 @@ public:
     virtual bool acquire(int peer, std::size_t len, TxBuffer& out) = 0;
     virtual SendResult commit(int peer, const TxBuffer& buf, std::size_t len) = 0;
     // Gathered send; the default packs into acquire()d memory.
-    virtual SendResult send(int peer, const iovec* iov, int iovcnt);
+    virtual SendResult send(int peer, const iovec* iov, int iovcnt, Lane lane = Lane::control);
 
     // Single copy. make_rkey describes local memory for a peer to read (returns
     // the key length, 0 when the memory cannot be described in `cap` bytes);

@@ -43,6 +43,7 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
 {
     const PathMode& m = mode(path);
     path::TxBuffer buf;
+    buf.lane = hdr[1] == static_cast<std::byte>(FragType::data) ? path::Lane::bulk : path::Lane::control;
     if (!path->acquire(p.rank, hlen + pl.len, buf)) {
         return false;
     }
@@ -128,6 +129,7 @@ bool Engine::resend(Peer& p, SendFrag* f)
         return false;
     }
     path::TxBuffer buf;
+    buf.lane = f->hdr[1] == static_cast<std::byte>(FragType::data) ? path::Lane::bulk : path::Lane::control;
     if (!path->acquire(p.rank, f->hdr_len + f->payload_len, buf)) {
         return false;
     }

@@ -27,6 +27,7 @@ struct LossyPath::TxFrag {
     std::vector<std::byte> bytes;
     std::size_t len = 0;
     int peer = -1;
+    Lane lane = Lane::control;
     int copies = 0; // sends still to make (2 for a duplicate)
 };
 
@@ -565,6 +566,7 @@ bool LossyPath::acquire(int peer, std::size_t len, TxBuffer& out)
     if (f->bytes.size() < len) {
         f->bytes.resize(len);
     }
+    f->lane = out.lane;
     out.data = f->bytes.data();
     out.cap = f->bytes.size();
     out.token = reinterpret_cast<std::uintptr_t>(f);
@@ -582,7 +584,7 @@ SendResult LossyPath::forward(TxFrag* f)
     if (queued_of_peer_[p] == 0) {
         while (f->copies > 0) {
             iovec v{f->bytes.data(), f->len};
-            SendResult r = inner_->send(f->peer, &v, 1);
+            SendResult r = inner_->send(f->peer, &v, 1, f->lane);
             if (r == SendResult::again) {
                 break;
             }
@@ -613,7 +615,7 @@ int LossyPath::pump()
         bool keep = std::find(blocked_.begin(), blocked_.end(), f->peer) != blocked_.end();
         while (!keep && f->copies > 0) {
             iovec v{f->bytes.data(), f->len};
-            SendResult r = inner_->send(f->peer, &v, 1);
+            SendResult r = inner_->send(f->peer, &v, 1, f->lane);
             if (r == SendResult::again) {
                 blocked_.push_back(f->peer);
                 keep = true;
