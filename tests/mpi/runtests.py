@@ -13,21 +13,26 @@ A testlist line is
   mpirun=OPT    an extra mpirun option (repeatable), e.g. mpirun=--tag-output
   timeout=S     seconds before the job is ended (default 60); mpirun gets
                 --timeout S, and the runner kills it S + 15 s later
-  rc=N|nonzero  the exit status mpirun must have (default 0). With rc=0 the
-                output must hold a line "No Errors" (printed by rank 0).
+  rc=N|nonzero  the exit status mpirun must have (default 0; -S: killed by
+                signal S). With rc=0 the output must hold a line "No Errors"
+                (printed by rank 0).
   output=REGEX  must match the output (stdout and stderr, merged); repeatable.
                 No spaces: write \\s instead.
   nooutput=REGEX must not match the output; repeatable
   when=REGEX    with kill=: wait until the output matches, then signal mpirun
-  kill=SIG[,SIG...]  signals sent to mpirun (after when=), killgap= apart
+  kill=SIG[,SIG...]  signals sent to mpirun's process group (as a terminal
+                does; after when=), killgap= apart
   killgap=S     seconds between the signals of kill= (default 0.5)
   within=S      the job must end within S seconds of its trigger: the first
                 signal of kill=, or else the time the program printed as
                 "t0=<CLOCK_MONOTONIC seconds>"
   xfail         the test is expected to fail (a known open bug: say which)
 
-Lines starting with # are comments. A test's id is name.np followed by its
-plain arguments (e.g. init_thread.1.multiple).
+Words are separated by blanks; there is no quoting (a regex writes \s for a
+blank). Lines starting with # are comments. A test's id is name.np followed by its
+plain arguments, its env= settings and its kill= signals ("kill_INT"), other
+characters than [A-Za-z0-9_+-] made "_" (e.g. init_thread.1.multiple,
+bigmsg.2.ULMPI_SHM_SINGLE_COPY_off, fault_job.4.hang.kill_INT_INT).
 
 After every run the runner checks that no process of the job is left (every
 rank carries ULMPI_TEST_MARKER=<random> in its environment) and, when the
@@ -69,6 +74,7 @@ class Entry:
         self.nooutputs = []
         self.when = None
         self.kill = []
+        self.kill_text = None
         self.killgap = 0.5
         self.within = None
         self.xfail = None
@@ -95,6 +101,7 @@ class Entry:
                 self.when = val
             elif key == "kill":
                 self.kill = [parse_signal(s) for s in val.split(",")]
+                self.kill_text = val
             elif key == "killgap":
                 self.killgap = float(val)
             elif key == "within":
@@ -102,8 +109,10 @@ class Entry:
 
     @property
     def id(self):
-        parts = [self.name, str(self.np)] + [re.sub(r"[^A-Za-z0-9_+-]", "_", a) for a in self.args]
-        return ".".join(parts)
+        parts = [self.name, str(self.np)] + self.args + ["%s=%s" % kv for kv in self.env.items()]
+        if self.kill_text:
+            parts.append("kill_" + self.kill_text)
+        return ".".join(re.sub(r"[^A-Za-z0-9_+-]", "_", p) for p in parts)
 
 
 KEYS = {"env", "mpirun", "timeout", "rc", "output", "nooutput", "when", "kill", "killgap",
@@ -126,7 +135,7 @@ def read_testlist(path):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            entries.append(Entry(lineno, shlex.split(line)))
+            entries.append(Entry(lineno, line.split()))
     return entries
 
 
@@ -223,7 +232,8 @@ def run_entry(e, args):
                     break
                 if trigger is None:
                     trigger = time.monotonic()
-                proc.send_signal(sig)
+                # To mpirun's process group, as a terminal's Ctrl-C would.
+                os.killpg(proc.pid, sig)
     hard_timeout = timeout + 15.0
     try:
         rc = proc.wait(timeout=max(0.1, start + hard_timeout - time.monotonic()))
