@@ -1032,10 +1032,14 @@ TEST(Engine, stale_descriptor_ids_in_control_and_data_fragments_are_ignored)
     fin.send_id = 0x123456789ULL;
     auto fin_bytes = to_bytes(&fin, sizeof fin);
     c.path(0).inject(1, fin_bytes.data(), fin_bytes.size());
+    // A fin naming the live send, which is not reading in place: ignored too.
+    fin.send_id = header_of<MatchHeader>(*frags(c.fabric, FragType::match, 0, 1).back()).send_id;
+    auto live_fin = to_bytes(&fin, sizeof fin);
+    c.path(0).inject(1, live_fin.data(), live_fin.size());
     // Drain only the injected fragments: the held cts is queued first, so
-    // deliver newest first and stop after the injected two.
+    // deliver newest first and stop after the injected three.
     c.path(0).options().order = Order::newest_first;
-    c.path(0).options().max_per_progress = 2;
+    c.path(0).options().max_per_progress = 3;
     c.path(0).set_paused(false);
     (void)c.e(0).progress();
     c.path(0).set_paused(true);
@@ -1109,6 +1113,7 @@ TEST(Engine, duplicate_of_delivered_match_fragment_is_dropped)
     c.path(1).inject(0, dup.data(), dup.size());
     c.settle(10);
     EXPECT_EQ(c.e(1).unexpected_count(), 0u);
+    EXPECT_EQ(c.e(1).counters(0).out_of_order, 0u) << "an old duplicate is not held for later";
     std::vector<std::byte> in2(30);
     RecvMsg* r2 = post_recv(c.e(1), in2, 0, kTag);
     c.settle(10);

@@ -273,6 +273,29 @@ TEST(Matcher, handles_many_dense_and_sparse_context_ids)
     EXPECT_EQ(m.unexpected_count(), 0u);
 }
 
+// The matching rule written out again, independent of envelope_matches.
+bool ref_matches(int want_src, int want_tag, int src, int tag)
+{
+    bool src_ok = want_src == kAnySource ? true : want_src == src;
+    bool tag_ok = want_tag == kAnyTag ? true : want_tag == tag;
+    return src_ok && tag_ok;
+}
+
+TEST(Matcher, envelope_matches_only_equal_or_wildcard_fields)
+{
+    for (int want_src : {kAnySource, 0, 1, 5}) {
+        for (int want_tag : {kAnyTag, 0, 1, 7}) {
+            for (int src : {0, 1, 5}) {
+                for (int tag : {0, 1, 7}) {
+                    EXPECT_EQ(envelope_matches(want_src, want_tag, src, tag),
+                              ref_matches(want_src, want_tag, src, tag))
+                        << want_src << " " << want_tag << " " << src << " " << tag;
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Randomized differential test: the matcher against a model made of plain
 // vectors, with a direct check of MPI's non-overtaking rule on every match.
@@ -288,7 +311,7 @@ struct Model {
     {
         Ctx& c = ctx[r->ctx.value()];
         for (auto it = c.unexpected.begin(); it != c.unexpected.end(); ++it) {
-            if (envelope_matches(r->src, r->tag, (*it)->peer, (*it)->hdr.tag)) {
+            if (ref_matches(r->src, r->tag, (*it)->peer, (*it)->hdr.tag)) {
                 Unexpected* u = *it;
                 c.unexpected.erase(it);
                 return u;
@@ -301,7 +324,7 @@ struct Model {
     {
         Ctx& c = ctx[id];
         for (auto it = c.posted.begin(); it != c.posted.end(); ++it) {
-            if (envelope_matches((*it)->src, (*it)->tag, src, tag)) {
+            if (ref_matches((*it)->src, (*it)->tag, src, tag)) {
                 RecvMsg* r = *it;
                 c.posted.erase(it);
                 return r;
@@ -312,7 +335,7 @@ struct Model {
     Unexpected* probe(std::uint32_t id, int src, int tag)
     {
         for (Unexpected* u : ctx[id].unexpected) {
-            if (envelope_matches(src, tag, u->peer, u->hdr.tag)) {
+            if (ref_matches(src, tag, u->peer, u->hdr.tag)) {
                 return u;
             }
         }
@@ -366,7 +389,7 @@ TEST(Matcher, agrees_with_reference_model_on_random_operations)
                     // matches may remain behind it.
                     for (Unexpected* u : model.ctx[ctx].unexpected) {
                         if (u->peer == got->peer &&
-                            envelope_matches(r->src, r->tag, u->peer, u->hdr.tag)) {
+                            ref_matches(r->src, r->tag, u->peer, u->hdr.tag)) {
                             EXPECT_GT(u->hdr.msg_seq, got->hdr.msg_seq) << "overtaken at " << step;
                         }
                     }

@@ -44,7 +44,7 @@ MemPath::MemPath(MemFabric& fabric, int rank, MemPathOptions opt)
     info_.max_frag = opt_.max_frag;
     info_.inline_max = 64;
     info_.eager_limit = opt_.eager_limit;
-    info_.reliable_default = false;
+    info_.reliable_default = opt_.reliable;
     info_.has_get = opt_.has_get;
 }
 
@@ -152,15 +152,31 @@ path::SendResult MemPath::commit(int peer, const path::TxBuffer& buf, std::size_
                                                                    mine->bytes.begin() +
                                                                        static_cast<std::ptrdiff_t>(len))});
     }
-    // Copy into the receiver's own buffer: the sender's one is free again.
-    Frag* f = dst->new_frag(len);
-    std::memcpy(f->bytes.data(), mine->bytes.data(), len);
-    f->len = len;
-    f->src = rank_;
-    f->credited = true;
-    dst->inbox_.push_back(f);
+    // Copy into the receiver's own buffer (the sender's one is free again),
+    // maybe twice, maybe damaged, maybe not at all.
+    std::uniform_real_distribution<double> coin(0.0, 1.0);
+    int copies = 1;
+    if (opt_.drop > 0 && coin(rng_) < opt_.drop) {
+        copies = 0;
+        ++faults_.dropped;
+    } else if (opt_.duplicate > 0 && coin(rng_) < opt_.duplicate) {
+        copies = 2;
+        ++faults_.duplicated;
+    }
+    for (int i = 0; i < copies; ++i) {
+        Frag* f = dst->new_frag(len);
+        std::memcpy(f->bytes.data(), mine->bytes.data(), len);
+        if (opt_.corrupt > 0 && len > 0 && coin(rng_) < opt_.corrupt) {
+            f->bytes[rng_() % len] ^= static_cast<std::byte>(1u << (rng_() % 8));
+            ++faults_.corrupted;
+        }
+        f->len = len;
+        f->src = rank_;
+        f->credited = true;
+        dst->inbox_.push_back(f);
+        ++in_flight_[static_cast<std::size_t>(peer)];
+    }
     free_frag(mine);
-    ++in_flight_[static_cast<std::size_t>(peer)];
     ++counters_.frags_sent;
     counters_.bytes_sent += len;
     return path::SendResult::done;

@@ -11,6 +11,9 @@
 //   max_per_progress  deliver at most this many fragments per progress()
 //   paused            deliver nothing (fragments wait: a delay)
 //   has_get/fail_get  single-copy reads (memcpy from the sender's memory)
+//   reliable          PathInfo::reliable_default (ULM acknowledges and
+//                     retransmits), and then seeded faults on committed
+//                     fragments: drop, duplicate, corrupt (one byte flipped)
 //   unaddressable     which fragments come up non-addressable (ULM must pull
 //                     their payload through RxFrag::read_payload): none, data
 //                     fragments only, or all of them
@@ -57,6 +60,10 @@ struct MemPathOptions {
     std::size_t max_per_progress = 0; // 0: all that are queued
     Unaddressable unaddressable = Unaddressable::none;
     bool reach_self = true;
+    bool reliable = false;
+    double drop = 0;      // probabilities per committed fragment
+    double duplicate = 0;
+    double corrupt = 0;
     const char* name = "mem";
 };
 
@@ -89,6 +96,12 @@ public:
     // engine broke the contract.
     std::size_t contract_violations() const { return violations_; }
     std::size_t gets() const { return gets_; }
+    struct Faults {
+        std::size_t dropped = 0;
+        std::size_t duplicated = 0;
+        std::size_t corrupted = 0;
+    };
+    const Faults& faults() const { return faults_; }
     bool open_called() const { return opened_; }
 
 private:
@@ -117,6 +130,7 @@ private:
     bool fail_get_ = false;
     bool opened_ = false;
     std::size_t violations_ = 0;
+    Faults faults_;
     std::size_t gets_ = 0;
 };
 
