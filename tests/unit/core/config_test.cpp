@@ -263,8 +263,10 @@ TEST(ConfigValidate, reports_malformed_values_by_variable_name)
     ScopedEnv e("ULMPI_UNITTEST_SIZE", "lots");
     ScopedEnv b("ULMPI_UNITTEST_BOOL", "perhaps");
     ConfigReport r = config_validate();
-    EXPECT_TRUE(contains_entry(r.errors, "ULMPI_UNITTEST_SIZE")) << ::testing::PrintToString(r.errors);
-    EXPECT_TRUE(contains_entry(r.errors, "ULMPI_UNITTEST_BOOL")) << ::testing::PrintToString(r.errors);
+    EXPECT_TRUE(contains_entry(r.errors, "ULMPI_UNITTEST_SIZE"))
+        << ::testing::PrintToString(r.errors);
+    EXPECT_TRUE(contains_entry(r.errors, "ULMPI_UNITTEST_BOOL"))
+        << ::testing::PrintToString(r.errors);
     EXPECT_FALSE(contains_entry(r.errors, "ULMPI_UNITTEST_INT"));
 }
 
@@ -276,7 +278,8 @@ TEST(ConfigValidate, warns_about_unknown_ulmpi_variables_only)
     ScopedEnv other("NOT_ULMPI_UNITTEST", "1");
     ScopedEnv good("ULMPI_UNITTEST_INT", "4");
     ConfigReport r = config_validate();
-    EXPECT_TRUE(contains_entry(r.warnings, "ULMPI_UNITTEST_SIZ ")) << ::testing::PrintToString(r.warnings);
+    EXPECT_TRUE(contains_entry(r.warnings, "ULMPI_UNITTEST_SIZ "))
+        << ::testing::PrintToString(r.warnings);
     EXPECT_FALSE(contains_entry(r.warnings, "ULMPI_RANK"));
     EXPECT_FALSE(contains_entry(r.warnings, "ULMPI_TEST_SOMETHING"));
     EXPECT_FALSE(contains_entry(r.warnings, "NOT_ULMPI"));

@@ -39,7 +39,10 @@ private:
 
 // Message i: length i % (kSlotData + 1), bytes derived from i.
 std::uint32_t len_of(std::uint64_t i) { return static_cast<std::uint32_t>(i % (kSlotData + 1)); }
-std::byte byte_of(std::uint64_t i, std::size_t k) { return static_cast<std::byte>((i * 31 + k * 7 + 3) & 0xff); }
+std::byte byte_of(std::uint64_t i, std::size_t k)
+{
+    return static_cast<std::byte>((i * 31 + k * 7 + 3) & 0xff);
+}
 
 void write_msg(FifoWriter& w, Slot* s, std::uint64_t i)
 {
@@ -103,7 +106,8 @@ TEST(ShmFifo, full_ring_returns_nullptr_until_reader_publishes_consumed)
     EXPECT_TRUE(check_msg(s, 0));
     r.pop();
     EXPECT_EQ(m.consumed(), 0u) << "published before the batch was full";
-    EXPECT_EQ(w.reserve(), nullptr) << "the writer may not reuse a slot the reader has not given back";
+    EXPECT_EQ(w.reserve(), nullptr)
+        << "the writer may not reuse a slot the reader has not given back";
     s = r.peek();
     ASSERT_NE(s, nullptr);
     EXPECT_TRUE(check_msg(s, 1));

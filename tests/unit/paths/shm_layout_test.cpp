@@ -44,22 +44,26 @@ void check_layout(const SegmentLayout& l)
             EXPECT_EQ(off % kSlotBytes, 0u) << "fifo " << s << "->" << r;
             EXPECT_GE(off, region);
             EXPECT_LE(off + l.fifo_size(), region + l.region_size());
-            pieces.push_back({off, off + l.fifo_size(), "fifo " + std::to_string(s) + "->" + std::to_string(r)});
+            pieces.push_back(
+                {off, off + l.fifo_size(), "fifo " + std::to_string(s) + "->" + std::to_string(r)});
         }
         for (std::uint32_t i = 0; i < l.small_count; ++i) {
             std::size_t off = l.frag_offset(s, 0, i);
             EXPECT_EQ(off % 64, 0u);
             EXPECT_LE(off + l.small_bytes, region + l.region_size());
-            pieces.push_back({off, off + l.small_bytes, "small " + std::to_string(s) + "/" + std::to_string(i)});
+            pieces.push_back(
+                {off, off + l.small_bytes, "small " + std::to_string(s) + "/" + std::to_string(i)});
         }
         for (std::uint32_t i = 0; i < l.large_count; ++i) {
             std::size_t off = l.frag_offset(s, 1, i);
             EXPECT_EQ(off % 64, 0u);
             EXPECT_LE(off + l.large_bytes, region + l.region_size());
-            pieces.push_back({off, off + l.large_bytes, "large " + std::to_string(s) + "/" + std::to_string(i)});
+            pieces.push_back(
+                {off, off + l.large_bytes, "large " + std::to_string(s) + "/" + std::to_string(i)});
         }
     }
-    std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
+    std::sort(pieces.begin(), pieces.end(),
+              [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
     for (std::size_t i = 0; i < pieces.size(); ++i) {
         EXPECT_LT(pieces[i].begin, pieces[i].end) << pieces[i].what;
         EXPECT_LE(pieces[i].end, l.total_size()) << pieces[i].what << " outside the segment";

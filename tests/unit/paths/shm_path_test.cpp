@@ -61,8 +61,8 @@ struct ShmConfig {
     ScopedInt large;
     ScopedSize eager;
     ScopedSize frag;
-    ShmConfig(std::int64_t fifo_slots, std::int64_t nsmall, std::int64_t nlarge, std::uint64_t eager_limit,
-              std::uint64_t frag_size)
+    ShmConfig(std::int64_t fifo_slots, std::int64_t nsmall, std::int64_t nlarge,
+              std::uint64_t eager_limit, std::uint64_t frag_size)
         : slots("shm_fifo_slots", fifo_slots), small("shm_small_frags", nsmall),
           large("shm_large_frags", nlarge), eager("shm_eager_limit", eager_limit),
           frag("shm_frag_size", frag_size)
@@ -186,10 +186,14 @@ TEST(ShmPath, fragments_of_every_size_flow_both_ways_and_buffers_come_back)
         std::mt19937 rng(100 + static_cast<unsigned>(me));
         auto next_len = [&]() -> std::uint32_t {
             switch (rng() % 4) {
-            case 0: return 8 + rng() % 105;                               // inline
-            case 1: return 113 + rng() % (small_bytes - 112);             // small buffer
-            case 2: return small_bytes + 1 + rng() % (max - small_bytes); // large buffer
-            default: return rng() % 2 == 0 ? max : 8;
+            case 0:
+                return 8 + rng() % 105; // inline
+            case 1:
+                return 113 + rng() % (small_bytes - 112); // small buffer
+            case 2:
+                return small_bytes + 1 + rng() % (max - small_bytes); // large buffer
+            default:
+                return rng() % 2 == 0 ? max : 8;
             }
         };
         Checker chk(peer);
@@ -229,10 +233,12 @@ TEST(ShmPath, fragments_of_every_size_flow_both_ways_and_buffers_come_back)
         count.fn = [&](RxFrag&) { ++got; };
         if (me == 0) {
             for (int i = 0; i < 4; ++i) {
-                EXPECT_TRUE(try_send(*path, peer, me, 0, max)) << "large buffer " << i << " missing";
+                EXPECT_TRUE(try_send(*path, peer, me, 0, max))
+                    << "large buffer " << i << " missing";
             }
             for (int i = 0; i < 8; ++i) {
-                EXPECT_TRUE(try_send(*path, peer, me, 0, 500)) << "small buffer " << i << " missing";
+                EXPECT_TRUE(try_send(*path, peer, me, 0, 500))
+                    << "small buffer " << i << " missing";
             }
             TxBuffer buf;
             EXPECT_FALSE(path->acquire(peer, 500, buf)) << "more buffers than configured";
@@ -425,11 +431,14 @@ TEST(ShmPath, get_reads_peer_memory_when_single_copy_is_allowed)
                 };
                 // Whole stream into two local pieces; reads across piece
                 // boundaries; the exact tail.
-                for (Read rd : {Read{0, 501000}, Read{999, 5000}, Read{300900, 200}, Read{500000, 1000}}) {
+                for (Read rd :
+                     {Read{0, 501000}, Read{999, 5000}, Read{300900, 200}, Read{500000, 1000}}) {
                     std::vector<std::byte> local(rd.len, std::byte{0});
-                    iovec liov[2] = {{local.data(), rd.len / 2}, {local.data() + rd.len / 2, rd.len - rd.len / 2}};
+                    iovec liov[2] = {{local.data(), rd.len / 2},
+                                     {local.data() + rd.len / 2, rd.len - rd.len / 2}};
                     rt::Status st = path->get(peer, key.data(), key.size(), rd.offset, liov, 2);
-                    EXPECT_TRUE(st.ok()) << "get at " << rd.offset << ": " << rt::errc_name(st.code());
+                    EXPECT_TRUE(st.ok())
+                        << "get at " << rd.offset << ": " << rt::errc_name(st.code());
                     for (std::size_t i = 0; i < rd.len; ++i) {
                         if (local[i] != packed_byte(rd.offset + i)) {
                             ADD_FAILURE() << "get at " << rd.offset << ": byte " << i << " differs";
@@ -440,9 +449,11 @@ TEST(ShmPath, get_reads_peer_memory_when_single_copy_is_allowed)
                 }
                 std::vector<std::byte> local(1000);
                 iovec liov{local.data(), local.size()};
-                EXPECT_EQ(path->get(peer, key.data(), key.size(), 500001, &liov, 1), rt::Errc::protocol)
+                EXPECT_EQ(path->get(peer, key.data(), key.size(), 500001, &liov, 1),
+                          rt::Errc::protocol)
                     << "reading past the described memory must fail";
-                EXPECT_EQ(path->get(peer, key.data(), key.size() - 3, 0, &liov, 1), rt::Errc::protocol)
+                EXPECT_EQ(path->get(peer, key.data(), key.size() - 3, 0, &liov, 1),
+                          rt::Errc::protocol)
                     << "a cut key must be refused";
                 EXPECT_EQ(path->counters().gets, 4u);
                 if (::testing::Test::HasFailure()) {
@@ -473,7 +484,9 @@ std::vector<std::byte> msg_bytes(std::size_t n, int from, int i)
 {
     std::vector<std::byte> v(n);
     for (std::size_t k = 0; k < n; ++k) {
-        v[k] = static_cast<std::byte>((k * 3 + static_cast<std::size_t>(i) * 17 + static_cast<std::size_t>(from) * 71) & 0xff);
+        v[k] = static_cast<std::byte>(
+            (k * 3 + static_cast<std::size_t>(i) * 17 + static_cast<std::size_t>(from) * 71) &
+            0xff);
     }
     return v;
 }
@@ -516,12 +529,19 @@ TEST(ShmEngine, messages_of_all_protocols_flow_between_two_processes)
                 std::vector<std::byte> in(n);
                 ulm::RecvMsg* r = nullptr;
                 ulm::SendMsg* s = nullptr;
-                std::vector<std::byte> out = me == 0 ? msg_bytes(n, me, i) : std::vector<std::byte>();
+                std::vector<std::byte> out =
+                    me == 0 ? msg_bytes(n, me, i) : std::vector<std::byte>();
                 if (me == 0) {
-                    EXPECT_TRUE(e.isend(ulm::DataRef{out.data(), n, &kBytes}, peer, i, ulm::ContextId(1), mode, &s).ok());
-                    EXPECT_TRUE(e.irecv(ulm::DataRef{in.data(), n, &kBytes}, peer, i, ulm::ContextId(1), &r).ok());
+                    EXPECT_TRUE(e.isend(ulm::DataRef{out.data(), n, &kBytes}, peer, i,
+                                        ulm::ContextId(1), mode, &s)
+                                    .ok());
+                    EXPECT_TRUE(
+                        e.irecv(ulm::DataRef{in.data(), n, &kBytes}, peer, i, ulm::ContextId(1), &r)
+                            .ok());
                 } else {
-                    EXPECT_TRUE(e.irecv(ulm::DataRef{in.data(), n, &kBytes}, peer, i, ulm::ContextId(1), &r).ok());
+                    EXPECT_TRUE(
+                        e.irecv(ulm::DataRef{in.data(), n, &kBytes}, peer, i, ulm::ContextId(1), &r)
+                            .ok());
                     if (!wait([&] { return r->complete; })) {
                         ADD_FAILURE() << "rank 1 never got message " << i << " (" << n << " bytes)";
                         return 1;
@@ -530,10 +550,13 @@ TEST(ShmEngine, messages_of_all_protocols_flow_between_two_processes)
                     out = in;
                     e.release(r);
                     r = nullptr;
-                    EXPECT_TRUE(e.isend(ulm::DataRef{out.data(), n, &kBytes}, peer, i, ulm::ContextId(1), mode, &s).ok());
+                    EXPECT_TRUE(e.isend(ulm::DataRef{out.data(), n, &kBytes}, peer, i,
+                                        ulm::ContextId(1), mode, &s)
+                                    .ok());
                 }
                 if (!wait([&] { return s->complete && (r == nullptr || r->complete); })) {
-                    ADD_FAILURE() << "rank " << me << " stuck at message " << i << " (" << n << " bytes)";
+                    ADD_FAILURE() << "rank " << me << " stuck at message " << i << " (" << n
+                                  << " bytes)";
                     return 1;
                 }
                 if (me == 0) {
@@ -543,7 +566,8 @@ TEST(ShmEngine, messages_of_all_protocols_flow_between_two_processes)
                 e.release(s);
             }
         }
-        if (auto* shm = dynamic_cast<ShmPath*>(e.primary_path(peer)); shm != nullptr && shm->single_copy()) {
+        if (auto* shm = dynamic_cast<ShmPath*>(e.primary_path(peer));
+            shm != nullptr && shm->single_copy()) {
             EXPECT_GT(shm->counters().gets, 0u) << "large messages should be read in place";
         }
         EXPECT_TRUE(e.finalize().ok());

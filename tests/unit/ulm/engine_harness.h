@@ -130,9 +130,8 @@ public:
         std::vector<std::thread> threads;
         for (int r = 0; r < o.n; ++r) {
             auto i = static_cast<std::size_t>(r);
-            threads.emplace_back([&, i] {
-                st[i] = engines_[i]->init(*boots_[i], std::move(paths[i]), why[i]);
-            });
+            threads.emplace_back(
+                [&, i] { st[i] = engines_[i]->init(*boots_[i], std::move(paths[i]), why[i]); });
         }
         for (auto& t : threads) {
             t.join();

@@ -47,7 +47,8 @@ struct Posted {
 
 std::vector<std::byte> make_payload(const Sent& m, std::size_t n)
 {
-    std::vector<std::byte> v = pattern(n, static_cast<std::uint32_t>(m.src * 7919 + m.dst * 104729) + m.k);
+    std::vector<std::byte> v =
+        pattern(n, static_cast<std::uint32_t>(m.src * 7919 + m.dst * 104729) + m.k);
     std::uint32_t id[4] = {static_cast<std::uint32_t>(m.src), m.k, m.ctx, kMagic};
     std::memcpy(v.data(), id, sizeof id);
     return v;
@@ -56,7 +57,8 @@ std::vector<std::byte> make_payload(const Sent& m, std::size_t n)
 // The matching rule, independent of ulm::envelope_matches.
 bool ref_matches(int want_src, int want_tag, int src, int tag)
 {
-    return (want_src == ulm::kAnySource || want_src == src) && (want_tag == ulm::kAnyTag || want_tag == tag);
+    return (want_src == ulm::kAnySource || want_src == src) &&
+           (want_tag == ulm::kAnyTag || want_tag == tag);
 }
 
 struct StressParams {
@@ -70,8 +72,9 @@ struct StressParams {
 
 void PrintTo(const StressParams& p, std::ostream* os)
 {
-    *os << "seed " << p.seed << ", capacity " << p.capacity << ", order " << static_cast<int>(p.order)
-        << ", per progress " << p.per_progress << (p.get ? ", get" : "") << (p.reliable ? ", lossy" : "");
+    *os << "seed " << p.seed << ", capacity " << p.capacity << ", order "
+        << static_cast<int>(p.order) << ", per progress " << p.per_progress
+        << (p.get ? ", get" : "") << (p.reliable ? ", lossy" : "");
 }
 
 class EngineStress : public ::testing::TestWithParam<StressParams> {};
@@ -269,8 +272,8 @@ TEST_P(EngineStress, delivers_everything_once_in_mpi_order)
             }
             const Posted* q = receiver_of[earlier];
             ASSERT_NE(q, nullptr);
-            EXPECT_LT(q->order, p->order)
-                << "message k=" << m->k << " of " << m->src << "->" << m->dst << " overtook k=" << k;
+            EXPECT_LT(q->order, p->order) << "message k=" << m->k << " of " << m->src << "->"
+                                          << m->dst << " overtook k=" << k;
         }
     }
 
@@ -341,7 +344,9 @@ TEST_P(EngineStress, delivers_everything_once_in_mpi_order)
         c.e(p->rank).release(p->r);
     }
     // Acknowledgements may still be on their way (or lost and resent).
-    auto no_live = [&] { return c.e(0).live_sends() + c.e(1).live_sends() + c.e(2).live_sends() == 0; };
+    auto no_live = [&] {
+        return c.e(0).live_sends() + c.e(1).live_sends() + c.e(2).live_sends() == 0;
+    };
     while (!no_live() && in_time()) {
         c.progress_all();
     }
@@ -355,8 +360,8 @@ std::vector<StressParams> stress_params()
     std::vector<StressParams> v;
     const Order orders[] = {Order::fifo, Order::random, Order::newest_first};
     for (std::uint32_t seed = 1; seed <= 32; ++seed) {
-        v.push_back(StressParams{seed, (seed / 3) % 5, orders[seed % 3], (seed / 2) % 4, seed % 2 == 0,
-                                 seed > 24});
+        v.push_back(StressParams{seed, (seed / 3) % 5, orders[seed % 3], (seed / 2) % 4,
+                                 seed % 2 == 0, seed > 24});
     }
     return v;
 }

@@ -13,13 +13,13 @@
 namespace ulmpi::test {
 namespace {
 
+using rt::Errc;
 using ulm::BaseHeader;
 using ulm::CtsHeader;
 using ulm::DataHeader;
 using ulm::Envelope;
 using ulm::FinHeader;
 using ulm::MatchHeader;
-using rt::Errc;
 
 constexpr int kTag = 7;
 
@@ -28,7 +28,9 @@ struct Guarded {
     static constexpr std::size_t kGuard = 32;
     std::vector<std::byte> mem;
     std::size_t cap;
-    explicit Guarded(std::size_t capacity) : mem(capacity + kGuard, std::byte{0x5a}), cap(capacity) {}
+    explicit Guarded(std::size_t capacity) : mem(capacity + kGuard, std::byte{0x5a}), cap(capacity)
+    {
+    }
     DataRef ref() { return bytes_ref(mem.data(), cap); }
     bool guard_intact() const
     {
@@ -117,7 +119,9 @@ TEST(Engine, eager_message_of_noncontiguous_type_arrives_packed_and_unpacked)
     ASSERT_TRUE(c.e(1).irecv(DataRef{dst.data(), 75, &rlay}, 0, kTag, ContextId(0), &r).ok());
     SendMsg* s = nullptr;
     ASSERT_TRUE(
-        c.e(0).isend(DataRef{src.data(), 100, &slay}, 1, kTag, ContextId(0), SendMode::standard, &s).ok());
+        c.e(0)
+            .isend(DataRef{src.data(), 100, &slay}, 1, kTag, ContextId(0), SendMode::standard, &s)
+            .ok());
     ASSERT_TRUE(c.run_until([&] { return r->complete; }));
     std::vector<std::byte> packed(300);
     ulm::pack(DataRef{src.data(), 100, &slay}, 0, packed.data(), 300);
@@ -163,7 +167,8 @@ TEST(Engine, rendezvous_streams_rest_after_cts)
     EXPECT_EQ(s->state, SendMsg::State::await_cts);
     auto matches = frags(c.fabric, FragType::match, 0, 1);
     ASSERT_EQ(matches.size(), 1u);
-    EXPECT_EQ(base_of(*matches[0]).payload_len, 1024u) << "the match fragment carries the first bytes";
+    EXPECT_EQ(base_of(*matches[0]).payload_len, 1024u)
+        << "the match fragment carries the first bytes";
     EXPECT_EQ(frags(c.fabric, FragType::data, 0, 1).size(), 0u);
 
     std::vector<std::byte> in(20000);
@@ -301,7 +306,9 @@ TEST(Engine, single_copy_handles_noncontiguous_send_and_receive_layouts)
     ASSERT_TRUE(c.e(1).irecv(DataRef{dst.data(), 200, &rlay}, 0, kTag, ContextId(0), &r).ok());
     SendMsg* s = nullptr;
     ASSERT_TRUE(
-        c.e(0).isend(DataRef{src.data(), 10, &slay}, 1, kTag, ContextId(0), SendMode::standard, &s).ok());
+        c.e(0)
+            .isend(DataRef{src.data(), 10, &slay}, 1, kTag, ContextId(0), SendMode::standard, &s)
+            .ok());
     ASSERT_TRUE(c.run_until([&] { return r->complete && s->complete; }));
     EXPECT_GT(c.path(1).gets(), 1u) << "400 segments need several get() calls of 64";
     std::vector<std::byte> want(20000);
@@ -511,7 +518,8 @@ TEST(Engine, zero_byte_message_matches_and_completes)
     ASSERT_TRUE(c.run_until([&] { return r->complete; }));
     EXPECT_EQ(r->error, Errc::ok);
     EXPECT_EQ(r->env.msg_len, 0u);
-    EXPECT_TRUE(std::all_of(in.begin(), in.end(), [](std::byte b) { return b == std::byte{0x33}; }));
+    EXPECT_TRUE(
+        std::all_of(in.begin(), in.end(), [](std::byte b) { return b == std::byte{0x33}; }));
     c.e(0).release(s);
     c.e(1).release(r);
 }
@@ -754,7 +762,8 @@ TEST(Engine, any_source_receives_keep_each_senders_order)
     std::vector<RecvMsg*> recvs;
     std::vector<std::vector<std::byte>> in(2 * kPer, std::vector<std::byte>(8));
     for (int i = 0; i < 2 * kPer; ++i) {
-        recvs.push_back(post_recv(c.e(0), in[static_cast<std::size_t>(i)], ulm::kAnySource, ulm::kAnyTag));
+        recvs.push_back(
+            post_recv(c.e(0), in[static_cast<std::size_t>(i)], ulm::kAnySource, ulm::kAnyTag));
     }
     for (int i = 0; i < kPer; ++i) {
         for (int src = 1; src <= 2; ++src) {
@@ -770,7 +779,8 @@ TEST(Engine, any_source_receives_keep_each_senders_order)
         RecvMsg* r = recvs[static_cast<std::size_t>(i)];
         int src = r->env.source;
         ASSERT_TRUE(src == 1 || src == 2);
-        EXPECT_EQ(r->env.tag, 100 * src + next[src]) << "a later message of rank " << src << " overtook";
+        EXPECT_EQ(r->env.tag, 100 * src + next[src])
+            << "a later message of rank " << src << " overtook";
         EXPECT_EQ(in[static_cast<std::size_t>(i)][0], static_cast<std::byte>(next[src]));
         ++next[src];
     }
@@ -811,7 +821,8 @@ TEST(Engine, sequence_numbers_increase_by_one_per_peer_and_direction)
         c.progress_all();
     }
     ASSERT_TRUE(c.run_until([&] {
-        return std::all_of(recvs.begin(), recvs.end(), [](auto& p) { return p.second->complete; }) &&
+        return std::all_of(recvs.begin(), recvs.end(),
+                           [](auto& p) { return p.second->complete; }) &&
                std::all_of(sends.begin(), sends.end(), [](auto& p) { return p.second->complete; });
     }));
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -824,8 +835,8 @@ TEST(Engine, sequence_numbers_increase_by_one_per_peer_and_direction)
     for (const FragRecord& f : c.fabric.log) {
         BaseHeader b = base_of(f);
         auto key = std::make_pair(f.src, f.dst);
-        EXPECT_EQ(b.frag_seq, ++frag_seq[key]) << f.src << "->" << f.dst << " type "
-                                               << static_cast<int>(b.type);
+        EXPECT_EQ(b.frag_seq, ++frag_seq[key])
+            << f.src << "->" << f.dst << " type " << static_cast<int>(b.type);
         EXPECT_EQ(b.src, static_cast<std::uint32_t>(f.src));
         EXPECT_EQ(b.version, ulm::kWireVersion);
         if (b.type == FragType::match) {
@@ -906,7 +917,8 @@ TEST(Engine, sends_to_itself_eager_and_rendezvous)
         SendMsg* sb = post_send(c.e(0), b, 0, 2);
         RecvMsg* rb = post_recv(c.e(0), ib, 0, 2);
         RecvMsg* ra = post_recv(c.e(0), ia, 0, 1);
-        ASSERT_TRUE(c.run_until([&] { return ra->complete && rb->complete && sa->complete && sb->complete; }));
+        ASSERT_TRUE(c.run_until(
+            [&] { return ra->complete && rb->complete && sa->complete && sb->complete; }));
         EXPECT_TRUE(same_bytes(ia, a));
         EXPECT_TRUE(same_bytes(ib, b));
         for (SendMsg* s : {sa, sb}) {
@@ -947,7 +959,8 @@ TEST(Engine, many_rendezvous_in_flight_reuse_descriptor_slots_safely)
         std::vector<SendMsg*> sends;
         std::vector<RecvMsg*> recvs;
         for (int i = 0; i < 20; ++i) {
-            out.push_back(pattern(5000 + static_cast<std::size_t>(i) * 37, static_cast<std::uint32_t>(round * 100 + i)));
+            out.push_back(pattern(5000 + static_cast<std::size_t>(i) * 37,
+                                  static_cast<std::uint32_t>(round * 100 + i)));
             in.emplace_back(out.back().size());
         }
         for (int i = 0; i < 20; ++i) {
@@ -955,11 +968,13 @@ TEST(Engine, many_rendezvous_in_flight_reuse_descriptor_slots_safely)
             recvs.push_back(post_recv(c.e(1), in[static_cast<std::size_t>(i)], 0, i));
         }
         ASSERT_TRUE(c.run_until([&] {
-            return std::all_of(recvs.begin(), recvs.end(), [](RecvMsg* r) { return r->complete; }) &&
+            return std::all_of(recvs.begin(), recvs.end(),
+                               [](RecvMsg* r) { return r->complete; }) &&
                    std::all_of(sends.begin(), sends.end(), [](SendMsg* s) { return s->complete; });
         }));
         for (int i = 0; i < 20; ++i) {
-            EXPECT_TRUE(same_bytes(in[static_cast<std::size_t>(i)], out[static_cast<std::size_t>(i)]));
+            EXPECT_TRUE(
+                same_bytes(in[static_cast<std::size_t>(i)], out[static_cast<std::size_t>(i)]));
             c.e(0).release(sends[static_cast<std::size_t>(i)]);
             c.e(1).release(recvs[static_cast<std::size_t>(i)]);
         }
@@ -1022,7 +1037,8 @@ TEST(Engine, stale_descriptor_ids_in_control_and_data_fragments_are_ignored)
     c.path(1).inject(0, old_data.data(), old_data.size());
     c.settle(20);
     EXPECT_EQ(r2->received, received) << "a stale data fragment was counted for a new receive";
-    EXPECT_TRUE(std::equal(i2.begin() + 1024, i2.end(), std::vector<std::byte>(10000 - 1024).begin()))
+    EXPECT_TRUE(
+        std::equal(i2.begin() + 1024, i2.end(), std::vector<std::byte>(10000 - 1024).begin()))
         << "a stale data fragment wrote into a new receive buffer";
     EXPECT_FALSE(r2->complete);
 
@@ -1080,7 +1096,8 @@ TEST(Engine, match_fragments_ahead_of_sequence_are_held_once_each)
     ASSERT_TRUE(c.ok());
     // Rank 0 "sends" seq 3, 3 again (duplicate), 2, then 1.
     for (std::uint64_t seq : {3, 3, 2, 1}) {
-        auto f = frag_bytes(eager_match(0, 0, static_cast<int>(seq), seq, 4), static_cast<std::byte>(seq));
+        auto f = frag_bytes(eager_match(0, 0, static_cast<int>(seq), seq, 4),
+                            static_cast<std::byte>(seq));
         c.path(1).inject(0, f.data(), f.size());
         c.settle(2);
         if (seq != 1) {

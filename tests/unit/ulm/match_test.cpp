@@ -239,8 +239,8 @@ TEST(Matcher, handles_many_dense_and_sparse_context_ids)
     for (std::uint32_t i = 0; i < 5000; i += 7) {
         ids.push_back(i); // crosses the dense/sparse boundary
     }
-    for (std::uint32_t v : {4095u, 4096u, 4097u, 65536u, 1u << 24, 0x7fffffffu, 0xfffffffeu,
-                            0xffffffffu}) {
+    for (std::uint32_t v :
+         {4095u, 4096u, 4097u, 65536u, 1u << 24, 0x7fffffffu, 0xfffffffeu, 0xffffffffu}) {
         ids.push_back(v);
     }
     std::sort(ids.begin(), ids.end());
@@ -368,7 +368,7 @@ TEST(Matcher, agrees_with_reference_model_on_random_operations)
         Objects o;
         const std::uint32_t ctx_ids[] = {0, 1, 2, 4095, 4096, 123456789};
         std::vector<RecvMsg*> live_recvs;
-        std::map<std::pair<std::uint32_t, int>, std::uint64_t> next_seq;  // (ctx, src) -> next
+        std::map<std::pair<std::uint32_t, int>, std::uint64_t> next_seq; // (ctx, src) -> next
         std::set<Unexpected*> delivered;
         auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
         auto deliver = [&](Unexpected* u) { EXPECT_TRUE(delivered.insert(u).second); };
@@ -420,7 +420,8 @@ TEST(Matcher, agrees_with_reference_model_on_random_operations)
                     deliver(got);
                 }
             } else if (!live_recvs.empty()) { // cancel
-                RecvMsg* r = live_recvs[static_cast<std::size_t>(pick(static_cast<int>(live_recvs.size())))];
+                RecvMsg* r =
+                    live_recvs[static_cast<std::size_t>(pick(static_cast<int>(live_recvs.size())))];
                 bool got = m.cancel(r);
                 ASSERT_EQ(got, model.cancel(r));
                 live_recvs.erase(std::find(live_recvs.begin(), live_recvs.end(), r));

@@ -148,9 +148,10 @@ path::SendResult MemPath::commit(int peer, const path::TxBuffer& buf, std::size_
         return path::SendResult::failed;
     }
     if (fabric_.logging) {
-        fabric_.log.push_back({rank_, peer, std::vector<std::byte>(mine->bytes.begin(),
-                                                                   mine->bytes.begin() +
-                                                                       static_cast<std::ptrdiff_t>(len))});
+        fabric_.log.push_back(
+            {rank_, peer,
+             std::vector<std::byte>(mine->bytes.begin(),
+                                    mine->bytes.begin() + static_cast<std::ptrdiff_t>(len))});
     }
     // Copy into the receiver's own buffer (the sender's one is free again),
     // maybe twice, maybe damaged, maybe not at all.

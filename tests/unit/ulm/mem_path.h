@@ -61,7 +61,7 @@ struct MemPathOptions {
     Unaddressable unaddressable = Unaddressable::none;
     bool reach_self = true;
     bool reliable = false;
-    double drop = 0;      // probabilities per committed fragment
+    double drop = 0; // probabilities per committed fragment
     double duplicate = 0;
     double corrupt = 0;
     const char* name = "mem";

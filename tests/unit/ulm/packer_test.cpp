@@ -195,7 +195,8 @@ void check_one(const Layout& l, std::uint64_t count, std::uint64_t pos, std::uin
         if (covered < n) {
             EXPECT_EQ(used, max) << "stopped early with iovecs left";
             auto* last = static_cast<std::byte*>(iov[static_cast<std::size_t>(used - 1)].iov_base);
-            EXPECT_NE(buf.off(last + iov[static_cast<std::size_t>(used - 1)].iov_len), want[covered])
+            EXPECT_NE(buf.off(last + iov[static_cast<std::size_t>(used - 1)].iov_len),
+                      want[covered])
                 << "the next byte could have been merged into the last iovec";
         }
     }
@@ -215,9 +216,9 @@ TEST(Packer, matches_byte_reference_for_random_layouts)
                 pos = 0;
                 n = total;
             }
-            SCOPED_TRACE(testing::Message() << "iter " << iter << " nruns " << o.layout.nruns
-                                            << " extent " << o.layout.extent << " count "
-                                            << count << " pos " << pos << " n " << n);
+            SCOPED_TRACE(testing::Message()
+                         << "iter " << iter << " nruns " << o.layout.nruns << " extent "
+                         << o.layout.extent << " count " << count << " pos " << pos << " n " << n);
             check_one(o.layout, count, pos, n, rng);
             if (HasFatalFailure()) {
                 return;
