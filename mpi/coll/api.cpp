@@ -152,6 +152,16 @@ int launch(Schedule& s, Comm* c, Coll coll, Args& a, MPI_Request* req, const cha
         return raise(c, e, fn, "cannot set up %s (%s)", coll_name(coll), algo.name);
     }
     if (req != nullptr) {
+        // The program may free its datatypes before the operation completes.
+        s.hold(a.stype);
+        s.hold(a.rtype);
+        if (a.stypes != nullptr || a.rtypes != nullptr) {
+            int n = a.inter ? a.remote.size : a.team.size;
+            for (int j = 0; j < n; ++j) {
+                s.hold(a.stypes != nullptr ? a.stypes[j] : nullptr);
+                s.hold(a.rtypes != nullptr ? a.rtypes[j] : nullptr);
+            }
+        }
         if (int e = start_nonblocking(&s, req)) {
             return raise(c, e, fn, "cannot start %s", coll_name(coll));
         }

@@ -162,6 +162,16 @@ void Schedule::fence()
 
 void* Schedule::scratch(std::uint64_t bytes) { return arena_.alloc(bytes); }
 
+void Schedule::hold(const Datatype* t)
+{
+    if (t == nullptr || t->predefined) {
+        return;
+    }
+    auto* d = const_cast<Datatype*>(t);
+    datatype_retain(d);
+    types_.push_back(d);
+}
+
 void* Schedule::scratch_for(std::uint64_t count, const Datatype* t)
 {
     if (count == 0) {
@@ -195,6 +205,10 @@ void Schedule::clear()
         op_release(op);
     }
     ops_.clear();
+    for (Datatype* t : types_) {
+        datatype_release(t);
+    }
+    types_.clear();
     arena_.reset();
     round_ = first_ = end_ = check_ = 0;
     started_ = finished_ = false;

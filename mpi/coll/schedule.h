@@ -19,8 +19,9 @@
 // goes on the communicator's coll_ctx.
 //
 // Memory: steps point at user buffers or at scratch space owned by the
-// schedule (its arena), which lives until the schedule is cleared. Ops are
-// retained while the schedule holds them.
+// schedule (its arena), which lives until the schedule is cleared. Ops, and
+// the derived datatypes of nonblocking calls, are retained while the
+// schedule holds them.
 //
 // Errors: a failed step (a peer failed, a message longer than its buffer)
 // stops the schedule: later rounds are not started, receives still pending
@@ -108,6 +109,10 @@ public:
     // use with t (true lower bound accounted for).
     void* scratch_for(std::uint64_t count, const Datatype* t);
     std::size_t steps() const { return steps_.size(); }
+    // Holds a reference on a (derived) datatype until the schedule is
+    // cleared: a nonblocking collective's types may be freed by the program
+    // before it completes.
+    void hold(const Datatype* t);
 
     // ---- running
     void start();
@@ -138,6 +143,7 @@ private:
     std::vector<Step> steps_;
     std::vector<std::uint32_t> round_end_; // end index of every closed round
     std::vector<Op*> ops_;
+    std::vector<Datatype*> types_;
     Arena arena_;
     std::size_t round_ = 0;       // current round
     std::size_t first_ = 0;       // first step of the current round

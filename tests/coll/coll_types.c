@@ -3,7 +3,8 @@
  * whose send and receive types differ (same type signature), reductions on
  * the basic elements of derived types (vector of MPI_INT, contiguous pairs
  * for MPI_MAXLOC), a user op called with the derived type, and MPI_ERR_OP
- * for a predefined op on a type that mixes basic types.
+ * for a predefined op on a type that mixes basic types; a nonblocking
+ * bcast whose datatype is freed before MPI_Wait.
  */
 #include "mpitest.h"
 
@@ -184,6 +185,25 @@ int main(int argc, char** argv)
         MT_ERR(MPI_ERR_OP, MPI_Reduce_local(buf, out, 1, mixed, MPI_SUM));
         MT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
         MT_OK(MPI_Type_free(&mixed));
+    }
+
+    /* A nonblocking bcast whose datatype is freed before the wait. */
+    {
+        MPI_Datatype tmp;
+        MPI_Request req;
+        int buf[40];
+        MT_OK(MPI_Type_vector(20, 1, 2, MPI_INT, &tmp));
+        MT_OK(MPI_Type_commit(&tmp));
+        for (i = 0; i < 40; ++i) {
+            buf[i] = mt_rank == 0 ? i + 5 : -1;
+        }
+        MT_OK(MPI_Ibcast(buf, 1, tmp, 0, MPI_COMM_WORLD, &req));
+        MT_OK(MPI_Type_free(&tmp));
+        MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        for (i = 0; i < 40; ++i) {
+            int want = (i % 2 == 0 || mt_rank == 0) ? i + 5 : -1;
+            MT_CHECK(buf[i] == want, "ibcast with a freed type: element %d is %d", i, buf[i]);
+        }
     }
 
     MT_OK(MPI_Type_free(&vec));
