@@ -183,8 +183,9 @@ int PMPI_Waitall(int count, MPI_Request* reqs, MPI_Status* statuses) try {
     if (int e = check_array(count, reqs, fn)) {
         return e;
     }
+    int first_pending = 0; // requests before it are complete (they stay so)
     auto all_done = [&] {
-        for (int i = 0; i < count; ++i) {
+        for (int& i = first_pending; i < count; ++i) {
             Request* r;
             if (classify(reqs[i], &r) == Slot::live && !r->complete()) {
                 return false;
@@ -394,6 +395,10 @@ int PMPI_Cancel(MPI_Request* request) try {
         state().engine.cancel(r->recv);
     } else if (r->kind == Request::Kind::send) {
         state().engine.cancel(r->send);
+    } else if (r->kind == Request::Kind::generalized) {
+        if (int e = grequest_cancel(r)) {
+            return raise(r->comm, e, fn, "the cancel callback of the generalized request failed");
+        }
     }
     return MPI_SUCCESS;
 } catch (...) {
@@ -429,6 +434,13 @@ int PMPI_Request_free(MPI_Request* request) try {
     case Slot::inactive:
     case Slot::live:
         break;
+    }
+    if (r->kind == Request::Kind::generalized) {
+        *request = MPI_REQUEST_NULL;
+        if (int e = grequest_free(r)) {
+            return raise(nullptr, e, fn, "the free callback of the generalized request failed");
+        }
+        return MPI_SUCCESS;
     }
     // The operation goes on; ULM frees its descriptor when it completes.
     // It still reads the datatype's runs: keep the request's reference to
