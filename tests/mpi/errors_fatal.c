@@ -16,6 +16,8 @@
  *   truncate       MPI_Recv of 8 bytes into 4          (MPI_ERR_TRUNCATE)
  *   bsend          MPI_Bsend with no buffer attached   (MPI_ERR_BUFFER)
  *   self           MPI_Send to rank 1 of MPI_COMM_SELF (MPI_ERR_RANK)
+ *   errors_abort   MPI_Send to rank `size` under MPI_ERRORS_ABORT (MPI-4)
+ *                  set on MPI_COMM_WORLD                (MPI_ERR_RANK)
  */
 #include "mpitest.h"
 
@@ -72,6 +74,9 @@ int main(int argc, char** argv)
         MPI_Bsend(x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
     } else if (strcmp(what, "self") == 0) {
         MPI_Send(x, 1, MPI_INT, 1, 0, MPI_COMM_SELF);
+    } else if (strcmp(what, "errors_abort") == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ABORT);
+        MPI_Send(x, 1, MPI_INT, mt_size, 0, MPI_COMM_WORLD);
     } else {
         printf("unknown case %s\n", what);
         return 2;

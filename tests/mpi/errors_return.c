@@ -38,7 +38,7 @@ int main(int argc, char** argv)
     partner = (mt_rank ^ 1) < mt_size ? (mt_rank ^ 1) : mt_rank;
     memset(buf, 0, sizeof buf);
     MT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MT_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    MT_OK(MPI_Errhandler_set(MPI_COMM_SELF, MPI_ERRORS_RETURN)); /* the MPI-1 name */
     MT_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh));
     MT_CHECK(eh == MPI_ERRORS_RETURN, "MPI_Comm_get_errhandler gave 0x%x", (unsigned)eh);
     MT_OK(MPI_Errhandler_get(MPI_COMM_SELF, &eh));

@@ -4,7 +4,8 @@
  * required), Query_thread, Is_thread_main (also from another thread),
  * Get_version before MPI_Init, Get_library_version, Get_processor_name,
  * Wtime/Wtick, Comm_rank/Comm_size on both predefined communicators and the
- * handle conversions.
+ * handle conversions. With MPI_THREAD_SERIALIZED, communication from a
+ * thread other than the main one (one at a time), eager and rendezvous.
  */
 #include "mpitest.h"
 
@@ -17,6 +18,36 @@ static void* thread_body(void* arg)
 {
     (void)arg;
     MPI_Is_thread_main(&g_main_flag_in_thread);
+    return NULL;
+}
+
+/* MPI_THREAD_SERIALIZED: a Sendrecv with the partner, from whichever thread. */
+static int g_thread_errors = 0;
+
+static void exchange(int tag)
+{
+    int partner = (mt_rank ^ 1) < mt_size ? (mt_rank ^ 1) : mt_rank;
+    static const int sizes[2] = {64, 300000};
+    int k;
+    for (k = 0; k < 2; ++k) {
+        int n = sizes[k];
+        unsigned char* s = malloc((size_t)n);
+        unsigned char* r = malloc((size_t)n);
+        mt_fill(s, (size_t)n, (unsigned)(mt_rank + tag));
+        if (MPI_Sendrecv(s, n, MPI_BYTE, partner, tag, r, n, MPI_BYTE, partner, tag, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+            mt_verify(r, (size_t)n, (unsigned)(partner + tag)) >= 0) {
+            ++g_thread_errors;
+        }
+        free(s);
+        free(r);
+    }
+}
+
+static void* serialized_body(void* arg)
+{
+    (void)arg;
+    exchange(21);
     return NULL;
 }
 
@@ -84,6 +115,16 @@ int main(int argc, char** argv)
         pthread_join(t, NULL);
         MT_CHECK(g_main_flag_in_thread == 0, "MPI_Is_thread_main in another thread: %d",
                  g_main_flag_in_thread);
+    }
+
+    if (provided == MPI_THREAD_SERIALIZED) {
+        pthread_t t;
+        exchange(20);
+        MT_CHECK(pthread_create(&t, NULL, serialized_body, NULL) == 0, "pthread_create failed");
+        pthread_join(t, NULL);
+        exchange(22);
+        MT_CHECK(g_thread_errors == 0, "%d exchanges failed (main thread, other thread, main)",
+                 g_thread_errors);
     }
 
     flag = -1;
