@@ -1,5 +1,7 @@
 #include "runtime/boot_wire.h"
 
+#include "runtime/config.h"
+
 #include <arpa/inet.h>
 #include <cstring>
 #include <netinet/in.h>
@@ -188,7 +190,82 @@ struct BodyEncoder {
         w.i32(m.node);
         w.str(m.detail);
     }
+    void operator()(const DaemonHello& m)
+    {
+        w.raw(m.secret.data(), m.secret.size());
+        w.i32(m.node);
+        w.u32(m.pid);
+        w.str(m.host);
+    }
+    void strings(const std::vector<std::string>& v)
+    {
+        w.u32(static_cast<std::uint32_t>(v.size()));
+        for (const std::string& s : v) {
+            w.str(s);
+        }
+    }
+    void operator()(const Launch& m)
+    {
+        w.str(m.jobid);
+        w.str(m.host);
+        w.i32(m.node);
+        w.u32(m.size);
+        w.u32(m.num_nodes);
+        w.u32(m.universe_size);
+        w.u8(m.bind);
+        w.str(m.cwd);
+        w.str(m.wdir);
+        w.u32(static_cast<std::uint32_t>(m.apps.size()));
+        for (const auto& argv : m.apps) {
+            strings(argv);
+        }
+        strings(m.env);
+        w.u32(static_cast<std::uint32_t>(m.ranks.size()));
+        for (const LaunchRank& r : m.ranks) {
+            w.i32(r.rank);
+            w.i32(r.local_rank);
+            w.i32(r.app);
+            w.u8(r.stdin_pipe ? 1 : 0);
+        }
+    }
+    void operator()(const Spawned& m)
+    {
+        w.u32(m.pid);
+        w.i32(m.err);
+        w.str(m.step);
+    }
+    void operator()(const Output& m)
+    {
+        w.u8(m.stream);
+        w.bytes(m.data);
+    }
+    void operator()(const Exited& m) { w.i32(m.status); }
+    void operator()(const RankClosed&) {}
+    void operator()(const StdinData& m) { w.bytes(m.data); }
+    void operator()(const Signal& m) { w.i32(m.sig); }
+    void operator()(const Shutdown&) {}
+    void operator()(const Bye& m)
+    {
+        w.u32(m.refused);
+        w.u32(m.shm_removed);
+    }
 };
+
+// A list of strings; every entry takes at least 4 bytes, which bounds n.
+bool read_strings(Reader& r, std::vector<std::string>& out, std::size_t max_each)
+{
+    std::uint32_t n = 0;
+    if (!r.u32(n) || n > r.left() / 4) {
+        return false;
+    }
+    out.resize(n);
+    for (std::string& s : out) {
+        if (!r.str(s, max_each)) {
+            return false;
+        }
+    }
+    return true;
+}
 
 bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
 {
@@ -288,6 +365,100 @@ bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
         body = std::move(m);
         return true;
     }
+    case MsgType::daemon_hello: {
+        DaemonHello m;
+        if (!r.raw(m.secret.data(), m.secret.size()) || !r.i32(m.node) || !r.u32(m.pid) ||
+            !r.str(m.host, kMaxText)) {
+            break;
+        }
+        body = std::move(m);
+        return true;
+    }
+    case MsgType::launch: {
+        Launch m;
+        std::uint32_t napps = 0;
+        if (!r.str(m.jobid, kMaxText) || !r.str(m.host, kMaxText) || !r.i32(m.node) ||
+            !r.u32(m.size) || !r.u32(m.num_nodes) || !r.u32(m.universe_size) || !r.u8(m.bind) ||
+            !r.str(m.cwd, kMaxText) || !r.str(m.wdir, kMaxText) || !r.u32(napps) ||
+            napps > r.left() / 4) {
+            break;
+        }
+        m.apps.resize(napps);
+        bool ok = true;
+        for (auto& argv : m.apps) {
+            ok = ok && read_strings(r, argv, kMaxFrame);
+        }
+        std::uint32_t nranks = 0;
+        if (!ok || !read_strings(r, m.env, kMaxFrame) || !r.u32(nranks) ||
+            nranks > r.left() / 13) {
+            break;
+        }
+        m.ranks.resize(nranks);
+        for (LaunchRank& lr : m.ranks) {
+            std::uint8_t in = 0;
+            if (!r.i32(lr.rank) || !r.i32(lr.local_rank) || !r.i32(lr.app) || !r.u8(in) ||
+                in > 1) {
+                ok = false;
+                break;
+            }
+            lr.stdin_pipe = in == 1;
+        }
+        if (!ok) {
+            break;
+        }
+        body = std::move(m);
+        return true;
+    }
+    case MsgType::spawned: {
+        Spawned m;
+        if (!r.u32(m.pid) || !r.i32(m.err) || !r.str(m.step, kMaxText)) {
+            break;
+        }
+        body = std::move(m);
+        return true;
+    }
+    case MsgType::output: {
+        Output m;
+        if (!r.u8(m.stream) || m.stream < 1 || m.stream > 2 || !r.bytes(m.data)) {
+            break;
+        }
+        body = std::move(m);
+        return true;
+    }
+    case MsgType::exited: {
+        Exited m;
+        if (!r.i32(m.status)) {
+            break;
+        }
+        body = m;
+        return true;
+    }
+    case MsgType::rank_closed: body = RankClosed{}; return true;
+    case MsgType::stdin_data: {
+        StdinData m;
+        if (!r.bytes(m.data)) {
+            break;
+        }
+        body = std::move(m);
+        return true;
+    }
+    case MsgType::signal: {
+        Signal m;
+        if (!r.i32(m.sig) || m.sig < 1 || m.sig > 64) {
+            break;
+        }
+        body = m;
+        return true;
+    }
+    case MsgType::shutdown: body = Shutdown{}; return true;
+    case MsgType::bye: {
+        Bye m;
+        if (!r.u32(m.refused) || !r.u32(m.shm_removed)) {
+            break;
+        }
+        body = m;
+        return true;
+    }
     }
     if (why.empty()) {
         why = std::string(msg_type_name(type)) + " body is malformed or truncated";
@@ -325,6 +496,16 @@ const char* msg_type_name(MsgType t) noexcept
     case MsgType::abort: return "ABORT";
     case MsgType::finalize: return "FINALIZE";
     case MsgType::event: return "EVENT";
+    case MsgType::daemon_hello: return "DAEMON_HELLO";
+    case MsgType::launch: return "LAUNCH";
+    case MsgType::spawned: return "SPAWNED";
+    case MsgType::output: return "OUTPUT";
+    case MsgType::exited: return "EXITED";
+    case MsgType::rank_closed: return "RANK_CLOSED";
+    case MsgType::stdin_data: return "STDIN";
+    case MsgType::signal: return "SIGNAL";
+    case MsgType::shutdown: return "SHUTDOWN";
+    case MsgType::bye: return "BYE";
     }
     return "UNKNOWN";
 }
@@ -334,7 +515,7 @@ MsgType type_of(const Body& body) noexcept
     // The variant's alternatives are in MsgType order, starting at 1.
     return static_cast<MsgType>(body.index() + 1);
 }
-static_assert(std::variant_size_v<Body> == static_cast<std::size_t>(MsgType::event));
+static_assert(std::variant_size_v<Body> == static_cast<std::size_t>(kLastMsgType));
 
 void encode(const Message& msg, Bytes& out)
 {
@@ -368,7 +549,7 @@ Status decode(std::span<const std::byte> in, std::size_t max_frame, Message& out
         return Errc::protocol;
     }
     if (type < static_cast<std::uint8_t>(MsgType::hello) ||
-        type > static_cast<std::uint8_t>(MsgType::event)) {
+        type > static_cast<std::uint8_t>(kLastMsgType)) {
         why = "unknown message type " + std::to_string(type);
         return Errc::protocol;
     }
@@ -571,3 +752,30 @@ unsigned to_sockaddr(const BootAddr& addr, sockaddr_storage& ss)
 }
 
 } // namespace ulmpi::rt::wire
+
+namespace ulmpi::rt::boot {
+namespace {
+
+const TextParam boot_if{"boot_if", "",
+                        "interface, IPv4 address or subnet (a.b.c.d/n) on which mpirun "
+                        "listens for the daemons of other hosts (default: chosen from the hosts)"};
+const TextParam boot_launch_agent{"boot_launch_agent", "ssh -o BatchMode=yes",
+                                  "command that starts ulmpi_daemon on another host; {host} "
+                                  "is replaced by the host name, else the name is appended"};
+const TextParam boot_daemon{"boot_daemon", "",
+                            "path of ulmpi_daemon on the other hosts (default: next to mpirun)"};
+const RealParam boot_keepalive{"boot_keepalive", 10.0,
+                               "seconds after which a silent mpirun <-> daemon connection is "
+                               "declared lost (TCP keepalive and user timeout)"};
+const RealParam boot_launch_timeout{"boot_launch_timeout", 60.0,
+                                    "seconds a host's daemon may take to connect to mpirun"};
+
+} // namespace
+
+const std::string& if_param() { return boot_if.get(); }
+const std::string& launch_agent_param() { return boot_launch_agent.get(); }
+const std::string& daemon_param() { return boot_daemon.get(); }
+double keepalive_param() { return boot_keepalive.get(); }
+double launch_timeout_param() { return boot_launch_timeout.get(); }
+
+} // namespace ulmpi::rt::boot

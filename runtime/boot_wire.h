@@ -29,8 +29,29 @@
 //     FINALIZE    (empty)
 //     EVENT       u8 kind i32 rank i32 node str detail  server -> rank
 //
-// A connection is trusted only after a HELLO carrying the job secret; until
-// then its frames are limited to kMaxHelloFrame bytes.
+// Between mpirun and the per-host daemon (ulmpi_daemon) of a remote host, on
+// the same connection that relays the bootstrap frames of the host's ranks
+// (header rank: the rank concerned, -1 for the whole host):
+//
+//     DAEMON_HELLO secret[16] i32 node u32 pid str host  daemon -> mpirun, first
+//     LAUNCH      the host's part of the job (see struct Launch)  -> daemon
+//     SPAWNED     u32 pid i32 err str step               a rank started (err 0)
+//                 or could not be (errno of `step`: fork, pipe, chdir, exec)
+//     OUTPUT      u8 stream bytes data                   stdout (1) / stderr (2)
+//                 of a rank; empty data: end of that stream
+//     EXITED      i32 wait_status                        the rank's process ended
+//     RANK_CLOSED (empty)                                the rank's own bootstrap
+//                 connection to the daemon ended
+//     STDIN       bytes data                             -> daemon, for the stdin
+//                 rank; empty: end of file
+//     SIGNAL      i32 signal                             -> daemon: to every rank's
+//                 process group on the host
+//     SHUTDOWN    (empty)                                -> daemon: kill what is
+//                 left, remove /dev/shm/ulmpi-<jobid>*, answer BYE, exit
+//     BYE         u32 refused u32 shm_removed            daemon -> mpirun, last
+//
+// A connection is trusted only after a HELLO (or DAEMON_HELLO) carrying the
+// job secret; until then its frames are limited to kMaxHelloFrame bytes.
 #pragma once
 
 #include "runtime/status.h"
@@ -78,7 +99,18 @@ enum class MsgType : std::uint8_t {
     abort = 9,
     finalize = 10,
     event = 11,
+    daemon_hello = 12,
+    launch = 13,
+    spawned = 14,
+    output = 15,
+    exited = 16,
+    rank_closed = 17,
+    stdin_data = 18,
+    signal = 19,
+    shutdown = 20,
+    bye = 21,
 };
+inline constexpr MsgType kLastMsgType = MsgType::bye;
 const char* msg_type_name(MsgType t) noexcept;
 
 using Secret = std::array<std::uint8_t, 16>;
@@ -130,8 +162,63 @@ struct Event {
     std::string detail;
 };
 
+struct DaemonHello {
+    Secret secret{};
+    std::int32_t node = 0;
+    std::uint32_t pid = 0;
+    std::string host;
+};
+// One rank the daemon starts.
+struct LaunchRank {
+    std::int32_t rank = 0;
+    std::int32_t local_rank = 0;
+    std::int32_t app = 0;
+    bool stdin_pipe = false; // this rank reads mpirun's stdin (STDIN frames)
+};
+// The host's part of the job. The daemon adds the launcher contract
+// variables (env::*) to `env` for every rank; its own ranks connect to it.
+struct Launch {
+    std::string jobid;
+    std::string host;           // the job-map name of this host
+    std::int32_t node = 0;
+    std::uint32_t size = 0;     // ranks in the job
+    std::uint32_t num_nodes = 0;
+    std::uint32_t universe_size = 0;
+    std::uint8_t bind = 0;      // BindMode of mpirun's options
+    std::string cwd;            // mpirun's directory: the ranks start there if it exists
+    std::string wdir;           // --wdir (empty: none)
+    std::vector<std::vector<std::string>> apps; // argv of every app context
+    std::vector<std::string> env;               // NAME=value, common to every rank
+    std::vector<LaunchRank> ranks;
+};
+struct Spawned {
+    std::uint32_t pid = 0;
+    std::int32_t err = 0;
+    std::string step;
+};
+struct Output {
+    std::uint8_t stream = 1; // 1 stdout, 2 stderr
+    Bytes data;              // empty: end of stream
+};
+struct Exited {
+    std::int32_t status = 0; // as waitpid() reports it
+};
+struct RankClosed {};
+struct StdinData {
+    Bytes data; // empty: end of file
+};
+struct Signal {
+    std::int32_t sig = 0;
+};
+struct Shutdown {};
+struct Bye {
+    std::uint32_t refused = 0;     // rank connections without the secret
+    std::uint32_t shm_removed = 0;
+};
+
 using Body = std::variant<Hello, Welcome, Refused, Put, Fence, FenceDone, Get, Value, Abort,
-                          Finalize, Event>;
+                          Finalize, Event, DaemonHello, Launch, Spawned, Output, Exited,
+                          RankClosed, StdinData, Signal, Shutdown, Bye>;
 
 struct Message {
     std::int32_t rank = -1; // header rank field
@@ -223,3 +310,17 @@ inline constexpr const char* all[] = {rank,   size,      local_rank,    local_si
 } // namespace env
 
 } // namespace ulmpi::rt::wire
+
+namespace ulmpi::rt {
+class ParamBase;
+namespace boot {
+// Parameters of the multi-host launch (ulmpi_info lists them; mpirun options
+// override them). Declared here because mpirun, ulmpi_daemon and libmpi all
+// link this file, so a rank does not warn about ULMPI_BOOT_* in its environment.
+const std::string& if_param();           // ULMPI_BOOT_IF
+const std::string& launch_agent_param(); // ULMPI_BOOT_LAUNCH_AGENT
+const std::string& daemon_param();       // ULMPI_BOOT_DAEMON
+double keepalive_param();                // ULMPI_BOOT_KEEPALIVE
+double launch_timeout_param();           // ULMPI_BOOT_LAUNCH_TIMEOUT
+} // namespace boot
+} // namespace ulmpi::rt

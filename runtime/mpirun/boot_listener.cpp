@@ -1,6 +1,7 @@
 #include "runtime/mpirun/boot_listener.h"
 
 #include "runtime/log.h"
+#include "runtime/mpirun/net.h"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -22,38 +23,39 @@ Status BootListener::listen(const wire::BootAddr& want, std::string& why)
         return Errc::invalid_arg;
     }
     bool tcp = want.kind == wire::BootAddr::Kind::tcp;
-    listen_fd_ = ::socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (listen_fd_ < 0) {
+    Listener l;
+    l.fd = ::socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (l.fd < 0) {
         why = std::string("socket: ") + std::strerror(errno);
         return Errc::io_error;
     }
     if (tcp) {
         int one = 1;
-        (void)::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        (void)::setsockopt(l.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     }
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
-        ::listen(listen_fd_, SOMAXCONN) != 0) {
+    if (::bind(l.fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
+        ::listen(l.fd, SOMAXCONN) != 0) {
         why = "cannot listen on " + wire::format_boot_addr(want) + ": " + std::strerror(errno);
-        ::close(listen_fd_);
-        listen_fd_ = -1;
+        ::close(l.fd);
         return Errc::io_error;
     }
-    addr_ = want;
+    l.addr = want;
     if (tcp) {
         sockaddr_in bound{};
         socklen_t blen = sizeof bound;
-        if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &blen) == 0) {
-            addr_.port = ntohs(bound.sin_port);
+        if (::getsockname(l.fd, reinterpret_cast<sockaddr*>(&bound), &blen) == 0) {
+            l.addr.port = ntohs(bound.sin_port);
         }
     }
-    ULMPI_DEBUG("key-value service listening on %s", wire::format_boot_addr(addr_).c_str());
+    ULMPI_DEBUG("boot service listening on %s", wire::format_boot_addr(l.addr).c_str());
+    listeners_.push_back(std::move(l));
     return Errc::ok;
 }
 
 void BootListener::add_fds(std::vector<pollfd>& fds) const
 {
-    if (listen_fd_ >= 0) {
-        fds.push_back(pollfd{listen_fd_, POLLIN, 0});
+    for (const Listener& l : listeners_) {
+        fds.push_back(pollfd{l.fd, POLLIN, 0});
     }
     for (const auto& [id, c] : conns_) {
         if (c.fd < 0) {
@@ -67,10 +69,10 @@ void BootListener::add_fds(std::vector<pollfd>& fds) const
     }
 }
 
-void BootListener::accept_all()
+void BootListener::accept_all(const Listener& l)
 {
     for (;;) {
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd = ::accept4(l.fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) {
                 continue;
@@ -79,6 +81,9 @@ void BootListener::accept_all()
                 ULMPI_WARN("accept on the key-value socket: %s", std::strerror(errno));
             }
             return;
+        }
+        if (l.addr.kind == wire::BootAddr::Kind::tcp) {
+            net::set_keepalive(fd);
         }
         ConnId id = next_id_++;
         conns_[id].fd = fd;
@@ -194,8 +199,14 @@ void BootListener::handle(const pollfd* fds, std::size_t n)
         if (p.revents == 0) {
             continue;
         }
-        if (p.fd == listen_fd_) {
-            accept_all();
+        bool listening = false;
+        for (const Listener& l : listeners_) {
+            if (p.fd == l.fd) {
+                accept_all(l);
+                listening = true;
+            }
+        }
+        if (listening) {
             continue;
         }
         // Descriptors are closed only below, after the loop, so a number
@@ -224,12 +235,14 @@ void BootListener::handle(const pollfd* fds, std::size_t n)
     }
 }
 
-void BootListener::drain_rank(int rank)
+std::size_t BootListener::pending(ConnId conn) const
 {
-    if (kv_ == nullptr || rank < 0 || rank >= kv_->size()) {
-        return;
-    }
-    ConnId id = kv_->conn_of(rank);
+    auto it = conns_.find(conn);
+    return it == conns_.end() ? 0 : it->second.out.size() - it->second.out_pos;
+}
+
+void BootListener::drain(ConnId id)
+{
     auto it = conns_.find(id);
     if (it != conns_.end()) {
         read_conn(id, it->second);
@@ -246,13 +259,13 @@ void BootListener::shutdown()
         }
     }
     conns_.clear();
-    if (listen_fd_ >= 0) {
-        ::close(listen_fd_);
-        listen_fd_ = -1;
-        if (addr_.kind == wire::BootAddr::Kind::unix_path) {
-            ::unlink(addr_.name.c_str());
+    for (Listener& l : listeners_) {
+        ::close(l.fd);
+        if (l.addr.kind == wire::BootAddr::Kind::unix_path) {
+            ::unlink(l.addr.name.c_str());
         }
     }
+    listeners_.clear();
 }
 
 } // namespace ulmpi::rt::mpirun

@@ -1,5 +1,7 @@
 #include "runtime/mpirun/job_map.h"
 
+#include "runtime/mpirun/net.h"
+
 namespace ulmpi::rt::mpirun {
 
 bool is_local_host(const std::string& name, const std::string& hostname)
@@ -15,52 +17,149 @@ bool is_local_host(const std::string& name, const std::string& hostname)
 bool JobMap::build(const Options& opts, int cpus, const std::string& hostname, JobMap& out,
                    std::string& why)
 {
-    JobMap m;
+    return build(
+        opts, cpus, hostname,
+        [&](const std::string& name) { return net::is_this_machine(name, hostname); }, out,
+        why);
+}
+
+bool JobMap::has_remote() const
+{
+    for (const MapHost& h : hosts_) {
+        if (!h.local) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool JobMap::build_from(const Options& opts, int cpus, const std::string& hostname,
+                        const std::vector<bool>& local, JobMap& out, std::string& why)
+{
     if (cpus < 1) {
         cpus = 1;
     }
+    std::vector<MapHost> hosts;
     if (opts.hosts.empty()) {
-        m.hosts_.push_back(MapHost{hostname, cpus, true, {}});
+        hosts.push_back(MapHost{hostname, cpus, true, {}});
     }
-    for (const HostSpec& h : opts.hosts) {
-        if (!is_local_host(h.name, hostname)) {
-            why = "host '" + h.name +
-                  "' is not this machine; jobs over several hosts are not supported yet";
-            return false;
+    int local_index = -1;
+    for (std::size_t i = 0; i < opts.hosts.size(); ++i) {
+        const HostSpec& h = opts.hosts[i];
+        bool here = local[i];
+        int slots = h.slots > 0 ? h.slots : (here ? cpus : 1);
+        MapHost* same = nullptr;
+        if (here && local_index >= 0) {
+            same = &hosts[static_cast<std::size_t>(local_index)];
         }
-        // Several names of this machine are one host whose slots add up.
-        int slots = h.slots > 0 ? h.slots : cpus;
-        if (!m.hosts_.empty()) {
-            m.hosts_[0].slots += slots;
-        } else {
-            m.hosts_.push_back(MapHost{hostname, slots, true, {}});
+        for (MapHost& m : hosts) {
+            if (same == nullptr && !m.local && !here && m.name == h.name) {
+                same = &m;
+            }
         }
-    }
-    int total_slots = 0;
-    for (const MapHost& h : m.hosts_) {
-        total_slots += h.slots;
+        if (same != nullptr) {
+            same->slots += slots;
+            continue;
+        }
+        std::string name = h.name;
+        if (here && (name == "localhost" || name == "127.0.0.1" || name == "::1")) {
+            name = hostname; // the job map names this machine as it calls itself
+        }
+        if (here) {
+            local_index = static_cast<int>(hosts.size());
+        }
+        hosts.push_back(MapHost{name, slots, here, {}});
     }
 
-    int rank = 0;
+    int total_slots = 0;
+    for (const MapHost& h : hosts) {
+        total_slots += h.slots;
+    }
+    std::vector<int> cap;
+    for (const MapHost& h : hosts) {
+        cap.push_back(opts.npernode > 0 ? opts.npernode : h.slots);
+    }
+    int cap_total = 0;
+    for (int c : cap) {
+        cap_total += c;
+    }
+
+    int nranks = 0;
+    std::vector<int> app_of_rank;
     for (std::size_t app = 0; app < opts.apps.size(); ++app) {
-        for (int k = 0; k < opts.apps[app].np; ++k, ++rank) {
-            // Slot number `rank mod total_slots`, host by host.
-            int slot = rank % total_slots;
+        int np = opts.apps[app].np;
+        if (opts.npernode > 0 && !opts.apps[app].np_given) {
+            np = opts.npernode * static_cast<int>(hosts.size());
+        }
+        for (int k = 0; k < np; ++k) {
+            app_of_rank.push_back(static_cast<int>(app));
+        }
+        nranks += np;
+    }
+    if (opts.npernode > 0 && nranks > cap_total) {
+        why = "--npernode " + std::to_string(opts.npernode) + ": " +
+              std::to_string(hosts.size()) + " host(s) take at most " +
+              std::to_string(cap_total) + " rank(s), the job has " + std::to_string(nranks);
+        return false;
+    }
+
+    // Host of every rank.
+    std::vector<int> node_of(static_cast<std::size_t>(nranks), 0);
+    if (opts.map_by == MapBy::slot) {
+        for (int rank = 0; rank < nranks; ++rank) {
+            // Slot number `rank mod cap_total`, host by host.
+            int slot = rank % cap_total;
             int node = 0;
-            while (slot >= m.hosts_[static_cast<std::size_t>(node)].slots) {
-                slot -= m.hosts_[static_cast<std::size_t>(node)].slots;
+            while (slot >= cap[static_cast<std::size_t>(node)]) {
+                slot -= cap[static_cast<std::size_t>(node)];
                 ++node;
             }
-            MapHost& host = m.hosts_[static_cast<std::size_t>(node)];
-            MapRank r;
-            r.node = node;
-            r.local_rank = static_cast<int>(host.ranks.size());
-            r.app = static_cast<int>(app);
-            host.ranks.push_back(rank);
-            m.ranks_.push_back(r);
+            node_of[static_cast<std::size_t>(rank)] = node;
+        }
+    } else {
+        std::vector<int> used(hosts.size(), 0);
+        int rank = 0;
+        bool room = true;
+        while (rank < nranks && room) {
+            room = false;
+            for (std::size_t h = 0; h < hosts.size() && rank < nranks; ++h) {
+                if (used[h] < cap[h]) {
+                    ++used[h];
+                    node_of[static_cast<std::size_t>(rank++)] = static_cast<int>(h);
+                    room = true;
+                }
+            }
+        }
+        for (int k = 0; rank < nranks; ++k) { // oversubscribed: plain round-robin
+            node_of[static_cast<std::size_t>(rank++)] =
+                k % static_cast<int>(hosts.size());
         }
     }
-    m.universe_size_ = rank > total_slots ? rank : total_slots;
+
+    // Hosts without ranks leave the map; the others are numbered in order.
+    std::vector<int> count(hosts.size(), 0);
+    for (int n : node_of) {
+        ++count[static_cast<std::size_t>(n)];
+    }
+    std::vector<int> renumber(hosts.size(), -1);
+    JobMap m;
+    for (std::size_t h = 0; h < hosts.size(); ++h) {
+        if (count[h] > 0) {
+            renumber[h] = static_cast<int>(m.hosts_.size());
+            m.hosts_.push_back(std::move(hosts[h]));
+        }
+    }
+    for (int rank = 0; rank < nranks; ++rank) {
+        int node = renumber[static_cast<std::size_t>(node_of[static_cast<std::size_t>(rank)])];
+        MapHost& host = m.hosts_[static_cast<std::size_t>(node)];
+        MapRank r;
+        r.node = node;
+        r.local_rank = static_cast<int>(host.ranks.size());
+        r.app = app_of_rank[static_cast<std::size_t>(rank)];
+        host.ranks.push_back(rank);
+        m.ranks_.push_back(r);
+    }
+    m.universe_size_ = nranks > total_slots ? nranks : total_slots;
     out = std::move(m);
     return true;
 }

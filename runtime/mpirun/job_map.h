@@ -1,9 +1,14 @@
 // The job map: which host runs which rank. Hosts come from -H / --hostfile
-// (or are just this machine) with a number of slots each; ranks fill the slots
-// host by host in rank order and wrap around when every slot is taken
-// (oversubscription is never refused). App contexts (MPMD) take consecutive
-// ranks. For now every host must be this machine; remote hosts arrive with
-// the per-host daemons.
+// (or are just this machine) with a number of slots each (a name given twice
+// adds up its slots; every name of this machine is one host). With
+// --map-by slot ranks fill the slots host by host in rank order; with
+// --map-by node they go round-robin over the hosts that still have a free
+// slot; either way they wrap around when every slot is taken
+// (oversubscription is never refused). --npernode N makes every host's slot
+// count N and is a hard limit. App contexts (MPMD) take consecutive ranks.
+// Hosts that get no rank are left out, so node ids are 0..num_nodes-1 over
+// the hosts that run something. A host's identity is its name here, never
+// gethostname(): two names are two hosts even on one machine.
 #pragma once
 
 #include "runtime/mpirun/options.h"
@@ -30,8 +35,13 @@ struct MapRank {
 class JobMap {
 public:
     // `cpus`: slots of this host when not given. `hostname`: this machine.
+    // A host is this machine when net::is_this_machine() says so.
     static bool build(const Options& opts, int cpus, const std::string& hostname, JobMap& out,
                       std::string& why);
+    // The same with the test for "this machine" given.
+    template <class IsLocal>
+    static bool build(const Options& opts, int cpus, const std::string& hostname,
+                      IsLocal is_local, JobMap& out, std::string& why);
 
     int size() const { return static_cast<int>(ranks_.size()); }
     int num_nodes() const { return static_cast<int>(hosts_.size()); }
@@ -40,12 +50,28 @@ public:
     int local_size(int node) const { return static_cast<int>(host(node).ranks.size()); }
     std::vector<std::int32_t> node_of_rank() const;
     int universe_size() const { return universe_size_; }
+    bool has_remote() const;
+
+    // build() with the locality of every opts.hosts entry decided.
+    static bool build_from(const Options& opts, int cpus, const std::string& hostname,
+                           const std::vector<bool>& local, JobMap& out, std::string& why);
 
 private:
     std::vector<MapHost> hosts_;
     std::vector<MapRank> ranks_;
     int universe_size_ = 0;
 };
+
+template <class IsLocal>
+bool JobMap::build(const Options& opts, int cpus, const std::string& hostname, IsLocal is_local,
+                   JobMap& out, std::string& why)
+{
+    std::vector<bool> locals;
+    for (const HostSpec& h : opts.hosts) {
+        locals.push_back(is_local(h.name));
+    }
+    return build_from(opts, cpus, hostname, locals, out, why);
+}
 
 // True when `name` designates this machine ("localhost", its host name,
 // the host name without domain, or a loopback address).

@@ -13,6 +13,20 @@ KvServer::KvServer(const wire::Secret& secret, std::vector<std::int32_t> node_of
 {
 }
 
+void KvServer::expect_daemons(std::vector<std::string> host_of_node)
+{
+    daemon_host_ = std::move(host_of_node);
+    daemon_conn_.assign(daemon_host_.size(), -1);
+}
+
+ConnId KvServer::daemon_conn(int node) const
+{
+    if (node < 0 || static_cast<std::size_t>(node) >= daemon_conn_.size()) {
+        return -1;
+    }
+    return daemon_conn_[static_cast<std::size_t>(node)];
+}
+
 void KvServer::on_connect(ConnId conn) { conns_[conn] = Conn{}; }
 
 void KvServer::send(ConnId id, std::int32_t rank, wire::Body body)
@@ -69,20 +83,42 @@ void KvServer::drop(ConnId id, const std::string& why)
     on_close(id);
 }
 
+void KvServer::refuse_hello(ConnId id, Conn& c, std::int32_t rank, const std::string& why)
+{
+    if (c.daemon_node < 0) {
+        refuse(id, why);
+        return;
+    }
+    ++refused_;
+    ULMPI_DEBUG("refused rank %d relayed by the daemon of node %d (%u so far): %s", rank,
+                c.daemon_node, refused_, why.c_str());
+    send(id, rank, wire::Refused{why});
+}
+
 void KvServer::on_hello(ConnId id, Conn& c, const wire::Message& m)
 {
     const auto& h = std::get<wire::Hello>(m.body);
     if (!wire::secret_equal(h.secret, secret_)) {
-        refuse(id, "wrong job secret");
+        refuse_hello(id, c, m.rank, "wrong job secret");
         return;
     }
     if (h.rank != m.rank || h.rank < 0 || h.rank >= size()) {
-        refuse(id, "rank " + std::to_string(h.rank) + " is not in this job");
+        refuse_hello(id, c, m.rank, "rank " + std::to_string(h.rank) + " is not in this job");
+        return;
+    }
+    // A rank of a host with a daemon comes through that daemon, and a daemon
+    // relays only the ranks of its own host.
+    int node = node_of_rank_[idx(h.rank)];
+    bool via_daemon = static_cast<std::size_t>(node) < daemon_host_.size() &&
+                      !daemon_host_[static_cast<std::size_t>(node)].empty();
+    if (c.daemon_node >= 0 ? node != c.daemon_node : via_daemon) {
+        refuse_hello(id, c, m.rank,
+                     "rank " + std::to_string(h.rank) + " does not belong to this host");
         return;
     }
     RankState& r = ranks_[idx(h.rank)];
     if (r.hello) {
-        refuse(id, "rank " + std::to_string(h.rank) + " has already connected");
+        refuse_hello(id, c, m.rank, "rank " + std::to_string(h.rank) + " has already connected");
         return;
     }
     c.trusted = true;
@@ -98,6 +134,54 @@ void KvServer::on_hello(ConnId id, Conn& c, const wire::Message& m)
     notes_.push_back(Note{Note::Kind::hello, h.rank, 0, {}});
 }
 
+void KvServer::on_daemon_hello(ConnId id, Conn& c, const wire::Message& m)
+{
+    const auto& h = std::get<wire::DaemonHello>(m.body);
+    if (!wire::secret_equal(h.secret, secret_)) {
+        refuse(id, "wrong job secret");
+        return;
+    }
+    if (c.trusted) {
+        drop(id, "DAEMON_HELLO on a connection that has already said HELLO");
+        return;
+    }
+    auto node = static_cast<std::size_t>(h.node);
+    if (h.node < 0 || node >= daemon_host_.size() || daemon_host_[node].empty() ||
+        daemon_host_[node] != h.host) {
+        refuse(id, "no daemon expected for node " + std::to_string(h.node) + " (host '" + h.host +
+                       "')");
+        return;
+    }
+    if (daemon_conn_[node] >= 0) {
+        refuse(id, "the daemon of host '" + h.host + "' has already connected");
+        return;
+    }
+    c.trusted = true;
+    c.daemon_node = h.node;
+    c.reader.set_max_frame(wire::kMaxFrame);
+    daemon_conn_[node] = id;
+    Note n{Note::Kind::daemon_hello, -1, static_cast<int>(h.pid), h.host};
+    n.node = h.node;
+    n.conn = id;
+    notes_.push_back(std::move(n));
+}
+
+void KvServer::rank_closed(Conn& c, int rank)
+{
+    auto it = std::find(c.ranks.begin(), c.ranks.end(), rank);
+    if (it == c.ranks.end()) {
+        return;
+    }
+    c.ranks.erase(it);
+    RankState& r = ranks_[idx(rank)];
+    r.conn = -1;
+    if (!r.finalized) {
+        r.gone = true;
+        notes_.push_back(Note{Note::Kind::conn_lost, rank, 0, {}});
+    }
+    check_fence();
+}
+
 void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
 {
     wire::MsgType type = wire::type_of(m.body);
@@ -105,9 +189,40 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
         on_hello(id, c, m);
         return;
     }
+    if (type == wire::MsgType::daemon_hello) {
+        on_daemon_hello(id, c, m);
+        return;
+    }
     if (!c.trusted) {
         refuse(id, std::string("expected HELLO, got ") + wire::msg_type_name(type));
         return;
+    }
+    if (c.daemon_node >= 0) {
+        switch (type) {
+        case wire::MsgType::spawned:
+        case wire::MsgType::output:
+        case wire::MsgType::exited:
+        case wire::MsgType::rank_closed:
+            if (m.rank < 0 || m.rank >= size() || node_of_rank_[idx(m.rank)] != c.daemon_node) {
+                drop(id, std::string(wire::msg_type_name(type)) + " for rank " +
+                             std::to_string(m.rank) + ", which is not on this host");
+                return;
+            }
+            if (type == wire::MsgType::rank_closed) {
+                rank_closed(c, m.rank);
+                return;
+            }
+            [[fallthrough]];
+        case wire::MsgType::bye: {
+            Note n{Note::Kind::daemon_msg, m.rank, 0, {}};
+            n.node = c.daemon_node;
+            n.conn = id;
+            n.msg = std::move(m);
+            notes_.push_back(std::move(n));
+            return;
+        }
+        default: break;
+        }
     }
     if (std::find(c.ranks.begin(), c.ranks.end(), m.rank) == c.ranks.end()) {
         drop(id, "frame for rank " + std::to_string(m.rank) +
@@ -168,7 +283,15 @@ void KvServer::on_close(ConnId conn)
         return;
     }
     std::vector<int> ranks = std::move(it->second.ranks);
+    int daemon_node = it->second.daemon_node;
     conns_.erase(it);
+    if (daemon_node >= 0) {
+        daemon_conn_[static_cast<std::size_t>(daemon_node)] = -1;
+        Note n{Note::Kind::daemon_lost, -1, 0, {}};
+        n.node = daemon_node;
+        n.conn = conn;
+        notes_.push_back(std::move(n));
+    }
     for (int rank : ranks) {
         RankState& r = ranks_[idx(rank)];
         r.conn = -1;

@@ -18,6 +18,16 @@
 // lost its connection or ended while others wait in a fence makes the fence
 // impossible: a fence_stuck note says so, and the monitor ends the job rather
 // than let it hang.
+//
+// Daemons. The daemon of a remote host opens with DAEMON_HELLO (the job
+// secret, its node and host name, which must be one expect_daemons() named).
+// Its connection then carries the HELLO and later frames of that host's
+// ranks, and only of those; a relayed HELLO that is refused refuses that rank
+// alone (REFUSED with its rank), not the connection. RANK_CLOSED ends one
+// rank's part of the connection as on_close() ends all of them. The daemon's
+// own reports (SPAWNED, OUTPUT, EXITED, BYE) become `daemon_msg` notes, in
+// the order they arrived among the other notes; the connection's loss a
+// `daemon_lost` note.
 #pragma once
 
 #include "runtime/boot_wire.h"
@@ -34,7 +44,17 @@ namespace ulmpi::rt::mpirun {
 
 using ConnId = int;
 
-class KvServer {
+// What BootListener feeds with the bytes of its connections.
+class ConnHandler {
+public:
+    virtual ~ConnHandler() = default;
+    virtual void on_connect(ConnId conn) = 0;
+    virtual void on_data(ConnId conn, const void* data, std::size_t len) = 0;
+    // The peer closed (or the socket failed). Unknown ids are ignored.
+    virtual void on_close(ConnId conn) = 0;
+};
+
+class KvServer final : public ConnHandler {
 public:
     class Sink {
     public:
@@ -45,20 +65,35 @@ public:
     };
 
     struct Note {
-        enum class Kind { hello, abort, finalize, conn_lost, fence_stuck };
+        enum class Kind {
+            hello,
+            abort,
+            finalize,
+            conn_lost,
+            fence_stuck,
+            daemon_hello, // node, conn
+            daemon_msg,   // node, conn, msg (SPAWNED, OUTPUT, EXITED, BYE; msg.rank)
+            daemon_lost,  // node: its connection closed or broke
+        };
         Kind kind;
         int rank = -1;
         int code = 0;       // abort
-        std::string text;   // abort message; fence_stuck reason
+        std::string text;   // abort message; fence_stuck reason; daemon_lost reason
+        int node = -1;
+        ConnId conn = -1;
+        wire::Message msg;
     };
 
     KvServer(const wire::Secret& secret, std::vector<std::int32_t> node_of_rank,
              std::uint32_t universe_size, Sink& sink);
 
-    void on_connect(ConnId conn);
-    void on_data(ConnId conn, const void* data, std::size_t len);
-    // The peer closed (or the socket failed). Unknown ids are ignored.
-    void on_close(ConnId conn);
+    // Nodes whose ranks come through a daemon: host name by node, "" for a
+    // node whose ranks connect directly.
+    void expect_daemons(std::vector<std::string> host_of_node);
+
+    void on_connect(ConnId conn) override;
+    void on_data(ConnId conn, const void* data, std::size_t len) override;
+    void on_close(ConnId conn) override;
     // The rank's process has ended.
     void rank_gone(int rank);
     // Sends an EVENT to every connection that carries a rank.
@@ -72,6 +107,8 @@ public:
     std::uint32_t pid(int rank) const { return ranks_[idx(rank)].pid; }
     // The connection carrying `rank`, or -1.
     ConnId conn_of(int rank) const { return ranks_[idx(rank)].conn; }
+    // The connection of node's daemon, or -1.
+    ConnId daemon_conn(int node) const;
     int fenced_count() const { return fenced_; }
     std::uint64_t fences_completed() const { return fences_done_; }
     unsigned refused_count() const { return refused_; }
@@ -81,6 +118,7 @@ private:
         wire::FrameReader reader{wire::kMaxHelloFrame};
         std::vector<int> ranks;
         bool trusted = false;
+        int daemon_node = -1; // >= 0: the daemon of that node
     };
     struct RankState {
         ConnId conn = -1;
@@ -95,6 +133,10 @@ private:
     static std::size_t idx(int rank) { return static_cast<std::size_t>(rank); }
     void handle(ConnId id, Conn& c, wire::Message& m);
     void on_hello(ConnId id, Conn& c, const wire::Message& m);
+    void on_daemon_hello(ConnId id, Conn& c, const wire::Message& m);
+    // A relayed HELLO is refused: that rank only, the connection stays.
+    void refuse_hello(ConnId id, Conn& c, std::int32_t rank, const std::string& why);
+    void rank_closed(Conn& c, int rank);
     void refuse(ConnId id, const std::string& why);
     void drop(ConnId id, const std::string& why);
     void check_fence();
@@ -106,6 +148,8 @@ private:
     Sink& sink_;
     std::unordered_map<ConnId, Conn> conns_;
     std::vector<RankState> ranks_;
+    std::vector<std::string> daemon_host_;  // by node; "" : no daemon
+    std::vector<ConnId> daemon_conn_;       // by node
     std::map<std::pair<int, std::string>, wire::Bytes> store_; // every value ever put
     std::set<std::pair<int, std::string>> since_fence_;        // keys put in this round
     int fenced_ = 0;

@@ -40,7 +40,7 @@ struct ChildReport {
                              pid_t parent, int report_fd, int in_rd, int out_wr, int err_wr)
 {
     ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::prctl(PR_SET_PDEATHSIG, spec.death_signal);
     if (::getppid() != parent) {
         ::_exit(1); // mpirun died between fork and prctl
     }

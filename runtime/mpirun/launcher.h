@@ -12,6 +12,7 @@
 #include "runtime/mpirun/options.h"
 #include "runtime/status.h"
 
+#include <csignal>
 #include <sched.h>
 #include <string>
 #include <sys/types.h>
@@ -27,6 +28,7 @@ struct SpawnSpec {
     bool bind = false;
     cpu_set_t cpus{};
     bool sigpipe_ignored = false; // mpirun itself was started with SIGPIPE ignored
+    int death_signal = SIGKILL;   // PR_SET_PDEATHSIG: sent when the parent dies
 };
 
 struct Child {

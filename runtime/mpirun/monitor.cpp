@@ -3,12 +3,15 @@
 #include "runtime/log.h"
 #include "runtime/mpirun/exit_codes.h"
 #include "runtime/mpirun/launcher.h"
+#include "runtime/mpirun/net.h"
 
 #include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstring>
+#include <cmath>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +24,8 @@ constexpr Nanos kFailureGrace = 500 * kMs;   // SIGTERM -> SIGKILL after a failu
 constexpr Nanos kInterruptGrace = 2 * kSec;  // ... after Ctrl-C / SIGTERM of mpirun
 constexpr Nanos kLostGrace = 1 * kSec;       // connection gone, process still there
 constexpr Nanos kDrainGrace = 1 * kSec;      // output still open after every rank ended
+constexpr Nanos kDaemonExitGrace = 5 * kSec; // SHUTDOWN -> the launch agents must have ended
+constexpr std::size_t kStdinQueue = 256 * 1024; // stdin bytes queued for a daemon at most
 
 const char* signal_name(int sig)
 {
@@ -30,6 +35,102 @@ const char* signal_name(int sig)
     case SIGHUP: return "SIGHUP";
     default: return "a signal";
     }
+}
+
+std::string describe_status(int status)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char* desc = ::strsignal(sig);
+        return "was killed by signal " + std::to_string(sig) + " (" + (desc ? desc : "?") + ")";
+    }
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+// Words of a launch agent template, split at blanks; '...' and "..." group.
+std::vector<std::string> split_words(const std::string& text)
+{
+    std::vector<std::string> out;
+    std::string cur;
+    bool in_word = false;
+    char quote = 0;
+    for (char c : text) {
+        if (quote != 0) {
+            if (c == quote) {
+                quote = 0;
+            } else {
+                cur.push_back(c);
+            }
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            in_word = true;
+        } else if (c == ' ' || c == '\t' || c == '\n') {
+            if (in_word) {
+                out.push_back(cur);
+                cur.clear();
+                in_word = false;
+            }
+        } else {
+            cur.push_back(c);
+            in_word = true;
+        }
+    }
+    if (in_word) {
+        out.push_back(cur);
+    }
+    return out;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to)
+{
+    for (std::size_t pos = s.find(from); pos != std::string::npos;
+         pos = s.find(from, pos + to.size())) {
+        s.replace(pos, from.size(), to);
+    }
+    return s;
+}
+
+// A word a remote shell (ssh) reads back as itself.
+std::string shell_quote(const std::string& w)
+{
+    if (!w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_-+=/.,:@%") == std::string::npos) {
+        return w;
+    }
+    return "'" + replace_all(w, "'", "'\\''") + "'";
+}
+
+bool is_executable(const std::string& path)
+{
+    return ::access(path.c_str(), X_OK) == 0;
+}
+
+// ulmpi_daemon: ULMPI_BOOT_DAEMON, else next to mpirun (installed: both in
+// bindir), else where the build tree puts it (runtime/daemon/ beside
+// runtime/mpirun/).
+std::string find_daemon(std::string& why)
+{
+    const std::string& forced = boot::daemon_param();
+    if (!forced.empty()) {
+        return forced;
+    }
+    char self[PATH_MAX] = {};
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        why = "cannot find mpirun's own path to look for ulmpi_daemon next to it";
+        return {};
+    }
+    std::string dir(self, static_cast<std::size_t>(n));
+    dir = dir.substr(0, dir.rfind('/'));
+    for (const std::string& candidate :
+         {dir + "/ulmpi_daemon", dir + "/../daemon/ulmpi_daemon"}) {
+        if (is_executable(candidate)) {
+            char real[PATH_MAX] = {};
+            return ::realpath(candidate.c_str(), real) != nullptr ? std::string(real) : candidate;
+        }
+    }
+    why = "cannot find ulmpi_daemon in " + dir + " (set ULMPI_BOOT_DAEMON)";
+    return {};
 }
 
 } // namespace
@@ -60,7 +161,8 @@ Monitor::~Monitor()
 std::string Monitor::who(int rank) const
 {
     const Rank& r = ranks_[static_cast<std::size_t>(rank)];
-    return "rank " + std::to_string(rank) + " (pid " + std::to_string(r.pid) + ")";
+    std::string where = r.remote ? " on " + host_name(map_.rank(rank).node) : "";
+    return "rank " + std::to_string(rank) + " (pid " + std::to_string(r.pid) + where + ")";
 }
 
 bool Monitor::setup()
@@ -91,6 +193,7 @@ bool Monitor::setup()
         report("cannot make the job secret");
         return false;
     }
+    // Address 0: this machine's ranks. Address 1: the daemons of other hosts.
     wire::BootAddr addr;
     if (opts_.boot == BootKind::tcp) {
         addr.kind = wire::BootAddr::Kind::tcp;
@@ -105,10 +208,41 @@ bool Monitor::setup()
         report(why);
         return false;
     }
+    std::vector<std::string> host_of_node(static_cast<std::size_t>(map_.num_nodes()));
+    daemons_.resize(static_cast<std::size_t>(map_.num_nodes()));
+    if (map_.has_remote()) {
+        std::vector<std::string> remote;
+        for (int n = 0; n < map_.num_nodes(); ++n) {
+            if (!map_.host(n).local) {
+                remote.push_back(map_.host(n).name);
+                host_of_node[static_cast<std::size_t>(n)] = map_.host(n).name;
+                daemons_[static_cast<std::size_t>(n)].node = n;
+            }
+        }
+        std::string ip;
+        std::string spec = opts_.boot_if.empty() ? boot::if_param() : opts_.boot_if;
+        if (!net::choose_boot_ip(spec, remote, ip, why)) {
+            report(why);
+            return false;
+        }
+        wire::BootAddr tcp;
+        tcp.kind = wire::BootAddr::Kind::tcp;
+        tcp.ip = ip;
+        if (!listener_.listen(tcp, why).ok()) {
+            report(why);
+            return false;
+        }
+        boot_tcp_ = wire::format_boot_addr(listener_.address(1));
+    }
     kv_ = std::make_unique<KvServer>(secret_, map_.node_of_rank(),
                                      static_cast<std::uint32_t>(map_.universe_size()), listener_);
+    kv_->expect_daemons(std::move(host_of_node));
     listener_.attach(*kv_);
     ranks_.resize(static_cast<std::size_t>(map_.size()));
+    char buf[PATH_MAX];
+    if (::getcwd(buf, sizeof buf) != nullptr) {
+        cwd_ = buf;
+    }
     if (opts_.timeout_s > 0) {
         timeout_at_ = now_ns() + static_cast<Nanos>(opts_.timeout_s * 1e9);
     }
@@ -122,30 +256,47 @@ void Monitor::launch_all()
     for (const std::string& w : warnings) {
         report("warning: " + w);
     }
-    // Every rank is on this host for now (node 0).
-    std::vector<cpu_set_t> cpus = binding_sets(opts_.bind, map_.local_size(0));
-    std::string cwd;
-    if (!opts_.wdir.empty()) {
-        char buf[PATH_MAX];
-        if (::getcwd(buf, sizeof buf) != nullptr) {
-            cwd = buf;
-        }
-    }
+    // The daemons start first: they take longest, and run meanwhile.
+    start_daemons();
+
     // A background mpirun must not read its terminal (it would be stopped by
     // SIGTTIN): then the stdin rank reads /dev/null like the others.
     bool stdin_usable = !(::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) != ::getpgrp());
+    if (stdin_usable && opts_.stdin_rank >= 0 &&
+        !map_.host(map_.rank(opts_.stdin_rank).node).local) {
+        stdin_remote_rank_ = opts_.stdin_rank;
+        stdin_remote_eof_ = false;
+    }
+    int local_node = -1;
+    for (int n = 0; n < map_.num_nodes(); ++n) {
+        if (map_.host(n).local) {
+            local_node = n;
+        }
+    }
+    std::vector<cpu_set_t> cpus;
+    if (local_node >= 0) {
+        cpus = binding_sets(opts_.bind, map_.local_size(local_node));
+    }
     std::string addr = wire::format_boot_addr(listener_.address());
     std::string secret = wire::secret_to_hex(secret_);
 
     for (int r = 0; r < map_.size() && !ending_; ++r) {
         const MapRank& mr = map_.rank(r);
         const MapHost& host = map_.host(mr.node);
+        Rank& rank = ranks_[static_cast<std::size_t>(r)];
+        if (!host.local) {
+            rank.remote = true;
+            std::string prefix = opts_.tag_output ? "[" + std::to_string(r) + "] " : "";
+            rank.rout = std::make_unique<LineForwarder>(STDOUT_FILENO, prefix);
+            rank.rerr = std::make_unique<LineForwarder>(STDERR_FILENO, prefix);
+            continue; // its daemon starts it
+        }
         SpawnSpec spec;
         spec.argv = opts_.apps[static_cast<std::size_t>(mr.app)].argv;
         // --wdir must not change where a program given as ./prog is found.
-        if (!cwd.empty() && spec.argv[0].find('/') != std::string::npos &&
-            spec.argv[0][0] != '/') {
-            spec.argv[0] = cwd + "/" + spec.argv[0];
+        if (!opts_.wdir.empty() && !cwd_.empty() &&
+            spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/') {
+            spec.argv[0] = cwd_ + "/" + spec.argv[0];
         }
         spec.env = base;
         auto set = [&](const char* name, const std::string& value) {
@@ -174,7 +325,6 @@ void Monitor::launch_all()
         Child child;
         SpawnFailure fail;
         Status st = spawn_rank(spec, child, fail);
-        Rank& rank = ranks_[static_cast<std::size_t>(r)];
         if (child.pid > 0) {
             rank.pid = child.pid;
             rank_of_pid_[child.pid] = r;
@@ -206,12 +356,274 @@ void Monitor::launch_all()
         }
     }
     for (Rank& r : ranks_) {
-        if (r.pid < 0) {
+        if (r.pid < 0 && !r.remote) {
             r.reaped = true; // never started: nothing to wait for
         }
     }
 }
 
+void Monitor::start_daemons()
+{
+    if (!map_.has_remote()) {
+        return;
+    }
+    std::string why;
+    std::string daemon = find_daemon(why);
+    if (daemon.empty()) {
+        end_job(exit_code::failure, why, kFailureGrace);
+        return;
+    }
+    std::string tmpl = opts_.launch_agent.empty() ? boot::launch_agent_param() : opts_.launch_agent;
+    std::vector<std::string> agent = split_words(tmpl);
+    if (agent.empty()) {
+        end_job(exit_code::failure, "the launch agent is empty (--launch-agent)", kFailureGrace);
+        return;
+    }
+    for (Daemon& d : daemons_) {
+        if (d.node >= 0 && !ending_) {
+            start_daemon(d, daemon, agent);
+        }
+    }
+}
+
+void Monitor::start_daemon(Daemon& d, const std::string& daemon_path,
+                           const std::vector<std::string>& agent)
+{
+    const std::string& host = host_name(d.node);
+    SpawnSpec spec;
+    bool has_host = false;
+    for (const std::string& w : agent) {
+        has_host = has_host || w.find("{host}") != std::string::npos;
+        spec.argv.push_back(replace_all(w, "{host}", host));
+    }
+    if (!has_host) {
+        spec.argv.push_back(host);
+    }
+    // A remote shell (ssh, rsh) reads the command back as a line: quote it.
+    std::string agent0 = spec.argv[0].substr(spec.argv[0].rfind('/') + 1);
+    bool shell = agent0 == "ssh" || agent0 == "rsh";
+    std::vector<std::string> cmd = {daemon_path, "--boot",  boot_tcp_, "--node",
+                                    std::to_string(d.node), "--host", host, "--jobid", jobid_};
+    if (opts_.verbose) {
+        cmd.push_back("--verbose");
+    }
+    for (const std::string& w : cmd) {
+        spec.argv.push_back(shell ? shell_quote(w) : w);
+    }
+    for (const std::string& w : spec.argv) {
+        d.agent_cmd += (d.agent_cmd.empty() ? "" : " ") + w;
+    }
+    std::vector<std::string> warnings;
+    spec.env = base_environment(opts_, warnings);
+    spec.stdin_pipe = true; // the secret
+    spec.sigpipe_ignored = sigpipe_ignored_;
+    spec.death_signal = SIGTERM; // the daemon cleans up its host, then exits
+    Child child;
+    SpawnFailure fail;
+    Status st = spawn_rank(spec, child, fail);
+    if (child.pid > 0) {
+        d.agent_pid = child.pid;
+        d.agent_reaped = false;
+        node_of_agent_[child.pid] = d.node;
+        d.agent_out = std::make_unique<OutputStream>(child.out_fd, STDERR_FILENO, "");
+        d.agent_err = std::make_unique<OutputStream>(child.err_fd, STDERR_FILENO, "");
+        d.connect_deadline = now_ns() + static_cast<Nanos>(boot::launch_timeout_param() * 1e9);
+        ULMPI_DEBUG("host %s: started its daemon: %s (pid %d)", host.c_str(), d.agent_cmd.c_str(),
+                    static_cast<int>(child.pid));
+    }
+    if (child.in_fd >= 0) {
+        std::string line = wire::secret_to_hex(secret_) + "\n";
+        ssize_t n = ::write(child.in_fd, line.data(), line.size()); // fits in the pipe
+        (void)n;
+        ::close(child.in_fd);
+    }
+    if (!st.ok()) {
+        std::string what = "cannot start the daemon of host '" + host + "': cannot run '" +
+                           spec.argv[0] + "': " + std::strerror(fail.err);
+        d.lost = true;
+        end_job(child.pid > 0 ? spawn_exit_status(fail) : exit_code::failure, what,
+                kFailureGrace);
+    }
+}
+
+void Monitor::send_launch(Daemon& d)
+{
+    wire::Launch l;
+    l.jobid = jobid_;
+    l.host = host_name(d.node);
+    l.node = d.node;
+    l.size = static_cast<std::uint32_t>(map_.size());
+    l.num_nodes = static_cast<std::uint32_t>(map_.num_nodes());
+    l.universe_size = static_cast<std::uint32_t>(map_.universe_size());
+    l.bind = static_cast<std::uint8_t>(opts_.bind);
+    l.cwd = cwd_;
+    l.wdir = opts_.wdir;
+    for (const AppContext& app : opts_.apps) {
+        std::vector<std::string> argv = app.argv;
+        // ./prog is found from mpirun's directory, whatever --wdir says.
+        if (!cwd_.empty() && argv[0].find('/') != std::string::npos && argv[0][0] != '/') {
+            argv[0] = cwd_ + "/" + argv[0];
+        }
+        l.apps.push_back(std::move(argv));
+    }
+    std::vector<std::string> warnings;
+    l.env = base_environment(opts_, warnings);
+    for (int r : map_.host(d.node).ranks) {
+        wire::LaunchRank lr;
+        lr.rank = r;
+        lr.local_rank = map_.rank(r).local_rank;
+        lr.app = map_.rank(r).app;
+        lr.stdin_pipe = r == stdin_remote_rank_;
+        l.ranks.push_back(lr);
+    }
+    listener_.send(d.conn, wire::encode(wire::Message{-1, std::move(l)}));
+}
+
+void Monitor::on_daemon_msg(const KvServer::Note& n)
+{
+    const wire::Message& m = n.msg;
+    int r = m.rank;
+    Rank* rank = r >= 0 && r < map_.size() ? &ranks_[static_cast<std::size_t>(r)] : nullptr;
+    if (const auto* s = std::get_if<wire::Spawned>(&m.body)) {
+        if (rank == nullptr) {
+            return;
+        }
+        if (s->pid > 0) {
+            rank->pid = static_cast<pid_t>(s->pid);
+            rank->rout_open = rank->rerr_open = true;
+            ULMPI_DEBUG("host %s started rank %d: pid %u", host_name(n.node).c_str(), r, s->pid);
+        } else {
+            rank->reaped = true; // no EXITED will come
+        }
+        if (s->err != 0) {
+            const std::string& prog = opts_.apps[static_cast<std::size_t>(map_.rank(r).app)].argv[0];
+            std::string what;
+            SpawnFailure fail{s->err, s->step == "exec" ? "exec" : "other"};
+            if (s->step == "exec") {
+                what = "cannot run '" + prog + "' on host " + host_name(n.node) + ": " +
+                       (s->err == ENOENT && prog.find('/') == std::string::npos
+                            ? std::string("not found in PATH")
+                            : std::string(std::strerror(s->err)));
+            } else if (s->step == "chdir") {
+                what = "cannot change to directory '" + opts_.wdir + "' on host " +
+                       host_name(n.node) + ": " + std::strerror(s->err);
+            } else {
+                what = "cannot start rank " + std::to_string(r) + " on host " +
+                       host_name(n.node) + " (" + s->step + "): " + std::strerror(s->err);
+            }
+            end_job(s->pid > 0 ? spawn_exit_status(fail) : exit_code::failure,
+                    what + "; ending the job", kFailureGrace);
+        }
+        return;
+    }
+    if (const auto* o = std::get_if<wire::Output>(&m.body)) {
+        if (rank == nullptr || !rank->rout) {
+            return;
+        }
+        bool& open = o->stream == 1 ? rank->rout_open : rank->rerr_open;
+        LineForwarder& lines = o->stream == 1 ? *rank->rout : *rank->rerr;
+        if (o->data.empty()) {
+            if (open) {
+                lines.finish();
+                open = false;
+            }
+        } else {
+            lines.feed(reinterpret_cast<const char*>(o->data.data()), o->data.size());
+        }
+        return;
+    }
+    if (const auto* e = std::get_if<wire::Exited>(&m.body)) {
+        if (rank != nullptr && !rank->reaped) {
+            remote_exit(r, e->status);
+        }
+        return;
+    }
+    if (const auto* b = std::get_if<wire::Bye>(&m.body)) {
+        Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
+        d.bye = true;
+        daemon_refused_ += b->refused;
+        ULMPI_DEBUG("host %s: daemon done (%u shared-memory file(s) removed, %u refused)",
+                    host_name(n.node).c_str(), b->shm_removed, b->refused);
+    }
+}
+
+// A remote rank's process ended: the same steps as reap_children() for a
+// local one (its frames before EXITED have been handled already).
+void Monitor::remote_exit(int r, int status)
+{
+    Rank& rank = ranks_[static_cast<std::size_t>(r)];
+    rank.reaped = true;
+    rank.lost_deadline = 0;
+    if (r == stdin_remote_rank_) {
+        stdin_remote_eof_ = true;
+    }
+    judge_exit(r, status);
+    kv_->rank_gone(r);
+    std::vector<KvServer::Note> more = kv_->take_notes();
+    handle_notes(more, false);
+    handle_notes(more, true);
+}
+
+void Monitor::host_lost(int node, const std::string& reason)
+{
+    Daemon& d = daemons_[static_cast<std::size_t>(node)];
+    bool first = !d.lost;
+    d.lost = true;
+    for (int r : map_.host(node).ranks) {
+        Rank& rank = ranks_[static_cast<std::size_t>(r)];
+        rank.reaped = true; // its process is gone with the daemon (or soon will be)
+        rank.lost_deadline = 0;
+        for (auto [lines, open] : {std::pair{rank.rout.get(), &rank.rout_open},
+                                   std::pair{rank.rerr.get(), &rank.rerr_open}}) {
+            if (lines != nullptr && *open) {
+                lines->finish();
+                *open = false;
+            }
+        }
+        if (r == stdin_remote_rank_) {
+            stdin_remote_eof_ = true;
+        }
+    }
+    if (d.conn >= 0) {
+        listener_.close(d.conn);
+    }
+    if (!d.agent_reaped) {
+        signal_group(d.agent_pid, SIGTERM);
+    }
+    if (first && !reason.empty() && !ending_ && !finishing_) {
+        wire::Event ev;
+        ev.kind = wire::EventKind::host_failed;
+        ev.node = node;
+        ev.detail = "host " + host_name(node) + " " + reason;
+        kv_->broadcast(ev);
+        end_job(exit_code::failure,
+                "host '" + host_name(node) + "' lost: " + reason + "; ending the job",
+                kFailureGrace);
+    }
+    for (int r : map_.host(node).ranks) {
+        kv_->rank_gone(r);
+    }
+}
+
+void Monitor::agent_ended(Daemon& d, int status)
+{
+    d.agent_reaped = true;
+    d.closed_deadline = 0;
+    if (d.bye || d.lost) {
+        return;
+    }
+    std::string reason;
+    if (!d.connected) {
+        reason = "its daemon never connected: the launch agent (" + d.agent_cmd + ") " +
+                 describe_status(status);
+    } else if (d.daemon_pid == static_cast<std::uint32_t>(d.agent_pid)) {
+        reason = "its daemon (pid " + std::to_string(d.agent_pid) + ") " + describe_status(status);
+    } else {
+        reason = "the launch agent of its daemon (pid " + std::to_string(d.agent_pid) + ") " +
+                 describe_status(status);
+    }
+    host_lost(d.node, reason);
+}
 void Monitor::end_job(int code, const std::string& message, Nanos grace)
 {
     if (ending_) {
@@ -229,6 +641,7 @@ void Monitor::end_job(int code, const std::string& message, Nanos grace)
         kv_->broadcast(ev);
     }
     stdin_.stop();
+    stdin_remote_eof_ = true;
     kill_all(SIGTERM);
     kill_at_ = now_ns() + grace;
 }
@@ -245,6 +658,7 @@ void Monitor::interrupted(int sig)
         ev.detail = std::string("mpirun caught ") + signal_name(sig);
         kv_->broadcast(ev);
         stdin_.stop();
+        stdin_remote_eof_ = true;
         kill_all(sig);
         kill_at_ = now_ns() + kInterruptGrace;
         return;
@@ -257,8 +671,20 @@ void Monitor::kill_all(int sig)
 {
     // Reaped ranks too: their process groups may still hold what they started.
     for (const Rank& r : ranks_) {
-        if (r.pid > 0) {
+        if (r.pid > 0 && !r.remote) {
             signal_group(r.pid, sig);
+        }
+    }
+    wire::Bytes order = wire::encode(wire::Message{-1, wire::Signal{sig}});
+    for (Daemon& d : daemons_) {
+        if (d.node < 0 || d.lost) {
+            continue;
+        }
+        if (d.conn >= 0 && !d.bye) {
+            listener_.send(d.conn, order);
+        } else if (!d.connected) {
+            // Not connected yet: it will not be given any rank to start.
+            host_lost(d.node, "");
         }
     }
 }
@@ -280,7 +706,40 @@ bool Monitor::outputs_open() const
             return true;
         }
     }
+    return remote_outputs_open();
+}
+
+bool Monitor::remote_outputs_open() const
+{
+    for (const Rank& r : ranks_) {
+        if (r.rout_open || r.rerr_open) {
+            return true;
+        }
+    }
     return false;
+}
+
+void Monitor::close_outputs(bool remote)
+{
+    for (Rank& r : ranks_) {
+        if (!remote) {
+            if (r.out) {
+                r.out->close_now();
+            }
+            if (r.err) {
+                r.err->close_now();
+            }
+            continue;
+        }
+        if (r.rout_open) {
+            r.rout->finish();
+            r.rout_open = false;
+        }
+        if (r.rerr_open) {
+            r.rerr->finish();
+            r.rerr_open = false;
+        }
+    }
 }
 
 void Monitor::judge_exit(int rank, int status)
@@ -336,7 +795,8 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
 {
     using Kind = KvServer::Note::Kind;
     for (const KvServer::Note& n : notes) {
-        bool deferred = n.kind == Kind::conn_lost || n.kind == Kind::fence_stuck;
+        bool deferred = n.kind == Kind::conn_lost || n.kind == Kind::fence_stuck ||
+                        n.kind == Kind::daemon_lost;
         if (deferred != deferred_part) {
             continue;
         }
@@ -354,16 +814,47 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
             end_job(wire::abort_exit_status(n.code), msg + "; ending the job", kFailureGrace);
             break;
         }
-        case Kind::conn_lost:
-            if (!ending_) {
+        case Kind::conn_lost: {
+            const Rank& r = ranks_[static_cast<std::size_t>(n.rank)];
+            // A host that is gone has said what there is to say.
+            if (!ending_ && !(r.remote && daemons_[static_cast<std::size_t>(
+                                              map_.rank(n.rank).node)].lost)) {
                 rank_lost(n.rank, "lost its connection to mpirun before MPI_Finalize");
             }
             break;
+        }
         case Kind::fence_stuck:
             if (!ending_) {
                 rank_lost(n.rank, n.text);
             }
             break;
+        case Kind::daemon_hello: {
+            Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
+            d.conn = n.conn;
+            d.connected = true;
+            d.daemon_pid = static_cast<std::uint32_t>(n.code);
+            ULMPI_DEBUG("host %s: daemon connected (pid %d)", n.text.c_str(), n.code);
+            if (d.lost || ending_) {
+                listener_.send(d.conn, wire::encode(wire::Message{-1, wire::Shutdown{}}));
+            } else {
+                send_launch(d);
+            }
+            break;
+        }
+        case Kind::daemon_msg: on_daemon_msg(n); break;
+        case Kind::daemon_lost: {
+            Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
+            d.conn = -1;
+            if (d.bye || d.lost) {
+                break;
+            }
+            if (d.agent_reaped || ending_ || finishing_) {
+                host_lost(n.node, "the connection to its daemon closed");
+            } else {
+                d.closed_deadline = now_ns() + kLostGrace / 2;
+            }
+            break;
+        }
         }
     }
 }
@@ -379,6 +870,18 @@ void Monitor::reap_children()
         if (pid <= 0) {
             break;
         }
+        if (auto a = node_of_agent_.find(pid); a != node_of_agent_.end()) {
+            Daemon& d = daemons_[static_cast<std::size_t>(a->second)];
+            // What the daemon sent before it ended decides how its end reads.
+            if (d.conn >= 0) {
+                listener_.drain(d.conn);
+                std::vector<KvServer::Note> notes = kv_->take_notes();
+                handle_notes(notes, false);
+                handle_notes(notes, true);
+            }
+            agent_ended(d, status);
+            continue;
+        }
         auto it = rank_of_pid_.find(pid);
         if (it == rank_of_pid_.end()) {
             continue;
@@ -391,7 +894,7 @@ void Monitor::reap_children()
         }
         // Everything the rank sent is in its socket now: an ABORT or FINALIZE
         // there decides how its exit reads.
-        listener_.drain_rank(r);
+        listener_.drain(kv_->conn_of(r));
         std::vector<KvServer::Note> notes = kv_->take_notes();
         handle_notes(notes, false);
         judge_exit(r, status);
@@ -410,11 +913,22 @@ Nanos Monitor::next_deadline() const
             next = t;
         }
     };
+    for (const Daemon& d : daemons_) {
+        consider(d.closed_deadline);
+    }
     if (!ending_) {
         consider(timeout_at_);
+        for (const Daemon& d : daemons_) {
+            if (d.node >= 0 && !d.connected && !d.lost) {
+                consider(d.connect_deadline);
+            }
+        }
     }
     consider(kill_at_);
     consider(drain_until_);
+    if (drain_until_ != 0) {
+        consider(drain_until_ + kDrainGrace);
+    }
     for (const Rank& r : ranks_) {
         consider(r.lost_deadline);
     }
@@ -429,6 +943,20 @@ void Monitor::check_timers(Nanos now)
         end_job(exit_code::timeout,
                 std::string("the job exceeded its time limit of ") + secs + " s; ending the job",
                 kFailureGrace);
+    }
+    for (Daemon& d : daemons_) {
+        if (d.closed_deadline != 0 && now >= d.closed_deadline) {
+            d.closed_deadline = 0;
+            if (!d.lost) {
+                host_lost(d.node, "the connection to its daemon closed");
+            }
+        }
+        if (!ending_ && d.node >= 0 && !d.connected && !d.lost && now >= d.connect_deadline) {
+            char secs[32];
+            std::snprintf(secs, sizeof secs, "%g", boot::launch_timeout_param());
+            host_lost(d.node, std::string("its daemon did not connect within ") + secs +
+                                  " s (launch agent: " + d.agent_cmd + ")");
+        }
     }
     if (kill_at_ != 0 && now >= kill_at_) {
         ULMPI_DEBUG("grace period over: killing the ranks that are left");
@@ -448,9 +976,132 @@ void Monitor::check_timers(Nanos now)
     }
 }
 
-void Monitor::loop()
+// Copies mpirun's stdin to the remote stdin rank, a bounded amount at a time.
+void Monitor::pump_remote_stdin(bool readable)
+{
+    if (stdin_remote_rank_ < 0) {
+        return;
+    }
+    int node = map_.rank(stdin_remote_rank_).node;
+    ConnId conn = daemons_[static_cast<std::size_t>(node)].conn;
+    if (conn < 0) {
+        return;
+    }
+    wire::StdinData data;
+    if (!stdin_remote_eof_ && readable) {
+        char buf[16384];
+        ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+        if (n > 0) {
+            const auto* b = reinterpret_cast<const std::byte*>(buf);
+            data.data.assign(b, b + n);
+        } else if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+            return;
+        } else {
+            stdin_remote_eof_ = true;
+        }
+    } else if (!stdin_remote_eof_) {
+        return;
+    }
+    listener_.send(conn, wire::encode(wire::Message{stdin_remote_rank_, std::move(data)}));
+    if (stdin_remote_eof_) {
+        stdin_remote_rank_ = -1; // end of file sent: done
+    }
+}
+
+void Monitor::poll_once(int timeout_ms, bool stdin_too)
 {
     std::vector<pollfd> fds;
+    fds.push_back(pollfd{sig_fd_, POLLIN, 0});
+    std::size_t listener_begin = fds.size();
+    listener_.add_fds(fds);
+    std::size_t stdin_begin = fds.size();
+    if (stdin_too) {
+        stdin_.add_fds(fds);
+    }
+    std::size_t remote_stdin = fds.size();
+    bool want_stdin = false;
+    if (stdin_too && stdin_remote_rank_ >= 0 && !stdin_remote_eof_) {
+        ConnId conn = daemons_[static_cast<std::size_t>(map_.rank(stdin_remote_rank_).node)].conn;
+        if (conn >= 0 && listener_.pending(conn) < kStdinQueue) {
+            fds.push_back(pollfd{STDIN_FILENO, POLLIN, 0});
+            want_stdin = true;
+        }
+    } else if (stdin_remote_rank_ >= 0 && stdin_remote_eof_) {
+        pump_remote_stdin(false); // say end of file
+    }
+    std::size_t output_begin = fds.size();
+    std::vector<OutputStream*> streams;
+    for (Rank& r : ranks_) {
+        for (OutputStream* s : {r.out.get(), r.err.get()}) {
+            if (s != nullptr && s->open()) {
+                fds.push_back(pollfd{s->fd(), POLLIN, 0});
+                streams.push_back(s);
+            }
+        }
+    }
+    for (Daemon& d : daemons_) {
+        for (OutputStream* s : {d.agent_out.get(), d.agent_err.get()}) {
+            if (s != nullptr && s->open()) {
+                fds.push_back(pollfd{s->fd(), POLLIN, 0});
+                streams.push_back(s);
+            }
+        }
+    }
+
+    int rc = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (rc < 0 && errno != EINTR) {
+        report(std::string("poll: ") + std::strerror(errno));
+        end_job(exit_code::failure, "", kFailureGrace);
+    }
+    if (rc <= 0) {
+        return;
+    }
+    // Output first, so that a rank's last words come before the
+    // consequences of its death.
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+        if (fds[output_begin + i].revents != 0) {
+            streams[i]->on_ready();
+        }
+    }
+    listener_.handle(fds.data() + listener_begin, stdin_begin - listener_begin);
+    std::vector<KvServer::Note> notes = kv_->take_notes();
+    handle_notes(notes, false);
+    handle_notes(notes, true);
+    if (stdin_too) {
+        stdin_.handle(fds.data() + stdin_begin, remote_stdin - stdin_begin);
+    }
+    if (want_stdin && fds[remote_stdin].revents != 0) {
+        pump_remote_stdin(true);
+    }
+    if (fds[0].revents != 0) {
+        signalfd_siginfo si;
+        bool child = false;
+        while (::read(sig_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+            if (si.ssi_signo == SIGCHLD) {
+                child = true;
+            } else if (finishing_) {
+                // Every rank has ended: only the daemons are left to stop.
+                for (Daemon& d : daemons_) {
+                    if (!d.agent_reaped) {
+                        signal_group(d.agent_pid, SIGKILL);
+                    }
+                }
+                if (!ending_) {
+                    ending_ = true;
+                    exit_code_ = exit_code::signal_base + static_cast<int>(si.ssi_signo);
+                }
+            } else {
+                interrupted(static_cast<int>(si.ssi_signo));
+            }
+        }
+        if (child) {
+            reap_children();
+        }
+    }
+}
+
+void Monitor::loop()
+{
     for (;;) {
         Nanos now = now_ns();
         if (all_reaped()) {
@@ -461,33 +1112,16 @@ void Monitor::loop()
                 drain_until_ = now + kDrainGrace;
             } else if (now >= drain_until_) {
                 // Something the ranks started still holds their output open.
+                // (A daemon does the same on its host and then ends the stream;
+                // its streams get one more grace period.)
                 ULMPI_DEBUG("output still open after every rank ended: killing stragglers");
                 kill_all(SIGKILL);
-                for (Rank& r : ranks_) {
-                    if (r.out) {
-                        r.out->close_now();
-                    }
-                    if (r.err) {
-                        r.err->close_now();
-                    }
+                close_outputs(false);
+                if (now >= drain_until_ + kDrainGrace) {
+                    close_outputs(true);
                 }
-                return;
-            }
-        }
-
-        fds.clear();
-        fds.push_back(pollfd{sig_fd_, POLLIN, 0});
-        std::size_t listener_begin = fds.size();
-        listener_.add_fds(fds);
-        std::size_t stdin_begin = fds.size();
-        stdin_.add_fds(fds);
-        std::size_t output_begin = fds.size();
-        std::vector<OutputStream*> streams;
-        for (Rank& r : ranks_) {
-            for (OutputStream* s : {r.out.get(), r.err.get()}) {
-                if (s != nullptr && s->open()) {
-                    fds.push_back(pollfd{s->fd(), POLLIN, 0});
-                    streams.push_back(s);
+                if (!outputs_open()) {
+                    return;
                 }
             }
         }
@@ -497,40 +1131,64 @@ void Monitor::loop()
             Nanos wait = next - now;
             timeout_ms = wait <= 0 ? 0 : static_cast<int>((wait + kMs - 1) / kMs);
         }
-        int rc = ::poll(fds.data(), fds.size(), timeout_ms);
-        if (rc < 0 && errno != EINTR) {
-            report(std::string("poll: ") + std::strerror(errno));
-            end_job(exit_code::failure, "", kFailureGrace);
+        poll_once(timeout_ms, true);
+        check_timers(now_ns());
+    }
+}
+
+// Every rank has ended: each daemon removes the job's files on its host,
+// says BYE and exits; then its launch agent ends.
+void Monitor::finish_daemons()
+{
+    finishing_ = true;
+    bool any = false;
+    for (Daemon& d : daemons_) {
+        if (d.node < 0) {
+            continue;
         }
-        if (rc > 0) {
-            // Output first, so that a rank's last words come before the
-            // consequences of its death.
-            for (std::size_t i = 0; i < streams.size(); ++i) {
-                if (fds[output_begin + i].revents != 0) {
-                    streams[i]->on_ready();
-                }
+        if (d.conn >= 0 && !d.bye) {
+            listener_.send(d.conn, wire::encode(wire::Message{-1, wire::Shutdown{}}));
+        }
+        any = any || !d.agent_reaped;
+    }
+    if (!any) {
+        return;
+    }
+    Nanos deadline = now_ns() + kDaemonExitGrace;
+    bool killed = false;
+    for (;;) {
+        bool waiting = false;
+        for (const Daemon& d : daemons_) {
+            waiting = waiting || !d.agent_reaped ||
+                      (d.agent_out && d.agent_out->open()) || (d.agent_err && d.agent_err->open());
+        }
+        if (!waiting) {
+            return;
+        }
+        Nanos now = now_ns();
+        if (now >= deadline) {
+            if (killed) {
+                // Agents that do not die even from SIGKILL are not waited for.
+                ULMPI_WARN("launch agents still running after SIGKILL");
+                return;
             }
-            listener_.handle(fds.data() + listener_begin, stdin_begin - listener_begin);
-            std::vector<KvServer::Note> notes = kv_->take_notes();
-            handle_notes(notes, false);
-            handle_notes(notes, true);
-            stdin_.handle(fds.data() + stdin_begin, output_begin - stdin_begin);
-            if (fds[0].revents != 0) {
-                signalfd_siginfo si;
-                bool child = false;
-                while (::read(sig_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-                    if (si.ssi_signo == SIGCHLD) {
-                        child = true;
-                    } else {
-                        interrupted(static_cast<int>(si.ssi_signo));
+            for (Daemon& d : daemons_) {
+                if (!d.agent_reaped) {
+                    ULMPI_DEBUG("host %s: daemon still running; killing its launch agent",
+                                host_name(d.node).c_str());
+                    signal_group(d.agent_pid, SIGKILL);
+                }
+                for (OutputStream* s : {d.agent_out.get(), d.agent_err.get()}) {
+                    if (s != nullptr && d.agent_reaped) {
+                        s->close_now();
                     }
                 }
-                if (child) {
-                    reap_children();
-                }
             }
+            killed = true;
+            deadline = now + kDaemonExitGrace;
         }
-        check_timers(now_ns());
+        Nanos wait = deadline - now;
+        poll_once(static_cast<int>((wait + kMs - 1) / kMs), false);
     }
 }
 
@@ -543,13 +1201,15 @@ int Monitor::run()
     // Children reaped during the launch (a failed exec) are collected here too.
     reap_children();
     loop();
+    finish_daemons();
     listener_.shutdown();
     int removed = remove_job_shm_files(jobid_);
     if (removed > 0) {
         ULMPI_DEBUG("removed %d shared-memory file(s) of job %s", removed, jobid_.c_str());
     }
-    if (kv_ && kv_->refused_count() > 0) {
-        ULMPI_DEBUG("refused %u connection(s) without the job secret", kv_->refused_count());
+    unsigned refused = (kv_ ? kv_->refused_count() : 0) + daemon_refused_;
+    if (refused > 0) {
+        ULMPI_DEBUG("refused %u connection(s) without the job secret", refused);
     }
     return exit_code_;
 }

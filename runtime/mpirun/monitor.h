@@ -15,6 +15,22 @@
 // output drained (output pipes kept open by stray grandchildren get one more
 // second, then their process groups are killed); then the job's
 // /dev/shm/ulmpi-<jobid>* files are removed.
+//
+// Other hosts. Every host of the job map that is not this machine gets one
+// ulmpi_daemon, started through the launch agent (`ssh host ...`, or the
+// --launch-agent template) in its own process group; the job secret goes to
+// it on the agent's stdin, never on a command line. The daemon connects
+// back over TCP (DAEMON_HELLO), gets the host's part of the job (LAUNCH),
+// forks the ranks and from then on is their stand-in: SPAWNED gives a
+// rank's pid, OUTPUT its stdout/stderr (written here line by line through a
+// LineForwarder, as for local ranks), EXITED its wait status, which is judged
+// as a local child's would be; the ranks' bootstrap frames come through the
+// same connection. kill_all() sends SIGNAL to every daemon. A host is lost
+// when its daemon's connection closes or its launch agent ends before BYE,
+// or when it does not connect in time: the job then ends with a message
+// naming the host (EVENT host_failed to the others first). At the end every
+// daemon gets SHUTDOWN, removes the job's shared memory on its host, says
+// BYE and exits; mpirun waits for its agent (5 s, then kills it).
 #pragma once
 
 #include "runtime/boot_wire.h"
@@ -25,6 +41,7 @@
 #include "runtime/mpirun/kv_server.h"
 #include "runtime/mpirun/options.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <sys/types.h>
@@ -47,14 +64,50 @@ private:
     struct Rank {
         pid_t pid = -1;
         bool reaped = false;
+        bool remote = false; // started by the daemon of its host
         std::unique_ptr<OutputStream> out;
         std::unique_ptr<OutputStream> err;
+        // Remote rank: its output comes in OUTPUT frames; open until the
+        // daemon says the stream ended.
+        std::unique_ptr<LineForwarder> rout;
+        std::unique_ptr<LineForwarder> rerr;
+        bool rout_open = false;
+        bool rerr_open = false;
         Nanos lost_deadline = 0; // connection lost: judge at this time unless reaped
         std::string lost_reason;
+    };
+    // The daemon of a remote host.
+    struct Daemon {
+        int node = -1;
+        pid_t agent_pid = -1;
+        bool agent_reaped = true;
+        std::unique_ptr<OutputStream> agent_out; // both go to mpirun's stderr
+        std::unique_ptr<OutputStream> agent_err;
+        std::string agent_cmd;   // for messages
+        ConnId conn = -1;
+        std::uint32_t daemon_pid = 0;
+        bool connected = false;  // ever
+        bool lost = false;
+        bool bye = false;
+        Nanos connect_deadline = 0;
+        // Connection closed, agent not yet reaped: wait this long for its
+        // exit status, which says more.
+        Nanos closed_deadline = 0;
     };
 
     bool setup();
     void launch_all();
+    void start_daemons();
+    void start_daemon(Daemon& d, const std::string& daemon_path,
+                      const std::vector<std::string>& agent);
+    void send_launch(Daemon& d);
+    void on_daemon_msg(const KvServer::Note& n);
+    void remote_exit(int rank, int status);
+    void host_lost(int node, const std::string& reason);
+    void agent_ended(Daemon& d, int status);
+    void finish_daemons();
+    void poll_once(int timeout_ms, bool stdin_too);
+    void pump_remote_stdin(bool readable);
     void loop();
     void reap_children();
     void judge_exit(int rank, int status);
@@ -66,8 +119,11 @@ private:
     void kill_all(int sig);
     bool all_reaped() const;
     bool outputs_open() const;
+    bool remote_outputs_open() const;
+    void close_outputs(bool remote);
     Nanos next_deadline() const;
-    std::string who(int rank) const; // "rank 3 (pid 1234)"
+    std::string who(int rank) const; // "rank 3 (pid 1234)", "rank 3 (pid 1234 on h2)"
+    std::string host_name(int node) const { return map_.host(node).name; }
 
     const Options& opts_;
     const JobMap& map_;
@@ -78,6 +134,14 @@ private:
     StdinForwarder stdin_;
     std::vector<Rank> ranks_;
     std::unordered_map<pid_t, int> rank_of_pid_;
+    std::vector<Daemon> daemons_;          // by node; node < 0 for this machine's node
+    std::unordered_map<pid_t, int> node_of_agent_;
+    std::string boot_tcp_;                 // tcp:IP:PORT the daemons connect to
+    std::string cwd_;
+    int stdin_remote_rank_ = -1;           // the stdin rank when it is remote
+    bool stdin_remote_eof_ = true;
+    bool finishing_ = false;               // every rank ended: daemons are shutting down
+    unsigned daemon_refused_ = 0;
     int sig_fd_ = -1;
     bool sigpipe_ignored_ = false;
     bool ending_ = false;

@@ -27,6 +27,10 @@ enum class Opt {
     boot,
     host,
     hostfile,
+    map_by,
+    npernode,
+    launch_agent,
+    boot_if,
     verbose,
     help,
     version,
@@ -60,6 +64,11 @@ constexpr OptSpec kOptions[] = {
     {"host", Opt::host, true},
     {"hostfile", Opt::hostfile, true},
     {"machinefile", Opt::hostfile, true},
+    {"map-by", Opt::map_by, true},
+    {"npernode", Opt::npernode, true},
+    {"N", Opt::npernode, true},
+    {"launch-agent", Opt::launch_agent, true},
+    {"boot-if", Opt::boot_if, true},
     {"v", Opt::verbose, false},
     {"verbose", Opt::verbose, false},
     {"h", Opt::help, false},
@@ -256,6 +265,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 if (!parse_count(value, app.np)) {
                     return fail("-n: '" + value + "' is not a process count (1 or more)");
                 }
+                app.np_given = true;
                 break;
             case Opt::export_env: {
                 std::size_t eq = value.find('=');
@@ -376,6 +386,35 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 }
                 break;
             }
+            case Opt::map_by:
+                // Open MPI spells modifiers after a colon (node:OVERSUBSCRIBE): we
+                // never refuse to oversubscribe, so they are accepted and ignored.
+                if (std::string kind = value.substr(0, value.find(':')); kind == "slot" ||
+                                                                         kind == "core") {
+                    o.map_by = MapBy::slot;
+                } else if (kind == "node") {
+                    o.map_by = MapBy::node;
+                } else {
+                    return fail("--map-by: '" + value + "' is not slot or node");
+                }
+                break;
+            case Opt::npernode:
+                if (!parse_count(value, o.npernode)) {
+                    return fail("--npernode: '" + value + "' is not a count (1 or more)");
+                }
+                break;
+            case Opt::launch_agent:
+                if (value.find_first_not_of(" \t") == std::string::npos) {
+                    return fail("--launch-agent needs a command");
+                }
+                o.launch_agent = value;
+                break;
+            case Opt::boot_if:
+                if (value.empty()) {
+                    return fail("--boot-if needs an interface, address or subnet");
+                }
+                o.boot_if = value;
+                break;
             case Opt::verbose: o.verbose = true; break;
             case Opt::help: return ParseOutcome::help;
             case Opt::version: return ParseOutcome::version;
@@ -418,9 +457,10 @@ std::string help_text(const char* prog)
     std::string p = prog;
     return "Usage: " + p + R"( [options] program [args] [: [options] program [args]]...
 
-Starts the ranks of an MPI job on this host, runs their key-value (wire-up)
-service, forwards their output and signals, and ends the whole job as soon as
-one rank fails. A program started without mpirun is a job of one rank.
+Starts the ranks of an MPI job on this host and others, runs their key-value
+(wire-up) service, forwards their output and signals, and ends the whole job
+as soon as one rank fails. A program started without mpirun is a job of one
+rank.
 
 Options (also accepted with a single dash, e.g. -np 4):
   -n, -np, -c N        number of processes of the program that follows
@@ -450,9 +490,22 @@ Options (also accepted with a single dash, e.g. -np 4):
   --oversubscribe      accepted; mpirun never refuses more ranks than CPUs
   --stdin RANK|none    which rank reads mpirun's standard input (default 0);
                        every other rank reads /dev/null
-  -H, --host h[:n],... hosts of the job map with n slots each (for now only
-                       this host may appear)
-  --hostfile FILE      the same from a file: "host [slots=n]" per line
+  -H, --host h[:n],... hosts of the job map with n slots each (default: this
+                       machine's CPUs for this machine, 1 for another host;
+                       a name given twice adds up its slots)
+  --hostfile FILE      the same from a file: "host[:n] [slots=n]" per line
+  --map-by slot|node   fill each host's slots in turn (slot, the default) or
+                       place ranks round-robin over the hosts (node); ranks
+                       beyond every slot wrap around (never refused)
+  --npernode N, -N N   at most N ranks per host; without -n, N per host
+  --launch-agent CMD   how a daemon is started on another host (default
+                       "ssh -o BatchMode=yes", also ULMPI_BOOT_LAUNCH_AGENT);
+                       {host} in CMD is replaced by the host's name, else the
+                       name is added after CMD; e.g. 'ip netns exec {host}'
+  --boot-if IF|IP|NET/n  where daemons of other hosts reach mpirun: an
+                       interface, an address of this machine or a subnet
+                       (also ULMPI_BOOT_IF; default: the interface on the
+                       first remote host's subnet, else the first one up)
   --boot unix|tcp[:IP] transport of the rank <-> mpirun connection (default
                        an abstract Unix socket; tcp listens on 127.0.0.1)
   -v, --verbose        log what mpirun does
@@ -461,6 +514,10 @@ Options (also accepted with a single dash, e.g. -np 4):
 
 MPMD: `mpirun -n 1 master : -n 4 worker` starts ranks 0 (master) and 1-4
 (worker); ULMPI_APPNUM tells each rank the index of its program.
+
+Hosts other than this machine get one ulmpi_daemon each, started through
+the launch agent; it forks the host's ranks, relays their wire-up and
+output, and ends with the job. A host whose daemon disappears ends the job.
 
 Every rank runs in its own process group and never outlives mpirun. SIGINT,
 SIGTERM and SIGHUP are forwarded to the ranks; those still alive 2 seconds
@@ -472,7 +529,8 @@ Exit status:
            are 0 for a nonzero code)
   N        the first rank that failed exited with status N
   1        a rank left MPI without MPI_Finalize (exited 0 after MPI_Init,
-           lost its connection, or exited while the others wait for it)
+           lost its connection, or exited while the others wait for it);
+           a host was lost (its daemon died or its connection broke)
   128+S    the first rank that failed was killed by signal S
   2        usage error (bad option or value)
   124      --timeout / MPIEXEC_TIMEOUT expired

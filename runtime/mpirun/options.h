@@ -15,6 +15,7 @@ namespace ulmpi::rt::mpirun {
 
 struct AppContext {
     int np = 1;
+    bool np_given = false;
     std::vector<std::string> argv; // argv[0] is the program as typed
 };
 
@@ -22,17 +23,22 @@ struct AppContext {
 // the mapper wraps around (oversubscription is always allowed).
 struct HostSpec {
     std::string name;
-    int slots = 0; // 0: as many as the host has CPUs
+    int slots = 0; // 0: not given (this machine: its CPUs; another host: 1)
 };
 
 enum class BindMode { automatic, none, core, hwthread };
 enum class BootKind { unix_abstract, tcp };
+enum class MapBy { slot, node };
 
 struct Options {
     std::vector<AppContext> apps;
     std::vector<std::pair<std::string, std::optional<std::string>>> exports; // -x
     std::vector<std::pair<std::string, std::string>> params;                // --param
     std::vector<HostSpec> hosts;
+    MapBy map_by = MapBy::slot;
+    int npernode = 0;          // 0: no limit
+    std::string launch_agent;  // empty: ULMPI_BOOT_LAUNCH_AGENT
+    std::string boot_if;       // empty: ULMPI_BOOT_IF
     bool tag_output = false;
     double timeout_s = 0; // 0: none
     std::string wdir;

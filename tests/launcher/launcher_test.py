@@ -413,8 +413,14 @@ def case_usage_errors():
     check(r.rc == 2 and "socket" in r.err, "--bind-to socket", r)
     r = run(["--wdir", "/nonexistent/dir", "true"])
     check(r.rc == 2 and "/nonexistent/dir" in r.err, "--wdir missing", r)
-    r = run(["-H", "some-remote-host", "true"])
-    check(r.rc == 2 and "some-remote-host" in r.err, "remote host", r)
+    # Another host needs a daemon; a launch agent that fails names the host.
+    r = run(["-H", "some-remote-host", "--launch-agent", "false", "true"])
+    check(r.rc == 1 and "host 'some-remote-host' lost" in r.err and "never connected" in r.err,
+          "remote host whose daemon cannot start", r)
+    r = run(["--map-by", "socket", "true"])
+    check(r.rc == 2 and "--map-by" in r.err, "--map-by socket", r)
+    r = run(["--npernode", "1", "-n", "3", "true"])
+    check(r.rc == 2 and "--npernode 1" in r.err, "--npernode below -n", r)
     r = run(["--help"])
     check(r.rc == 0 and "Exit status" in r.out and "--tag-output" in r.out, "--help", r)
     r = run(["--version"])

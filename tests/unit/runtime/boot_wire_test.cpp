@@ -277,3 +277,62 @@ TEST(BootWire, contract_variables_are_known_to_the_parameter_registry)
         EXPECT_TRUE(is_runtime_variable(name)) << name;
     }
 }
+
+TEST(BootWire, daemon_messages_round_trip)
+{
+    using namespace ulmpi::rt::wire;
+    Launch l;
+    l.jobid = "00ff";
+    l.host = "h1";
+    l.node = 1;
+    l.size = 4;
+    l.num_nodes = 2;
+    l.universe_size = 4;
+    l.bind = 2;
+    l.cwd = "/tmp";
+    l.apps = {{"prog", "a b"}, {"other"}};
+    l.env = {"A=1", "PATH=/bin"};
+    l.ranks = {{2, 0, 0, false}, {3, 1, 1, true}};
+    Bytes frame = encode(Message{-1, l});
+    Message m;
+    std::size_t used = 0;
+    std::string why;
+    ASSERT_TRUE(decode(frame, kMaxFrame, m, used, why).ok()) << why;
+    EXPECT_EQ(used, frame.size());
+    const auto& g = std::get<Launch>(m.body);
+    EXPECT_EQ(g.host, "h1");
+    EXPECT_EQ(g.apps, l.apps);
+    EXPECT_EQ(g.env, l.env);
+    ASSERT_EQ(g.ranks.size(), 2u);
+    EXPECT_EQ(g.ranks[1].rank, 3);
+    EXPECT_TRUE(g.ranks[1].stdin_pipe);
+    EXPECT_EQ(g.bind, 2);
+
+    Output o;
+    o.stream = 2;
+    o.data = {std::byte{'x'}, std::byte{'\n'}};
+    frame = encode(Message{5, o});
+    ASSERT_TRUE(decode(frame, kMaxFrame, m, used, why).ok()) << why;
+    EXPECT_EQ(m.rank, 5);
+    EXPECT_EQ(std::get<Output>(m.body).data.size(), 2u);
+    // A stream other than stdout/stderr, and a signal out of range, are refused.
+    frame[kHeaderBytes] = std::byte{3};
+    EXPECT_EQ(decode(frame, kMaxFrame, m, used, why).code(), ulmpi::rt::Errc::protocol);
+    frame = encode(Message{-1, Signal{0}});
+    EXPECT_EQ(decode(frame, kMaxFrame, m, used, why).code(), ulmpi::rt::Errc::protocol);
+    for (const Body& b : {Body{DaemonHello{{}, 3, 77, "h3"}}, Body{Spawned{12, 2, "exec"}},
+                          Body{Exited{0x0b00}}, Body{RankClosed{}}, Body{StdinData{}},
+                          Body{Shutdown{}}, Body{Bye{1, 2}}}) {
+        frame = encode(Message{1, b});
+        ASSERT_TRUE(decode(frame, kMaxFrame, m, used, why).ok()) << msg_type_name(type_of(b));
+        EXPECT_EQ(type_of(m.body), type_of(b));
+    }
+    // A LAUNCH whose counts promise more than the frame holds is refused.
+    frame = encode(Message{-1, l});
+    frame.resize(frame.size() - 3);
+    std::uint32_t body = static_cast<std::uint32_t>(frame.size() - kHeaderBytes);
+    for (int i = 0; i < 4; ++i) {
+        frame[static_cast<std::size_t>(i)] = static_cast<std::byte>(body >> (8 * i));
+    }
+    EXPECT_EQ(decode(frame, kMaxFrame, m, used, why).code(), ulmpi::rt::Errc::protocol);
+}

@@ -346,3 +346,88 @@ TEST_F(KvServerTest, garbage_from_a_trusted_connection_drops_it)
     EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::conn_lost});
     EXPECT_EQ(kv.refused_count(), 0u);
 }
+
+// Node 1 (rank 2) is served by a daemon; nodes 0 is not.
+class KvDaemonTest : public KvServerTest {
+protected:
+    KvDaemonTest() { kv.expect_daemons({"", "h1"}); }
+    void daemon_hello(ConnId c, int node, const std::string& host, Secret s = secret())
+    {
+        kv.on_connect(c);
+        DaemonHello h;
+        h.secret = s;
+        h.node = node;
+        h.pid = 4242;
+        h.host = host;
+        feed(c, Message{-1, h});
+    }
+};
+
+TEST_F(KvDaemonTest, daemon_relays_its_ranks_and_reports_them)
+{
+    daemon_hello(7, 1, "h1");
+    auto notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].kind, Kind::daemon_hello);
+    EXPECT_EQ(notes[0].node, 1);
+    EXPECT_EQ(notes[0].code, 4242);
+    EXPECT_EQ(kv.daemon_conn(1), 7);
+    auto got = hello(7, 2, secret(), false);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].rank, 2);
+    EXPECT_TRUE(std::holds_alternative<Welcome>(got[0].body));
+    note_kinds();
+    // Reports of the daemon come as notes, in order.
+    feed(7, Message{2, Spawned{99, 0, ""}});
+    feed(7, Message{2, Exited{0}});
+    notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_EQ(notes[0].kind, Kind::daemon_msg);
+    EXPECT_TRUE(std::holds_alternative<Spawned>(notes[0].msg.body));
+    EXPECT_TRUE(std::holds_alternative<Exited>(notes[1].msg.body));
+    // RANK_CLOSED ends that rank's part of the connection.
+    feed(7, Message{2, RankClosed{}});
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::conn_lost});
+    EXPECT_EQ(kv.conn_of(2), -1);
+    kv.on_close(7);
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::daemon_lost});
+    EXPECT_EQ(kv.daemon_conn(1), -1);
+}
+
+TEST_F(KvDaemonTest, relayed_hello_that_fails_refuses_the_rank_not_the_daemon)
+{
+    daemon_hello(7, 1, "h1");
+    note_kinds();
+    auto got = hello(7, 0, secret(), false); // rank 0 is not on h1
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].rank, 0);
+    EXPECT_TRUE(std::holds_alternative<Refused>(got[0].body));
+    EXPECT_FALSE(sink.closed.count(7));
+    EXPECT_EQ(kv.refused_count(), 1u);
+    // A rank of h1 may not bypass its daemon.
+    got = hello(8, 2);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<Refused>(got[0].body));
+    EXPECT_TRUE(sink.closed.count(8));
+    // Reports for a rank of another host break the daemon's connection.
+    feed(7, Message{0, Exited{0}});
+    EXPECT_TRUE(sink.closed.count(7));
+}
+
+TEST_F(KvDaemonTest, daemon_without_secret_or_not_expected_is_refused)
+{
+    Secret bad = secret();
+    bad[3] ^= 1;
+    daemon_hello(7, 1, "h1", bad);
+    EXPECT_TRUE(sink.closed.count(7));
+    daemon_hello(8, 0, ""); // node 0 has no daemon
+    EXPECT_TRUE(sink.closed.count(8));
+    daemon_hello(9, 1, "h2"); // wrong host name for node 1
+    EXPECT_TRUE(sink.closed.count(9));
+    EXPECT_EQ(kv.refused_count(), 3u);
+    EXPECT_TRUE(kv.take_notes().empty());
+    daemon_hello(10, 1, "h1");
+    daemon_hello(11, 1, "h1"); // twice
+    EXPECT_TRUE(sink.closed.count(11));
+    EXPECT_FALSE(sink.closed.count(10));
+}

@@ -169,7 +169,7 @@ TEST(JobMap, local_ranks_fill_this_host)
     EXPECT_EQ(m.node_of_rank(), (std::vector<std::int32_t>{0, 0, 0, 0, 0}));
 }
 
-TEST(JobMap, names_of_this_machine_are_one_host_and_others_are_refused)
+TEST(JobMap, names_of_this_machine_are_one_host_and_others_are_remote)
 {
     Options o;
     std::string err;
@@ -180,9 +180,78 @@ TEST(JobMap, names_of_this_machine_are_one_host_and_others_are_refused)
     EXPECT_EQ(m.host(0).slots, 5);
     EXPECT_EQ(m.universe_size(), 5);
     ASSERT_EQ(parse({"-H", "elsewhere", "a"}, o, err), ParseOutcome::run);
-    EXPECT_FALSE(JobMap::build(o, 2, "box", m, err));
-    EXPECT_NE(err.find("elsewhere"), std::string::npos);
+    ASSERT_TRUE(JobMap::build(o, 2, "box", m, err)) << err;
+    EXPECT_EQ(m.num_nodes(), 1);
+    EXPECT_FALSE(m.host(0).local);
+    EXPECT_EQ(m.host(0).name, "elsewhere");
+    EXPECT_EQ(m.host(0).slots, 1);
+    EXPECT_TRUE(m.has_remote());
     EXPECT_TRUE(is_local_host("box", "box.example.org"));
     EXPECT_TRUE(is_local_host("127.0.0.1", "box"));
     EXPECT_FALSE(is_local_host("boxer", "box"));
+}
+
+namespace {
+bool local_a(const std::string& name) { return name == "a"; }
+std::string hosts_of(const JobMap& m)
+{
+    std::string s;
+    for (int r = 0; r < m.size(); ++r) {
+        s += m.host(m.rank(r).node).name;
+    }
+    return s;
+}
+} // namespace
+
+TEST(JobMap, map_by_slot_fills_each_host_in_turn_and_wraps)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-H", "a:2,b:2,c", "-n", "7", "p"}, o, err), ParseOutcome::run);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 8, "a", local_a, m, err)) << err;
+    EXPECT_EQ(hosts_of(m), "aabbcaa");
+    EXPECT_TRUE(m.host(0).local);
+    EXPECT_FALSE(m.host(1).local);
+    EXPECT_EQ(m.rank(6).local_rank, 3);
+    EXPECT_EQ(m.local_size(2), 1);
+    EXPECT_EQ(m.universe_size(), 7);
+}
+
+TEST(JobMap, map_by_node_goes_round_robin_over_hosts_with_room)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"--map-by", "node", "-H", "a:3,b:1,c:2", "-n", "8", "p"}, o, err),
+              ParseOutcome::run);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 8, "x", local_a, m, err)) << err;
+    // abc, ac, a (every slot taken), then plain round-robin: ab.
+    EXPECT_EQ(hosts_of(m), "abcacaab");
+}
+
+TEST(JobMap, npernode_limits_each_host_and_sets_the_count)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"--npernode", "2", "-H", "a:4,b:4,c:4", "p"}, o, err), ParseOutcome::run);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 8, "x", local_a, m, err)) << err;
+    EXPECT_EQ(hosts_of(m), "aabbcc");
+    ASSERT_EQ(parse({"-N", "1", "-H", "a,b", "-n", "3", "p"}, o, err), ParseOutcome::run);
+    EXPECT_FALSE(JobMap::build(o, 8, "x", local_a, m, err));
+    EXPECT_NE(err.find("--npernode 1"), std::string::npos);
+}
+
+TEST(JobMap, repeated_names_add_slots_and_unused_hosts_leave_the_map)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-H", "b,c,b,d:4", "-n", "3", "p"}, o, err), ParseOutcome::run);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 8, "x", local_a, m, err)) << err;
+    EXPECT_EQ(hosts_of(m), "bbc");
+    EXPECT_EQ(m.num_nodes(), 2); // d got no rank
+    EXPECT_EQ(m.universe_size(), 7);
+    EXPECT_EQ(m.node_of_rank(), (std::vector<std::int32_t>{0, 0, 1}));
 }
