@@ -99,6 +99,7 @@ private:
     int fd_ = -1;
     wire::FrameReader reader_;
     std::deque<FailureEvent> events_;
+    std::deque<wire::FenceDone> fence_done_; // arrived while polling for events
     std::map<std::pair<int, std::string>, std::vector<std::byte>, std::less<>> cache_;
     bool finalized_ = false;
     bool lost_ = false;
@@ -338,6 +339,13 @@ Status OurBootstrap::fence_begin() { return send(wire::Fence{}); }
 
 Status OurBootstrap::fence_test()
 {
+    if (!fence_done_.empty()) {
+        for (wire::KeyValue& kv : fence_done_.front().entries) {
+            cache_[{kv.rank, std::move(kv.key)}] = std::move(kv.value);
+        }
+        fence_done_.pop_front();
+        return Errc::ok;
+    }
     for (;;) {
         wire::Message m;
         std::string why;
@@ -439,6 +447,9 @@ bool OurBootstrap::poll_event(FailureEvent& ev)
             if (st.ok()) {
                 if (const auto* e = std::get_if<wire::Event>(&m.body)) {
                     queue_event(*e);
+                } else if (auto* done = std::get_if<wire::FenceDone>(&m.body)) {
+                    // The answer to a fence_begin(): keep it for fence_test().
+                    fence_done_.push_back(std::move(*done));
                 } else {
                     ULMPI_ERROR("bootstrap: unexpected %s from mpirun",
                                 wire::msg_type_name(wire::type_of(m.body)));

@@ -31,10 +31,11 @@ const rt::IntParam retry_param{"ulm_retry_timeout_us", 1000,
                                "retransmission timeout before a peer's round trip is measured (us)"};
 const rt::IntParam retry_min_param{"ulm_retry_min_timeout_us", 200,
                                    "floor of the adaptive retransmission timeout (us)"};
-const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 1000000,
+const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 2000000,
                                    "cap of the doubling retransmission timeout (us)"};
-const rt::IntParam retries_param{"ulm_max_retries", 30,
-                                 "retransmissions of one fragment before its peer is declared unreachable"};
+const rt::IntParam retries_param{
+    "ulm_max_retries", 150,
+    "resends in a row to a silent peer before it is declared unreachable (with the 2 s cap: ~5 min)"};
 const rt::BoolParam stats_param{"ulm_stats", false,
                                 "print per-peer and per-path counters at MPI_Finalize (mpirun --stats)"};
 const rt::SizeParam get_min_param{
@@ -51,6 +52,8 @@ std::size_t frag_header_length(const std::byte* data, std::size_t len)
     std::uint32_t h = header_size(static_cast<FragType>(data[1]));
     return h != 0 && h <= len ? h : 0;
 }
+
+static_assert(kMaxHeader <= path::kMaxFragHeader, "paths peek at most kMaxFragHeader bytes");
 
 int online_cpus()
 {
@@ -86,6 +89,7 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
 {
     boot_ = &boot;
     path::set_lossy_header_length(&frag_header_length);
+    path::set_frag_header_length(&frag_header_length);
     const rt::JobInfo& job = boot.job();
     rank_ = job.rank;
     size_ = job.size;

@@ -68,6 +68,11 @@ Status Engine::irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvM
     r->tag = tag;
     r->ctx = ctx;
     *out = r;
+    if (src != kAnySource && (src < 0 || src >= size_)) {
+        r->error = Errc::invalid_arg;
+        complete_recv(r);
+        return Errc::ok;
+    }
     if (Unexpected* u = matcher_.post(r)) {
         deliver_matched(r, u->hdr, u->payload(), u->payload_len, u->peer);
         free_unexpected(u);

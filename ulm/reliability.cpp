@@ -174,10 +174,13 @@ bool Engine::accept(Peer& p, path::Path& path, const BaseHeader& b, path::RxFrag
             return false; // nothing in it can be trusted, not even its sequence
         }
     }
-    if (!track_seqs_ || b.type == FragType::ack) {
+    if (!track_seqs_) {
         return true;
     }
     p.last_heard = rt::now_ns();
+    if (b.type == FragType::ack) {
+        return true;
+    }
     if (b.frag_seq == 0 || p.delivered.contains(b.frag_seq)) {
         ++p.counters.duplicates;
         if (b.flags & flag::reliable) {
@@ -251,7 +254,7 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
         if (SendFrag* f = p.unacked.find(h.ack_seq)) {
             if (resend(p, f)) {
                 f->sent_at = rt::now_ns();
-                f->deadline = f->sent_at + retry_timeout(policy_, p.rtt, f->retries);
+                f->deadline = f->sent_at + retry_timeout(policy_, p.rtt, f->silent);
             }
         }
     } else if (SendFrag* f = p.unacked.take(h.ack_seq)) {
@@ -278,7 +281,7 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
                 if (resend(p, g)) {
                     g->fast_resent = true;
                     g->sent_at = now;
-                    g->deadline = now + retry_timeout(policy_, p.rtt, g->retries);
+                    g->deadline = now + retry_timeout(policy_, p.rtt, g->silent);
                 }
             }
         }
@@ -324,14 +327,19 @@ int Engine::reliability_tick()
                 f->deadline = oldest->deadline; // wait for the probe's answer
                 return;
             }
-            if (f->retries >= policy_.max_retries) {
+            // Heard from since this fragment left: it (or its ACK) was lost
+            // at random; resend at the base timeout. Silent: back off.
+            const bool heard = p->last_heard >= f->sent_at;
+            const std::uint32_t silent = heard ? 0 : f->silent + 1;
+            if (silent > policy_.max_retries) {
                 gave_up = true;
                 return;
             }
             if (resend(*p, f)) {
                 ++f->retries;
+                f->silent = silent;
                 f->sent_at = now;
-                f->deadline = now + retry_timeout(policy_, p->rtt, f->retries);
+                f->deadline = now + retry_timeout(policy_, p->rtt, silent);
                 ++n;
             }
         });

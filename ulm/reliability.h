@@ -8,11 +8,13 @@
 // into the message's user buffer (rendezvous data: the request completes
 // only when those fragments are acknowledged). A fragment not acknowledged
 // within its timeout is sent again, possibly over another path, with the
-// timeout doubled up to a cap (truncated exponential back-off). A peer that
-// has been silent since a fragment was sent gets only its oldest fragment
-// again (a probe), so a peer busy computing is never flooded. When the
-// oldest fragment has been sent max_retries times without an answer, the
-// peer is reported unreachable through the failure hooks.
+// timeout doubled up to a cap (truncated exponential back-off) — but only
+// while the peer stays silent: a fragment lost at random while the peer keeps
+// talking is resent at the base timeout. A peer that has been silent since a
+// fragment was sent gets only its oldest fragment again (a probe), so a peer
+// busy computing is never flooded. When the oldest fragment has been resent
+// max_retries times in a row without a word from the peer, the peer is
+// reported unreachable through the failure hooks.
 //
 // Receiver. Per peer two range sets: `received` (the header arrived intact)
 // and `delivered` (the payload was intact too and the fragment was
@@ -55,7 +57,8 @@ struct SendFrag {
     std::uint64_t offset = 0;
     std::uint32_t hdr_len = 0;
     std::uint32_t payload_len = 0;
-    std::uint32_t retries = 0;
+    std::uint32_t retries = 0;   // times sent again (any reason)
+    std::uint32_t silent = 0;    // resends in a row while the peer said nothing
     bool fast_resent = false;    // already resent because a later fragment got through
     rt::Nanos sent_at = 0;
     rt::Nanos deadline = 0;
@@ -166,8 +169,8 @@ struct RttEstimate {
     }
 };
 
-// Timeout of a fragment sent `retries` times already: base * 2^retries,
-// capped (truncated exponential back-off).
+// Timeout of a fragment resent `retries` times in a row to a silent peer:
+// base * 2^retries, capped (truncated exponential back-off).
 inline rt::Nanos retry_timeout(const ReliabilityPolicy& p, const RttEstimate& e, std::uint32_t retries)
 {
     rt::Nanos t = e.rto != 0 ? e.rto : p.initial_timeout;
