@@ -142,22 +142,27 @@ static void all_to_all(MPI_Comm ic)
     MT_OK(MPI_Iallreduce(buf, out, C, MPI_INT, MPI_MAX, ic, &req));
     MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     MT_CHECK(out[0] == v(world_of(!g_a, g_rsize - 1), 0), "inter iallreduce max %d", out[0]);
-    /* Reduce_scatter_block: my group gets the other group's sum, 1 per rank */
+    /* Reduce_scatter_block: my group gets the other group's sums, rc per
+     * rank; both groups' vectors have the same length (rc = remote size,
+     * so g_gsize * g_rsize elements). */
     {
-        int* big = malloc(sizeof(int) * (size_t)g_gsize);
-        int mine = -1;
-        for (i = 0; i < g_gsize; ++i) {
+        int rc = g_rsize, total = g_gsize * g_rsize, j;
+        int* big = malloc(sizeof(int) * (size_t)total);
+        int* mine = malloc(sizeof(int) * (size_t)rc);
+        for (i = 0; i < total; ++i) {
             big[i] = mt_rank + i;
         }
-        MT_OK(MPI_Reduce_scatter_block(big, &mine, 1, MPI_INT, MPI_SUM, ic));
-        {
+        MT_OK(MPI_Reduce_scatter_block(big, mine, rc, MPI_INT, MPI_SUM, ic));
+        for (j = 0; j < rc; ++j) {
             int want = 0;
             for (k = 0; k < g_rsize; ++k) {
-                want += world_of(!g_a, k) + g_grank;
+                want += world_of(!g_a, k) + g_grank * rc + j;
             }
-            MT_CHECK(mine == want, "inter reduce_scatter_block: %d, want %d", mine, want);
+            MT_CHECK(mine[j] == want, "inter reduce_scatter_block element %d: %d, want %d", j,
+                     mine[j], want);
         }
         free(big);
+        free(mine);
     }
     MT_OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN));
     MT_ERR(MPI_ERR_COMM, MPI_Scan(buf, out, C, MPI_INT, MPI_SUM, ic));
