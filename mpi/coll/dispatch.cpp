@@ -161,8 +161,11 @@ const rt::ChoiceParam exscan_param{"coll_exscan", "auto",
                                    "exscan algorithm: auto|recursive_doubling|linear",
                                    "auto|recursive_doubling|linear"};
 
-const rt::SizeParam bcast_long{"coll_bcast_long", 512 * 1024,
-                               "bcast: messages from this size on use the long-message algorithm"};
+// On one shared-memory host the binomial tree moves the fewest bytes
+// (p - 1 copies) in the fewest rounds; the pipeline only pays off with more
+// cores or links than ranks (measured: docs/collectives.md).
+const rt::SizeParam bcast_long{"coll_bcast_long", 8 * 1024 * 1024,
+                               "bcast: messages from this size on use the pipelined chain"};
 const rt::SizeParam allreduce_short{
     "coll_allreduce_short", 16 * 1024,
     "allreduce: vectors up to this size use recursive doubling, longer ones Rabenseifner or ring"};
