@@ -6,6 +6,17 @@ namespace ulmpi::path {
 
 std::size_t RxFrag::read_payload(std::size_t, const iovec*, int) { return 0; }
 
+namespace {
+FragHeaderLengthFn g_frag_header_length = nullptr;
+} // namespace
+
+void set_frag_header_length(FragHeaderLengthFn fn) { g_frag_header_length = fn; }
+
+std::size_t frag_header_length(const std::byte* data, std::size_t len)
+{
+    return g_frag_header_length != nullptr ? g_frag_header_length(data, len) : 0;
+}
+
 SendResult Path::send(int peer, const iovec* iov, int iovcnt, Lane lane)
 {
     std::size_t total = 0;

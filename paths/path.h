@@ -76,6 +76,18 @@ protected:
     ~RxFrag() = default;
 };
 
+// Where ULM's header of a fragment ends, for paths that split header and
+// payload themselves (a datagram path scatters the payload of a
+// non-addressable fragment into ULM's iovecs, so it must know where the
+// payload starts) without reading ULM's wire format. `data` holds the first
+// `len` bytes of the fragment (at least kMaxFragHeader of them when the
+// fragment is that long). ULM installs the function at init; until then, or
+// for bytes that are not a fragment ULM knows, the answer is 0.
+using FragHeaderLengthFn = std::size_t (*)(const std::byte* data, std::size_t len);
+void set_frag_header_length(FragHeaderLengthFn fn);
+std::size_t frag_header_length(const std::byte* data, std::size_t len);
+inline constexpr std::size_t kMaxFragHeader = 128; // ULM's headers are never longer
+
 class Path;
 
 class Sink {

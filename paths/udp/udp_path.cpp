@@ -1,0 +1,706 @@
+#include "paths/udp/udp_path.h"
+
+#include "paths/registry.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace ulmpi::path {
+
+using udp::Header;
+
+namespace {
+
+const rt::TextParam if_param{
+    "udp_if", "",
+    "interfaces the udp path binds, comma-separated (empty: see udp_subnet; else loopback for a "
+    "one-host job, the first non-loopback interface that is up otherwise)"};
+const rt::TextParam subnet_param{"udp_subnet", "",
+                                 "IPv4 subnets such as 10.0.0.0/24, comma-separated: the udp path "
+                                 "binds every interface in them"};
+const rt::SizeParam frag_param{
+    "udp_frag_size", 0,
+    "bytes of a udp datagram (24-byte path header + ULM fragment); 0: the largest that needs no IP "
+    "fragmentation on the smallest MTU of the job; more lets IP fragment"};
+const rt::SizeParam eager_param{
+    "udp_eager_limit", 0,
+    "messages up to this size go eagerly over udp (0: what fits one datagram)"};
+const rt::SizeParam sndbuf_param{"udp_sndbuf", 4u << 20,
+                                 "SO_SNDBUF of each udp socket (SO_SNDBUFFORCE where allowed)"};
+const rt::SizeParam rcvbuf_param{"udp_rcvbuf", 16u << 20,
+                                 "SO_RCVBUF of each udp socket (SO_RCVBUFFORCE where allowed)"};
+const rt::ChoiceParam everywhere_param{
+    "udp_everywhere", "auto",
+    "udp also between ranks of one host: auto (when shm is not in ULMPI_PATH_INCLUDE), on, off",
+    "auto|on|off"};
+const rt::ChoiceParam peek_param{
+    "udp_peek", "bulk",
+    "udp sockets whose datagrams are peeked and scattered into the user buffer: bulk (the long "
+    "socket), all (also the short one)",
+    "bulk|all"};
+const rt::ChoiceParam stripe_param{"udp_stripe", "rr",
+                                   "bulk fragments over several interfaces: rr (round robin per "
+                                   "fragment), first (first pair only)",
+                                   "rr|first"};
+const rt::IntParam batch_param{"udp_rx_batch", 64,
+                               "datagrams read from each udp socket per progress call"};
+
+constexpr std::size_t kHdr = sizeof(Header);
+constexpr std::size_t kMaxDatagram = 65507;
+constexpr std::size_t kMinDatagram = kHdr + kMaxFragHeader + 64;
+constexpr int kMaxRxIov = 128;
+
+const Registrar reg{"udp", 10, &make_udp_path};
+
+struct WholeFrag final : RxFrag {};
+
+bool include_lists(const char* name)
+{
+    rt::ParamBase* p = rt::find_param("path_include");
+    if (p == nullptr) {
+        return false;
+    }
+    std::string list = "," + p->value_text() + ",";
+    return list.find(std::string(",") + name + ",") != std::string::npos;
+}
+
+// Copies n bytes from src into the iovecs, starting `skip` bytes into them.
+std::size_t scatter(const std::byte* src, std::size_t n, const iovec* iov, int iovcnt,
+                    std::size_t skip)
+{
+    std::size_t done = 0;
+    for (int i = 0; i < iovcnt && done < n; ++i) {
+        std::size_t len = iov[i].iov_len;
+        if (skip >= len) {
+            skip -= len;
+            continue;
+        }
+        std::size_t take = std::min(len - skip, n - done);
+        std::memcpy(static_cast<std::byte*>(iov[i].iov_base) + skip, src + done, take);
+        done += take;
+        skip = 0;
+    }
+    return done;
+}
+
+int set_buffer(int fd, int force_opt, int opt, std::uint64_t want)
+{
+    int v = static_cast<int>(std::min<std::uint64_t>(want, 1u << 30));
+    if (::setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0) {
+        (void)::setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v); // capped by net.core.*mem_max
+    }
+    int got = 0;
+    socklen_t len = sizeof got;
+    (void)::getsockopt(fd, SOL_SOCKET, opt, &got, &len);
+    return got;
+}
+
+std::string size_text(std::uint64_t n)
+{
+    char b[32];
+    if (n >= (1u << 20) && n % (1u << 20) == 0) {
+        std::snprintf(b, sizeof b, "%" PRIu64 "M", n >> 20);
+    } else if (n >= 1024 && n % 1024 == 0) {
+        std::snprintf(b, sizeof b, "%" PRIu64 "K", n >> 10);
+    } else {
+        std::snprintf(b, sizeof b, "%" PRIu64, n);
+    }
+    return b;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+
+struct UdpPath::TxSlot {
+    std::unique_ptr<std::byte[]> bytes; // our header, then the ULM fragment
+    std::size_t len = 0;                // ULM bytes
+    int peer = -1;
+    Lane lane = Lane::control;
+    udp::Pair pair;
+};
+
+// A peeked datagram: `data` holds our header's successor (ULM's header), the
+// payload is read by read_payload() straight off the socket.
+class UdpPath::RxDatagram final : public RxFrag {
+public:
+    RxDatagram(UdpPath& path, int fd) : path_(path), fd_(fd) {}
+    std::size_t read_payload(std::size_t offset, const iovec* iov, int iovcnt) override
+    {
+        return path_.read_datagram(*this, offset, iov, iovcnt);
+    }
+
+    UdpPath& path_;
+    int fd_;
+    std::size_t hlen = 0;      // ULM's header length (0: unknown, payload unreadable)
+    bool consumed = false;     // recvmsg done
+    std::size_t valid = 0;     // payload bytes the datagram really had
+    std::size_t direct_lo = 0; // payload range the first call scattered into its iovecs
+    std::size_t direct_hi = 0;
+};
+
+bool udp_options_from_params(UdpOptions& out, std::string& why)
+{
+    (void)why;
+    out.ifaces = if_param.get();
+    out.subnets = subnet_param.get();
+    out.frag_size = frag_param.get();
+    out.eager_limit = eager_param.get();
+    out.sndbuf = sndbuf_param.get();
+    out.rcvbuf = rcvbuf_param.get();
+    const std::string& ev = everywhere_param.get();
+    out.everywhere = ev == "on" || (ev == "auto" && !include_lists("shm"));
+    out.peek_all = peek_param.get() == "all";
+    out.stripe = stripe_param.get() == "rr";
+    out.rx_batch = static_cast<int>(std::clamp<std::int64_t>(batch_param.get(), 1, 4096));
+    return true;
+}
+
+std::unique_ptr<Path> make_udp_path(const rt::JobInfo& job)
+{
+    UdpOptions opt;
+    std::string why;
+    if (!udp_options_from_params(opt, why)) {
+        ULMPI_ERROR("udp path: %s", why.c_str());
+        return nullptr;
+    }
+    if (!opt.everywhere && job.num_nodes <= 1) {
+        return nullptr; // one host: shm and self do it all
+    }
+    return std::make_unique<UdpPath>(job, opt);
+}
+
+UdpPath::UdpPath(const rt::JobInfo& job, const UdpOptions& opt) : job_(job), opt_(opt)
+{
+    info_.name = "udp";
+    info_.bandwidth_mbs = 1000;
+    info_.latency_us = 20;
+    info_.max_frag = static_cast<std::uint32_t>(kMaxDatagram - kHdr); // set in connect()
+    info_.inline_max = info_.max_frag;
+    info_.eager_limit = 0;
+    info_.reliable_default = true;
+    info_.has_get = false;
+}
+
+UdpPath::~UdpPath() { close(); }
+
+Status UdpPath::open(rt::Bootstrap& boot)
+{
+    const char* secret = std::getenv("ULMPI_JOB_SECRET"); // docs/launcher.md
+    if (secret == nullptr || *secret == '\0') {
+        ULMPI_DEBUG("udp: no ULMPI_JOB_SECRET; the job token derives from the job id only");
+    }
+    token_ = udp::job_token(secret != nullptr ? secret : "", job_.jobid);
+
+    std::vector<udp::Iface> all;
+    std::string why;
+    if (!udp::list_ifaces(all, why) ||
+        !udp::select_ifaces(all, opt_.ifaces, opt_.subnets, job_.num_nodes <= 1, ifaces_, why)) {
+        ULMPI_ERROR("udp path: %s", why.c_str());
+        return Errc::io_error;
+    }
+    socks_.assign(ifaces_.size() * 2, Sock{});
+    mine_.assign(ifaces_.size(), udp::Endpoint{});
+    for (std::size_t i = 0; i < ifaces_.size(); ++i) {
+        mine_[i].ip = ifaces_[i].ip;
+        mine_[i].mask = ifaces_[i].mask;
+        mine_[i].mtu = ifaces_[i].mtu;
+        for (int lane = 0; lane < 2; ++lane) {
+            Sock& s = socks_[i * 2 + static_cast<std::size_t>(lane)];
+            s.lane = static_cast<Lane>(lane);
+            s.iface = static_cast<int>(i);
+            s.fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            if (s.fd < 0) {
+                ULMPI_ERROR("udp path: socket: %s", std::strerror(errno));
+                return Errc::io_error;
+            }
+            actual_sndbuf_ = set_buffer(s.fd, SO_SNDBUFFORCE, SO_SNDBUF, opt_.sndbuf);
+            actual_rcvbuf_ = set_buffer(s.fd, SO_RCVBUFFORCE, SO_RCVBUF, opt_.rcvbuf);
+            // Never set DF: a datagram larger than some link's MTU is
+            // fragmented on the way rather than lost for good.
+            int pmtu = IP_PMTUDISC_DONT;
+            (void)::setsockopt(s.fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(ifaces_[i].ip);
+            a.sin_port = 0;
+            socklen_t alen = sizeof a;
+            if (::bind(s.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+                ::getsockname(s.fd, reinterpret_cast<sockaddr*>(&a), &alen) != 0) {
+                ULMPI_ERROR("udp path: cannot bind a socket on %s (%s): %s",
+                            ifaces_[i].name.c_str(), udp::ip_text(ifaces_[i].ip).c_str(),
+                            std::strerror(errno));
+                return Errc::io_error;
+            }
+            mine_[i].port[lane] = ntohs(a.sin_port);
+        }
+    }
+    std::vector<std::byte> rec = udp::encode_endpoints(mine_);
+    return boot.put("udp.addr", rec.data(), rec.size());
+}
+
+Status UdpPath::connect(rt::Bootstrap& boot)
+{
+    const int n = job_.size;
+    peers_.assign(static_cast<std::size_t>(n), PeerAddr{});
+    std::uint32_t mtu = 65536;
+    for (const udp::Endpoint& e : mine_) {
+        mtu = std::min(mtu, e.mtu);
+    }
+    int reachable = 0;
+    for (int r = 0; r < n; ++r) {
+        PeerAddr& p = peers_[static_cast<std::size_t>(r)];
+        const bool other_host = job_.node_of_rank.size() == static_cast<std::size_t>(n) &&
+                                job_.node_of_rank[static_cast<std::size_t>(r)] != job_.node_id;
+        if (r == job_.rank) {
+            p.eps = mine_;
+        } else {
+            std::vector<std::byte> v;
+            if (!boot.get(r, "udp.addr", v).ok() ||
+                !udp::decode_endpoints(v.data(), v.size(), p.eps)) {
+                ULMPI_DEBUG("udp: rank %d published no usable address", r);
+                continue;
+            }
+        }
+        for (const udp::Endpoint& e : p.eps) {
+            mtu = std::min(mtu, e.mtu);
+        }
+        for (int lane = 0; lane < 2; ++lane) {
+            for (const udp::Endpoint& e : p.eps) {
+                sockaddr_in a{};
+                a.sin_family = AF_INET;
+                a.sin_addr.s_addr = htonl(e.ip);
+                a.sin_port = htons(e.port[lane]);
+                p.to[lane].push_back(a);
+            }
+        }
+        p.pairs = udp::make_pairs(mine_, p.eps);
+        p.reach = opt_.everywhere || other_host;
+        reachable += p.reach ? 1 : 0;
+    }
+
+    std::size_t datagram = opt_.frag_size != 0 ? opt_.frag_size : udp::udp_room(mtu);
+    frag_explicit_ = opt_.frag_size != 0;
+    datagram = std::clamp(datagram, kMinDatagram, kMaxDatagram);
+    info_.max_frag = static_cast<std::uint32_t>(datagram - kHdr);
+    info_.inline_max = info_.max_frag;
+    info_.eager_limit = opt_.eager_limit != 0 ? opt_.eager_limit : info_.max_frag;
+    info_.bandwidth_mbs = 1000.0 * static_cast<double>(mine_.size());
+    slot_bytes_ = kHdr + info_.max_frag;
+    rx_buf_.assign(65536, std::byte{0});
+    stash_.assign(65536, std::byte{0});
+    peek_.assign(kHdr + kMaxFragHeader, std::byte{0});
+    head_.assign(kHdr + kMaxFragHeader, std::byte{0});
+    open_ = true;
+    ULMPI_INFO("udp: %s; reaches %d of %d ranks", describe(), reachable, n);
+    return Errc::ok;
+}
+
+void UdpPath::close()
+{
+    for (Sock& s : socks_) {
+        if (s.fd >= 0) {
+            ::close(s.fd);
+            s.fd = -1;
+        }
+        s.stall = nullptr;
+    }
+    tx_free_.clear();
+    for (auto& t : tx_all_) {
+        tx_free_.push_back(t.get());
+    }
+    open_ = false;
+}
+
+bool UdpPath::can_reach(int peer) const
+{
+    return open_ && peer >= 0 && static_cast<std::size_t>(peer) < peers_.size() &&
+           peers_[static_cast<std::size_t>(peer)].reach;
+}
+
+std::size_t UdpPath::stalled() const
+{
+    std::size_t n = 0;
+    for (const Sock& s : socks_) {
+        n += s.stall != nullptr ? 1 : 0;
+    }
+    return n;
+}
+
+const udp::Pair& UdpPath::route(PeerAddr& p, Lane lane)
+{
+    if (lane == Lane::control || !opt_.stripe || p.pairs.size() == 1) {
+        return p.pairs.front();
+    }
+    return p.pairs[p.rr++ % p.pairs.size()];
+}
+
+void UdpPath::fill_header(Header& h, int peer, Lane lane) const
+{
+    h.magic = udp::kMagic;
+    h.version = udp::kVersion;
+    h.lane = static_cast<std::uint8_t>(lane);
+    h.pad = 0;
+    h.src = static_cast<std::uint32_t>(job_.rank);
+    h.dst = static_cast<std::uint32_t>(peer);
+    h.token = token_;
+}
+
+// A network error on send: the datagram is lost (ULM resends it).
+void UdpPath::lost(int err, int peer)
+{
+    ++send_errors_;
+    if (err != last_errno_) {
+        last_errno_ = err;
+        ULMPI_INFO("udp: sending to rank %d: %s (counted as a lost datagram)", peer,
+                   std::strerror(err));
+    }
+}
+
+// True when the slot is finished with (sent, or lost to a network error);
+// false when the socket has no room now.
+bool UdpPath::send_slot(Sock& s, TxSlot* slot)
+{
+    const sockaddr_in& to = peers_[static_cast<std::size_t>(slot->peer)]
+                                .to[static_cast<int>(slot->lane)][slot->pair.remote];
+    for (;;) {
+        ssize_t r = ::sendto(s.fd, slot->bytes.get(), kHdr + slot->len, 0,
+                             reinterpret_cast<const sockaddr*>(&to), sizeof to);
+        if (r >= 0) {
+            ++counters_.frags_sent;
+            counters_.bytes_sent += slot->len;
+            return true;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+            return false;
+        }
+        lost(errno, slot->peer);
+        return true;
+    }
+}
+
+bool UdpPath::flush(Sock& s)
+{
+    if (s.stall != nullptr && send_slot(s, s.stall)) {
+        tx_free_.push_back(s.stall);
+        s.stall = nullptr;
+    }
+    return s.stall == nullptr;
+}
+
+bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
+{
+    if (len > info_.max_frag || !can_reach(peer)) {
+        return false; // ULM never asks for more than info().max_frag
+    }
+    PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
+    const udp::Pair pair = route(p, out.lane);
+    Sock& s = sock(pair.local, out.lane);
+    if (s.stall != nullptr && !flush(s)) {
+        ++counters_.send_again;
+        return false;
+    }
+    if (tx_free_.empty()) {
+        auto slot = std::make_unique<TxSlot>();
+        slot->bytes = std::make_unique<std::byte[]>(slot_bytes_);
+        tx_free_.push_back(slot.get());
+        tx_all_.push_back(std::move(slot));
+    }
+    TxSlot* slot = tx_free_.back();
+    tx_free_.pop_back();
+    slot->peer = peer;
+    slot->lane = out.lane;
+    slot->pair = pair;
+    out.data = slot->bytes.get() + kHdr;
+    out.cap = info_.max_frag;
+    out.token = reinterpret_cast<std::uintptr_t>(slot);
+    return true;
+}
+
+SendResult UdpPath::commit(int peer, const TxBuffer& buf, std::size_t len)
+{
+    auto* slot = reinterpret_cast<TxSlot*>(buf.token);
+    ULMPI_ASSERT(slot != nullptr && slot->peer == peer && len <= info_.max_frag);
+    slot->len = len;
+    Header h;
+    fill_header(h, peer, slot->lane);
+    std::memcpy(slot->bytes.get(), &h, sizeof h);
+    Sock& s = sock(slot->pair.local, slot->lane);
+    if (send_slot(s, slot)) {
+        tx_free_.push_back(slot);
+    } else {
+        s.stall = slot; // acquire() made sure the socket had none
+    }
+    return SendResult::done;
+}
+
+SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
+{
+    std::size_t total = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        total += iov[i].iov_len;
+    }
+    if (total > info_.max_frag || !can_reach(peer)) {
+        return SendResult::failed;
+    }
+    if (iovcnt > 63) {
+        return Path::send(peer, iov, iovcnt, lane); // through a staging buffer
+    }
+    PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
+    const udp::Pair pair = route(p, lane);
+    Sock& s = sock(pair.local, lane);
+    if (s.stall != nullptr && !flush(s)) {
+        ++counters_.send_again;
+        return SendResult::again;
+    }
+    Header h;
+    fill_header(h, peer, lane);
+    iovec v[64];
+    v[0] = {&h, sizeof h};
+    std::copy(iov, iov + iovcnt, v + 1);
+    sockaddr_in to = p.to[static_cast<int>(lane)][pair.remote];
+    msghdr m{};
+    m.msg_name = &to;
+    m.msg_namelen = sizeof to;
+    m.msg_iov = v;
+    m.msg_iovlen = static_cast<std::size_t>(iovcnt) + 1;
+    for (;;) {
+        ssize_t r = ::sendmsg(s.fd, &m, 0);
+        if (r >= 0) {
+            ++counters_.frags_sent;
+            counters_.bytes_sent += total;
+            return SendResult::done;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+            ++counters_.send_again;
+            return SendResult::again;
+        }
+        lost(errno, peer);
+        return SendResult::done;
+    }
+}
+
+bool UdpPath::known_source(int peer, Lane lane, const sockaddr_in& from) const
+{
+    const auto& eps = peers_[static_cast<std::size_t>(peer)].eps;
+    const std::uint32_t ip = ntohl(from.sin_addr.s_addr);
+    const std::uint16_t port = ntohs(from.sin_port);
+    for (const udp::Endpoint& e : eps) {
+        if (e.ip == ip && e.port[static_cast<int>(lane)] == port) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void UdpPath::discard(int fd)
+{
+    std::byte b[1];
+    while (::recv(fd, b, sizeof b, MSG_DONTWAIT) < 0 && errno == EINTR) {
+    }
+}
+
+int UdpPath::receive(Sock& s, Sink& sink)
+{
+    const bool peek = s.lane == Lane::bulk || opt_.peek_all;
+    const auto lane = static_cast<std::uint8_t>(s.lane);
+    int n = 0;
+    for (int k = 0; k < opt_.rx_batch; ++k) {
+        sockaddr_in from{};
+        iovec v{};
+        v.iov_base = peek ? peek_.data() : rx_buf_.data();
+        v.iov_len = peek ? peek_.size() : rx_buf_.size();
+        msghdr m{};
+        m.msg_name = &from;
+        m.msg_namelen = sizeof from;
+        m.msg_iov = &v;
+        m.msg_iovlen = 1;
+        // With MSG_TRUNC a peek answers the datagram's real length.
+        ssize_t got = ::recvmsg(s.fd, &m, MSG_DONTWAIT | (peek ? MSG_PEEK | MSG_TRUNC : 0));
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            break; // EAGAIN: nothing more now (a pending ICMP error is cleared by reading it)
+        }
+        const auto len = static_cast<std::size_t>(got);
+        const auto* bytes = static_cast<const std::byte*>(v.iov_base);
+        int src = -1;
+        udp::Verdict verdict =
+            udp::check_header(bytes, len, lane, token_, job_.rank, job_.size, &src);
+        if (verdict == udp::Verdict::ok && !known_source(src, s.lane, from)) {
+            verdict = udp::Verdict::address;
+        }
+        if (verdict == udp::Verdict::ok &&
+            (len - kHdr > info_.max_frag || (!peek && (m.msg_flags & MSG_TRUNC) != 0))) {
+            verdict = udp::Verdict::oversize;
+        }
+        if (verdict != udp::Verdict::ok) {
+            refused_.count(verdict);
+            ULMPI_DEBUG("udp: refused a %zu-byte datagram from %s:%u (%s)", len,
+                        udp::ip_text(ntohl(from.sin_addr.s_addr)).c_str(), ntohs(from.sin_port),
+                        verdict == udp::Verdict::token      ? "not this job's token"
+                        : verdict == udp::Verdict::rank     ? "ranks do not fit"
+                        : verdict == udp::Verdict::address  ? "not the sender's address"
+                        : verdict == udp::Verdict::oversize ? "too long"
+                                                            : "malformed");
+            if (peek) {
+                discard(s.fd);
+            }
+            continue;
+        }
+        ++n;
+        ++counters_.frags_received;
+        counters_.bytes_received += len - kHdr;
+        if (!peek) {
+            WholeFrag f;
+            f.peer = src;
+            f.data = rx_buf_.data() + kHdr;
+            f.len = len - kHdr;
+            f.addressable = true;
+            sink.on_frag(*this, f);
+            continue;
+        }
+        RxDatagram rx(*this, s.fd);
+        rx.peer = src;
+        rx.data = peek_.data() + kHdr;
+        rx.len = len - kHdr;
+        rx.addressable = false;
+        rx.hlen = frag_header_length(rx.data, rx.len);
+        sink.on_frag(*this, rx);
+        if (!rx.consumed) {
+            discard(s.fd);
+        }
+    }
+    return n;
+}
+
+std::size_t UdpPath::read_datagram(RxDatagram& rx, std::size_t offset, const iovec* iov, int iovcnt)
+{
+    if (rx.hlen == 0 || rx.len <= rx.hlen || iovcnt <= 0) {
+        return 0;
+    }
+    const std::size_t plen = rx.len - rx.hlen;
+    if (offset >= plen) {
+        return 0;
+    }
+    std::size_t want = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        want += iov[i].iov_len;
+    }
+    want = std::min(want, plen - offset);
+
+    if (rx.consumed) {
+        // A later slice: from the stash. Bytes the first call scattered
+        // went to its iovecs only.
+        if (offset < rx.direct_hi && offset + want > rx.direct_lo) {
+            ULMPI_DEBUG("udp: payload bytes [%zu, %zu) were read once already", offset,
+                        offset + want);
+            return 0;
+        }
+        std::size_t avail = offset < rx.valid ? std::min(want, rx.valid - offset) : 0;
+        return scatter(stash_.data() + offset, avail, iov, iovcnt, 0);
+    }
+
+    // The first call: one recvmsg takes the whole datagram. Headers into
+    // scratch, payload [0, offset) and what the iovecs do not cover into the
+    // stash, the rest straight into the iovecs.
+    const std::size_t head = kHdr + rx.hlen;
+    iovec v[kMaxRxIov + 3];
+    int n = 0;
+    v[n++] = {head_.data(), head};
+    if (offset > 0) {
+        v[n++] = {stash_.data(), offset};
+    }
+    std::size_t covered = 0;
+    for (int i = 0; i < iovcnt && covered < want && n < kMaxRxIov + 1; ++i) {
+        std::size_t take = std::min(iov[i].iov_len, want - covered);
+        if (take == 0) {
+            continue;
+        }
+        v[n++] = {iov[i].iov_base, take};
+        covered += take;
+    }
+    if (offset + covered < plen) {
+        v[n++] = {stash_.data() + offset + covered, plen - offset - covered};
+    }
+    msghdr m{};
+    m.msg_iov = v;
+    m.msg_iovlen = static_cast<std::size_t>(n);
+    ssize_t got;
+    do {
+        got = ::recvmsg(rx.fd_, &m, MSG_DONTWAIT);
+    } while (got < 0 && errno == EINTR);
+    rx.consumed = true;
+    rx.direct_lo = offset;
+    rx.direct_hi = offset + covered;
+    const std::size_t body =
+        got > static_cast<ssize_t>(head) ? static_cast<std::size_t>(got) - head : 0;
+    rx.valid = std::min(body, plen);
+    if (rx.valid < offset + covered) {
+        return rx.valid > offset ? rx.valid - offset : 0; // shorter than it said (cannot happen)
+    }
+    std::size_t done = covered;
+    if (covered < want) {
+        // More iovecs than one recvmsg takes: the rest comes from the stash.
+        std::size_t more = std::min(want - covered, rx.valid - offset - covered);
+        done += scatter(stash_.data() + offset + covered, more, iov, iovcnt, covered);
+    }
+    return done;
+}
+
+int UdpPath::progress(Sink& sink)
+{
+    int n = 0;
+    for (Sock& s : socks_) {
+        if (s.stall != nullptr) {
+            n += flush(s) ? 1 : 0;
+        }
+    }
+    for (Sock& s : socks_) {
+        n += receive(s, sink);
+    }
+    return n;
+}
+
+const char* UdpPath::describe() const
+{
+    std::string d = "udp:";
+    for (std::size_t i = 0; i < ifaces_.size(); ++i) {
+        d += (i == 0 ? " " : ", ") + ifaces_[i].name + " " + udp::ip_text(mine_[i].ip) +
+             " (short :" + std::to_string(mine_[i].port[0]) +
+             ", long :" + std::to_string(mine_[i].port[1]) + ")";
+    }
+    d += "; datagrams up to " + std::to_string(info_.max_frag + kHdr) +
+         (frag_explicit_ ? " bytes (ULMPI_UDP_FRAG_SIZE)" : " bytes (no IP fragmentation)") +
+         ", eager " + size_text(info_.eager_limit) + ", sndbuf " +
+         size_text(static_cast<std::uint64_t>(actual_sndbuf_)) + " rcvbuf " +
+         size_text(static_cast<std::uint64_t>(actual_rcvbuf_)) +
+         (opt_.everywhere ? ", also within a host" : "") + (opt_.peek_all ? ", peek all" : "");
+    char tail[256];
+    std::snprintf(tail, sizeof tail,
+                  "; refused %" PRIu64 " datagrams (token %" PRIu64 ", address %" PRIu64
+                  ", rank %" PRIu64 ", malformed %" PRIu64 ", oversize %" PRIu64
+                  "); send errors %" PRIu64,
+                  refused_.total(), refused_.token, refused_.address, refused_.rank,
+                  refused_.malformed, refused_.oversize, send_errors_);
+    describe_ = d + tail;
+    return describe_.c_str();
+}
+
+} // namespace ulmpi::path

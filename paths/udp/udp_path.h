@@ -1,0 +1,160 @@
+// The udp path: ranks on different hosts (or, for testing, on any host) over
+// UDP/IPv4, in the spirit of LA-MPI's two-socket design. ULM makes it
+// reliable (reliable_default: CRC32C, ACKs, retransmission); the path only
+// moves datagrams and keeps strangers out.
+//
+// Sockets. Every rank binds two non-blocking UDP sockets on each interface
+// it uses (udp_addr.h says which): the short socket takes Lane::control
+// (eager messages, first fragments of long ones, cts/fin/ACKs), the long
+// socket Lane::bulk (data fragments of messages the receiver has already
+// matched, so it never holds data nobody asked for). Both ports of every
+// interface are published through the bootstrap ("udp.addr").
+//
+// Datagrams are [udp::Header][ULM fragment] (udp_wire.h). A datagram whose
+// header is not this job's (magic, version, lane, token, ranks), that comes
+// from an address its sender rank did not publish, or that is longer than
+// any fragment, is consumed, counted in Refusals and never reaches ULM.
+//
+// Sending. acquire() hands out a staging buffer with room for our header in
+// front; commit() fills the header and sends it with one sendto(). When the
+// socket buffer is full (EAGAIN) the datagram stays on that socket's stall
+// slot and acquire() answers `again` for that socket until progress() has
+// sent it: ULM queues meanwhile, nothing is dropped for lack of room. The
+// gathered send() (used by the lossy decorator) sends header + iovecs with
+// one sendmsg() and answers `again` without keeping anything. Errors a
+// network makes (unreachable, down) count as a lost datagram; ULM resends.
+//
+// Receiving. The long socket is peeked: the first bytes (our header and
+// ULM's header) go up as a non-addressable RxFrag; if ULM calls
+// read_payload(), one recvmsg() scatters the payload straight into ULM's
+// iovecs (the user buffer), with our header and ULM's into scratch memory
+// and bytes the iovecs do not cover into a stash that later calls read from.
+// A datagram ULM did not read is discarded after on_frag(). The short
+// socket reads each datagram whole with one recvmsg() and hands it up as
+// addressable: ULM copies eager and control payloads out of the fragment
+// anyway, so a peek there would only cost a system call (ULMPI_UDP_PEEK=all
+// peeks both sockets).
+//
+// Fragment size. By default the largest datagram that needs no IP
+// fragmentation on the smallest MTU among the job's chosen interfaces
+// (1472 bytes on a 1500-byte Ethernet, 65507 on loopback): with fragmentation
+// one lost IP fragment loses the whole datagram, and Linux keeps incomplete
+// datagrams for 30 s (net.ipv4.ipfrag_time) and drops every new fragment
+// once they fill ipfrag_high_thresh, so sustained loss could stall a job.
+// ULMPI_UDP_FRAG_SIZE allows larger datagrams explicitly (IP fragments them).
+#pragma once
+
+#include "paths/path.h"
+#include "paths/udp/udp_addr.h"
+#include "paths/udp/udp_wire.h"
+
+#include <memory>
+#include <netinet/in.h>
+#include <string>
+#include <vector>
+
+namespace ulmpi::path {
+
+struct UdpOptions {
+    std::string ifaces;            // ULMPI_UDP_IF
+    std::string subnets;           // ULMPI_UDP_SUBNET
+    std::uint64_t frag_size = 0;   // datagram payload incl. our header; 0: from the MTU
+    std::uint64_t eager_limit = 0; // 0: what fits one fragment
+    std::uint64_t sndbuf = 4u << 20;
+    std::uint64_t rcvbuf = 16u << 20;
+    bool everywhere = false; // also ranks on my host (and myself)
+    bool peek_all = false;   // peek (non-addressable) on the short socket too
+    bool stripe = true;      // bulk fragments round-robin over interface pairs
+    int rx_batch = 64;       // datagrams read per socket per progress()
+};
+
+// ULMPI_UDP_* parameters as options; `why` names a malformed one.
+bool udp_options_from_params(UdpOptions& out, std::string& why);
+
+class UdpPath final : public Path {
+public:
+    UdpPath(const rt::JobInfo& job, const UdpOptions& opt);
+    ~UdpPath() override;
+
+    const PathInfo& info() const override { return info_; }
+    Status open(rt::Bootstrap& boot) override;
+    Status connect(rt::Bootstrap& boot) override;
+    void close() override;
+    bool can_reach(int peer) const override;
+    bool acquire(int peer, std::size_t len, TxBuffer& out) override;
+    SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
+    SendResult send(int peer, const iovec* iov, int iovcnt, Lane lane = Lane::control) override;
+    int progress(Sink& sink) override;
+    const char* describe() const override;
+
+    // For tests and --stats.
+    const udp::Refusals& refusals() const { return refused_; }
+    std::uint64_t send_errors() const { return send_errors_; }
+    const std::vector<udp::Endpoint>& endpoints() const { return mine_; }
+    std::uint64_t token() const { return token_; }
+    std::size_t stalled() const; // datagrams waiting for socket room
+
+private:
+    struct TxSlot; // a staged datagram
+    struct Sock {
+        int fd = -1;
+        Lane lane = Lane::control;
+        int iface = 0;
+        TxSlot* stall = nullptr; // sent when the socket has room again
+    };
+    struct PeerAddr {
+        std::vector<udp::Endpoint> eps;
+        std::vector<sockaddr_in> to[2]; // by lane, per peer endpoint
+        std::vector<udp::Pair> pairs;
+        std::uint32_t rr = 0;
+        bool reach = false;
+    };
+    class RxDatagram;
+
+    Sock& sock(int iface, Lane lane)
+    {
+        return socks_[static_cast<std::size_t>(iface) * 2 + static_cast<std::size_t>(lane)];
+    }
+    // The pair a fragment to `peer` on `lane` takes now.
+    const udp::Pair& route(PeerAddr& p, Lane lane);
+    bool flush(Sock& s);
+    bool send_slot(Sock& s, TxSlot* slot);
+    void fill_header(udp::Header& h, int peer, Lane lane) const;
+    void lost(int err, int peer);
+    int receive(Sock& s, Sink& sink);
+    bool known_source(int peer, Lane lane, const sockaddr_in& from) const;
+    std::size_t read_datagram(RxDatagram& rx, std::size_t offset, const iovec* iov, int iovcnt);
+    void discard(int fd);
+
+    const rt::JobInfo& job_;
+    UdpOptions opt_;
+    PathInfo info_;
+    std::uint64_t token_ = 0;
+    std::vector<udp::Iface> ifaces_;
+    std::vector<udp::Endpoint> mine_;
+    std::vector<Sock> socks_; // 2 per interface: [2i] short, [2i + 1] long
+    std::vector<PeerAddr> peers_;
+    int actual_sndbuf_ = 0;
+    int actual_rcvbuf_ = 0;
+    bool frag_explicit_ = false;
+
+    std::vector<std::unique_ptr<TxSlot>> tx_all_;
+    std::vector<TxSlot*> tx_free_;
+    std::size_t slot_bytes_ = 0;
+
+    // receive scratch
+    std::vector<std::byte> rx_buf_; // whole datagrams (short socket)
+    std::vector<std::byte> peek_;   // our header + ULM's header
+    std::vector<std::byte> head_;   // the same bytes again, consumed by read_payload
+    std::vector<std::byte> stash_;  // payload bytes ULM's iovecs did not cover
+
+    udp::Refusals refused_;
+    std::uint64_t send_errors_ = 0;
+    int last_errno_ = 0;
+    mutable std::string describe_;
+    bool open_ = false;
+};
+
+std::unique_ptr<Path> make_udp_path(const rt::JobInfo& job);
+
+} // namespace ulmpi::path

@@ -1,0 +1,605 @@
+// UdpPath over loopback: two paths of one process (ranks 0 and 1 of a fake
+// job) exchange datagrams on both lanes; the long lane's payload is
+// scattered straight into the reader's iovecs (in slices, partly, or not at
+// all); strays sent from a plain socket are refused and counted; then the
+// ULM engine runs over udp (and over lossy(udp)) between two processes.
+#include "tests/unit/paths/pair_bootstrap.h"
+
+#include "paths/lossy/lossy_path.h"
+#include "paths/self/self_path.h"
+#include "paths/udp/udp_path.h"
+#include "ulm/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace ulmpi::test {
+namespace {
+
+using path::Lane;
+using path::RxFrag;
+using path::SendResult;
+using path::TxBuffer;
+using path::UdpOptions;
+using path::UdpPath;
+
+// ---------------------------------------------------------------------------
+// A bootstrap for several ranks in one process: put/get on a shared board,
+// fences are no-ops (the test opens every path before connecting any).
+
+struct Board {
+    std::map<std::pair<int, std::string>, std::vector<std::byte>> kv;
+};
+
+class BoardBoot final : public rt::Bootstrap {
+public:
+    BoardBoot(Board& b, int rank, std::vector<int> nodes) : b_(b)
+    {
+        job_.rank = rank;
+        job_.size = static_cast<int>(nodes.size());
+        job_.node_id = nodes[static_cast<std::size_t>(rank)];
+        job_.node_of_rank = nodes;
+        job_.num_nodes = 1 + *std::max_element(nodes.begin(), nodes.end());
+        job_.jobid = "udptest" + std::to_string(::getpid());
+        job_.host = "h" + std::to_string(job_.node_id);
+    }
+    const rt::JobInfo& job() const override { return job_; }
+    rt::Status put(std::string_view key, const void* data, std::size_t len) override
+    {
+        auto& v = b_.kv[{job_.rank, std::string(key)}];
+        v.assign(static_cast<const std::byte*>(data), static_cast<const std::byte*>(data) + len);
+        return rt::Errc::ok;
+    }
+    rt::Status fence() override { return rt::Errc::ok; }
+    rt::Status get(int rank, std::string_view key, std::vector<std::byte>& out) override
+    {
+        auto it = b_.kv.find({rank, std::string(key)});
+        if (it == b_.kv.end()) {
+            return rt::Errc::invalid_arg;
+        }
+        out = it->second;
+        return rt::Errc::ok;
+    }
+    [[noreturn]] void abort(int code, std::string_view msg) override
+    {
+        ADD_FAILURE() << "abort " << code << ": " << msg;
+        std::abort();
+    }
+    rt::Status finalize() override { return rt::Errc::ok; }
+    bool poll_event(rt::FailureEvent&) override { return false; }
+    int event_fd() const override { return -1; }
+    const char* name() const override { return "board"; }
+
+private:
+    Board& b_;
+    rt::JobInfo job_;
+};
+
+// Test fragments: byte 0 is the header length, then header bytes, payload.
+std::size_t test_header_length(const std::byte* data, std::size_t len)
+{
+    if (len < 1) {
+        return 0;
+    }
+    auto h = static_cast<std::size_t>(data[0]);
+    return h >= 1 && h <= len ? h : 0;
+}
+
+std::vector<std::byte> make_frag(std::size_t hlen, std::size_t plen, int seed)
+{
+    std::vector<std::byte> v(hlen + plen);
+    v[0] = static_cast<std::byte>(hlen);
+    for (std::size_t i = 1; i < v.size(); ++i) {
+        v[i] = static_cast<std::byte>((i * 131 + static_cast<std::size_t>(seed) * 7) & 0xff);
+    }
+    return v;
+}
+
+struct Got {
+    int peer = -1;
+    bool addressable = true;
+    std::size_t len = 0;
+    std::vector<std::byte> bytes; // header + what was read of the payload
+    std::size_t read = 0;         // payload bytes read_payload() answered
+};
+
+// Reads each fragment with `reader` (default: the whole payload at once).
+class TestSink final : public path::Sink {
+public:
+    using Reader = std::function<void(RxFrag&, Got&)>;
+    Reader reader;
+    std::vector<Got> got;
+    std::vector<int> down;
+
+    void on_frag(path::Path&, RxFrag& f) override
+    {
+        Got g;
+        g.peer = f.peer;
+        g.addressable = f.addressable;
+        g.len = f.len;
+        if (f.addressable) {
+            g.bytes.assign(f.data, f.data + f.len);
+            g.read = f.len - test_header_length(f.data, f.len);
+        } else if (reader) {
+            reader(f, g);
+        } else {
+            const std::size_t h = test_header_length(f.data, f.len);
+            g.bytes.assign(f.data, f.data + h);
+            g.bytes.resize(f.len);
+            iovec v{g.bytes.data() + h, f.len - h};
+            g.read = f.read_payload(0, &v, 1);
+        }
+        got.push_back(std::move(g));
+    }
+    void on_path_down(path::Path&, int peer) override { down.push_back(peer); }
+};
+
+class UdpPair : public ::testing::Test {
+protected:
+    void SetUp() override { path::set_frag_header_length(&test_header_length); }
+    void TearDown() override { path::set_frag_header_length(nullptr); }
+
+    // Opens and connects rank 0 and rank 1 over loopback.
+    void make(UdpOptions oa = {}, UdpOptions ob = {}, std::vector<int> nodes = {0, 1})
+    {
+        oa.ifaces = oa.ifaces.empty() ? "lo" : oa.ifaces;
+        ob.ifaces = ob.ifaces.empty() ? "lo" : ob.ifaces;
+        ba_ = std::make_unique<BoardBoot>(board_, 0, nodes);
+        bb_ = std::make_unique<BoardBoot>(board_, 1, nodes);
+        a_ = std::make_unique<UdpPath>(ba_->job(), oa);
+        b_ = std::make_unique<UdpPath>(bb_->job(), ob);
+        ASSERT_TRUE(a_->open(*ba_).ok());
+        ASSERT_TRUE(b_->open(*bb_).ok());
+        ASSERT_TRUE(a_->connect(*ba_).ok());
+        ASSERT_TRUE(b_->connect(*bb_).ok());
+    }
+
+    void put(UdpPath& p, int peer, const std::vector<std::byte>& frag, Lane lane)
+    {
+        TxBuffer buf;
+        buf.lane = lane;
+        ASSERT_TRUE(p.acquire(peer, frag.size(), buf));
+        ASSERT_GE(buf.cap, frag.size());
+        std::memcpy(buf.data, frag.data(), frag.size());
+        EXPECT_EQ(p.commit(peer, buf, frag.size()), SendResult::done);
+    }
+
+    // Progresses `p` until the sink holds `n` fragments (or 5 s passed).
+    bool collect(UdpPath& p, TestSink& s, std::size_t n)
+    {
+        auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (s.got.size() < n && std::chrono::steady_clock::now() < end) {
+            if (p.progress(s) == 0) {
+                ::usleep(100);
+            }
+        }
+        return s.got.size() >= n;
+    }
+
+    // Sends raw bytes from a socket outside the job to one of b's ports.
+    void stray(const void* data, std::size_t len, Lane lane)
+    {
+        int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+        ASSERT_GE(fd, 0);
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        to.sin_port = htons(b_->endpoints()[0].port[static_cast<int>(lane)]);
+        EXPECT_EQ(::sendto(fd, data, len, 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+                  static_cast<ssize_t>(len));
+        ::close(fd);
+    }
+
+    Board board_;
+    std::unique_ptr<BoardBoot> ba_, bb_;
+    std::unique_ptr<UdpPath> a_, b_;
+};
+
+TEST_F(UdpPair, control_datagrams_arrive_whole_and_addressable)
+{
+    make();
+    EXPECT_STREQ(a_->info().name, "udp");
+    EXPECT_TRUE(a_->info().reliable_default);
+    EXPECT_EQ(a_->info().max_frag, 65507u - sizeof(path::udp::Header)); // loopback MTU 65536
+    EXPECT_EQ(a_->info().eager_limit, a_->info().max_frag);
+    TestSink sink;
+    std::vector<std::vector<std::byte>> sent;
+    for (std::size_t n : {1, 64, 1000, 65000}) {
+        sent.push_back(make_frag(std::min<std::size_t>(n, 40), n - std::min<std::size_t>(n, 40),
+                                 static_cast<int>(n)));
+        put(*a_, 1, sent.back(), Lane::control);
+    }
+    ASSERT_TRUE(collect(*b_, sink, sent.size()));
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+        EXPECT_EQ(sink.got[i].peer, 0);
+        EXPECT_TRUE(sink.got[i].addressable);
+        EXPECT_TRUE(sink.got[i].bytes == sent[i]) << i;
+    }
+    EXPECT_EQ(b_->counters().frags_received, sent.size());
+    EXPECT_EQ(a_->counters().frags_sent, sent.size());
+    EXPECT_EQ(b_->refusals().total(), 0u);
+}
+
+TEST_F(UdpPair, bulk_payload_is_scattered_straight_into_the_readers_iovecs)
+{
+    make();
+    TestSink sink;
+    std::vector<std::byte> a(1000), b(7), c(40000);
+    sink.reader = [&](RxFrag& f, Got& g) {
+        EXPECT_FALSE(f.addressable);
+        const std::size_t h = test_header_length(f.data, f.len);
+        ASSERT_EQ(h, 48u);
+        g.bytes.assign(f.data, f.data + h);
+        iovec v[3] = {{a.data(), a.size()}, {b.data(), b.size()}, {c.data(), c.size()}};
+        g.read = f.read_payload(0, v, 3);
+        g.bytes.insert(g.bytes.end(), a.begin(), a.end());
+        g.bytes.insert(g.bytes.end(), b.begin(), b.end());
+        g.bytes.insert(g.bytes.end(), c.begin(),
+                       c.begin() + static_cast<std::ptrdiff_t>(f.len - h - 1007));
+    };
+    auto frag = make_frag(48, 1007 + 30000, 5);
+    put(*a_, 1, frag, Lane::bulk);
+    ASSERT_TRUE(collect(*b_, sink, 1));
+    EXPECT_EQ(sink.got[0].len, frag.size());
+    EXPECT_EQ(sink.got[0].read, 31007u);
+    EXPECT_TRUE(sink.got[0].bytes == frag);
+}
+
+TEST_F(UdpPair, payload_is_read_in_slices_and_beyond_the_buffer)
+{
+    make();
+    TestSink sink;
+    auto frag = make_frag(32, 5000, 9);
+    std::vector<std::byte> first(1200), second(3000), rest(800);
+    sink.reader = [&](RxFrag& f, Got& g) {
+        iovec v1{first.data(), first.size()};
+        iovec v2{second.data(), second.size()};
+        iovec v3{rest.data(), rest.size()};
+        g.read = f.read_payload(0, &v1, 1);
+        g.read += f.read_payload(1200, &v2, 1);
+        g.read += f.read_payload(4200, &v3, 1);
+        // Bytes already scattered by the first call cannot be read twice.
+        EXPECT_EQ(f.read_payload(100, &v3, 1), 0u);
+        // Past the end: nothing.
+        EXPECT_EQ(f.read_payload(5000, &v3, 1), 0u);
+    };
+    put(*a_, 1, frag, Lane::bulk);
+    ASSERT_TRUE(collect(*b_, sink, 1));
+    EXPECT_EQ(sink.got[0].read, 5000u);
+    std::vector<std::byte> all(frag.begin(), frag.begin() + 32);
+    all.insert(all.end(), first.begin(), first.end());
+    all.insert(all.end(), second.begin(), second.end());
+    all.insert(all.end(), rest.begin(), rest.end());
+    EXPECT_TRUE(all == frag);
+}
+
+TEST_F(UdpPair, more_iovecs_than_one_recvmsg_takes_are_filled_from_the_stash)
+{
+    make();
+    TestSink sink;
+    auto frag = make_frag(16, 3000, 3);
+    std::vector<std::byte> out(3000);
+    sink.reader = [&](RxFrag& f, Got& g) {
+        std::vector<iovec> v(300);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = {out.data() + i * 10, 10};
+        }
+        g.read = f.read_payload(0, v.data(), static_cast<int>(v.size()));
+    };
+    put(*a_, 1, frag, Lane::bulk);
+    ASSERT_TRUE(collect(*b_, sink, 1));
+    EXPECT_EQ(sink.got[0].read, 3000u);
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), frag.begin() + 16));
+}
+
+TEST_F(UdpPair, a_datagram_left_unread_is_discarded_and_the_next_one_is_intact)
+{
+    make();
+    TestSink sink;
+    int calls = 0;
+    sink.reader = [&](RxFrag& f, Got& g) {
+        if (calls++ == 0) {
+            return; // ULM did not want it (a stale data fragment)
+        }
+        const std::size_t h = test_header_length(f.data, f.len);
+        g.bytes.assign(f.data, f.data + h);
+        g.bytes.resize(f.len);
+        iovec v{g.bytes.data() + h, f.len - h};
+        g.read = f.read_payload(0, &v, 1);
+    };
+    auto f1 = make_frag(48, 2000, 1);
+    auto f2 = make_frag(48, 300, 2);
+    put(*a_, 1, f1, Lane::bulk);
+    put(*a_, 1, f2, Lane::bulk);
+    ASSERT_TRUE(collect(*b_, sink, 2));
+    EXPECT_TRUE(sink.got[1].bytes == f2);
+    EXPECT_EQ(b_->progress(sink), 0);
+}
+
+TEST_F(UdpPair, gathered_send_carries_several_iovecs_on_either_lane)
+{
+    make();
+    TestSink sink;
+    auto frag = make_frag(48, 5000, 4);
+    iovec v[3] = {{frag.data(), 48}, {frag.data() + 48, 2000}, {frag.data() + 2048, 3000}};
+    EXPECT_EQ(a_->send(1, v, 3, Lane::bulk), SendResult::done);
+    EXPECT_EQ(a_->send(1, v, 3, Lane::control), SendResult::done);
+    ASSERT_TRUE(collect(*b_, sink, 2));
+    EXPECT_TRUE(sink.got[0].bytes == frag || sink.got[1].bytes == frag);
+    EXPECT_TRUE(sink.got[0].bytes == sink.got[1].bytes);
+    std::vector<std::byte> big(a_->info().max_frag + 1);
+    iovec vb{big.data(), big.size()};
+    EXPECT_EQ(a_->send(1, &vb, 1, Lane::bulk), SendResult::failed);
+}
+
+TEST_F(UdpPair, stray_datagrams_are_refused_counted_and_never_reach_the_sink)
+{
+    make();
+    TestSink sink;
+    path::udp::Header h{};
+    h.magic = path::udp::kMagic;
+    h.version = path::udp::kVersion;
+    h.lane = 0;
+    h.src = 0;
+    h.dst = 1;
+    h.token = b_->token() ^ 1;
+    std::vector<std::byte> d(sizeof h + 100);
+
+    stray("hello", 5, Lane::control); // malformed
+    std::memcpy(d.data(), &h, sizeof h);
+    stray(d.data(), d.size(), Lane::control); // wrong token
+    h.token = b_->token();
+    h.dst = 0;
+    std::memcpy(d.data(), &h, sizeof h);
+    stray(d.data(), d.size(), Lane::control); // not addressed to rank 1
+    h.dst = 1;
+    std::memcpy(d.data(), &h, sizeof h);
+    stray(d.data(), d.size(), Lane::control); // right token, but not rank 0's address
+    stray(d.data(), d.size(), Lane::bulk);    // lane 0 header on the long socket
+    h.lane = 1;
+    std::memcpy(d.data(), &h, sizeof h);
+    stray(d.data(), d.size(), Lane::bulk); // not rank 0's address either
+    auto good = make_frag(48, 10, 1);
+    put(*a_, 1, good, Lane::control);
+    ASSERT_TRUE(collect(*b_, sink, 1));
+    for (int i = 0; i < 20; ++i) {
+        b_->progress(sink);
+    }
+    ASSERT_EQ(sink.got.size(), 1u);
+    EXPECT_TRUE(sink.got[0].bytes == good);
+    const auto& r = b_->refusals();
+    EXPECT_EQ(r.malformed, 2u);
+    EXPECT_EQ(r.token, 1u);
+    EXPECT_EQ(r.rank, 1u);
+    EXPECT_EQ(r.address, 2u);
+    EXPECT_EQ(r.total(), 6u);
+    EXPECT_NE(std::string(b_->describe()).find("refused 6 datagrams"), std::string::npos)
+        << b_->describe();
+}
+
+TEST_F(UdpPair, datagrams_longer_than_the_jobs_fragments_are_refused)
+{
+    UdpOptions small;
+    small.frag_size = 1500;
+    make({}, small);
+    EXPECT_EQ(b_->info().max_frag, 1500u - sizeof(path::udp::Header));
+    TestSink sink;
+    auto big = make_frag(48, 3000, 1);
+    iovec v{big.data(), big.size()};
+    EXPECT_EQ(a_->send(1, &v, 1, Lane::bulk), SendResult::done);
+    EXPECT_EQ(a_->send(1, &v, 1, Lane::control), SendResult::done);
+    auto ok = make_frag(48, 100, 2);
+    put(*a_, 1, ok, Lane::bulk);
+    ASSERT_TRUE(collect(*b_, sink, 1));
+    EXPECT_TRUE(sink.got[0].bytes == ok);
+    for (int i = 0; i < 20 && b_->refusals().oversize < 2; ++i) {
+        b_->progress(sink);
+    }
+    EXPECT_EQ(b_->refusals().oversize, 2u);
+    EXPECT_EQ(sink.got.size(), 1u);
+}
+
+TEST_F(UdpPair, reaches_other_hosts_and_this_host_only_when_asked)
+{
+    make();
+    EXPECT_TRUE(a_->can_reach(1));
+    EXPECT_FALSE(a_->can_reach(0));
+    EXPECT_FALSE(a_->can_reach(2));
+    EXPECT_FALSE(a_->can_reach(-1));
+}
+
+TEST_F(UdpPair, same_host_ranks_need_everywhere)
+{
+    make({}, {}, {0, 0});
+    EXPECT_FALSE(a_->can_reach(1));
+    UdpOptions ev;
+    ev.everywhere = true;
+    board_.kv.clear();
+    make(ev, ev, {0, 0});
+    EXPECT_TRUE(a_->can_reach(1));
+    EXPECT_TRUE(a_->can_reach(0)); // itself too, for ULMPI_PATH_INCLUDE=udp alone
+    TestSink sink;
+    auto f = make_frag(48, 700, 3);
+    put(*a_, 0, f, Lane::bulk);
+    ASSERT_TRUE(collect(*a_, sink, 1));
+    EXPECT_TRUE(sink.got[0].bytes == f);
+}
+
+TEST_F(UdpPair, explicit_eager_limit_and_fragment_size)
+{
+    UdpOptions o;
+    o.eager_limit = 8192;
+    o.frag_size = 9000;
+    make(o, o);
+    EXPECT_EQ(a_->info().eager_limit, 8192u);
+    EXPECT_EQ(a_->info().max_frag, 9000u - sizeof(path::udp::Header));
+    EXPECT_NE(std::string(a_->describe()).find("ULMPI_UDP_FRAG_SIZE"), std::string::npos);
+}
+
+TEST_F(UdpPair, unknown_interface_fails_open_with_its_name_in_the_log)
+{
+    Board b;
+    BoardBoot boot(b, 0, {0, 1});
+    UdpOptions o;
+    o.ifaces = "nosuchif0";
+    UdpPath p(boot.job(), o);
+    EXPECT_FALSE(p.open(boot).ok());
+}
+
+// ---------------------------------------------------------------------------
+// The ULM engine over udp between two processes (both on loopback).
+
+const ulm::Run kByteRun{0, 1};
+const std::uint64_t kBytePrefix[2] = {0, 1};
+const ulm::Layout kBytes{1, 1, 1, &kByteRun, kBytePrefix, true};
+// 3 bytes of every 5: a receive buffer that needs many iovecs.
+const ulm::Run kStrideRun{0, 3};
+const std::uint64_t kStridePrefix[2] = {0, 3};
+const ulm::Layout kStride{3, 5, 1, &kStrideRun, kStridePrefix, false};
+
+std::vector<std::byte> msg_bytes(std::size_t n, int i)
+{
+    std::vector<std::byte> v(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        v[k] = static_cast<std::byte>((k * 7 + static_cast<std::size_t>(i) * 13 + (k >> 9)) & 0xff);
+    }
+    return v;
+}
+
+// Rank 0 sends messages of every protocol; rank 1 echoes each back, one of
+// them received into a strided buffer. `lossy` wraps udp in the decorator.
+int engine_body(PairBootstrap& boot, const path::LossyConfig* lossy, std::uint64_t frag_size)
+{
+    const int me = boot.job().rank;
+    const int peer = 1 - me;
+    UdpOptions o;
+    o.ifaces = "lo";
+    o.everywhere = true;
+    o.frag_size = frag_size;
+    std::unique_ptr<path::Path> udp = std::make_unique<UdpPath>(boot.job(), o);
+    UdpPath* raw = static_cast<UdpPath*>(udp.get());
+    if (lossy != nullptr) {
+        udp = std::make_unique<path::LossyPath>(std::move(udp), *lossy, me);
+    }
+    std::vector<std::unique_ptr<path::Path>> paths;
+    paths.push_back(std::make_unique<path::SelfPath>(me));
+    paths.push_back(std::move(udp));
+    ulm::Engine e;
+    std::string why;
+    if (!e.init(boot, std::move(paths), why).ok()) {
+        ADD_FAILURE() << "init: " << why;
+        return 1;
+    }
+    EXPECT_STREQ(e.primary_path(peer)->info().name, "udp");
+    EXPECT_TRUE(e.reliable(e.primary_path(peer)));
+    auto wait = [&](auto done) {
+        auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!done()) {
+            if (e.progress() == 0) {
+                sched_yield();
+            }
+            if (std::chrono::steady_clock::now() > end) {
+                return false;
+            }
+        }
+        return true;
+    };
+    const std::size_t sizes[] = {0, 1, 1400, 1500, 8000, 65000, 70000, 300000, 4u << 20};
+    int i = 0;
+    for (std::size_t n : sizes) {
+        for (ulm::SendMode mode : {ulm::SendMode::standard, ulm::SendMode::synchronous}) {
+            ++i;
+            const bool strided = me == 1 && n == 300000 && mode == ulm::SendMode::standard;
+            std::vector<std::byte> in(strided ? n / 3 * 5 : n);
+            ulm::DataRef rref = strided ? ulm::DataRef{in.data(), n / 3, &kStride}
+                                        : ulm::DataRef{in.data(), n, &kBytes};
+            ulm::RecvMsg* r = nullptr;
+            ulm::SendMsg* s = nullptr;
+            std::vector<std::byte> out = me == 0 ? msg_bytes(n, i) : std::vector<std::byte>();
+            if (me == 0) {
+                EXPECT_TRUE(e.isend(ulm::DataRef{out.data(), n, &kBytes}, peer, i,
+                                    ulm::ContextId(1), mode, &s)
+                                .ok());
+                EXPECT_TRUE(
+                    e.irecv(ulm::DataRef{in.data(), n, &kBytes}, peer, i, ulm::ContextId(1), &r)
+                        .ok());
+            } else {
+                EXPECT_TRUE(e.irecv(rref, peer, i, ulm::ContextId(1), &r).ok());
+                if (!wait([&] { return r->complete; })) {
+                    ADD_FAILURE() << "rank 1 never got message " << i << " (" << n << " bytes)";
+                    return 1;
+                }
+                out.resize(n);
+                if (strided) {
+                    for (std::size_t k = 0; k < n / 3; ++k) {
+                        std::memcpy(out.data() + 3 * k, in.data() + 5 * k, 3);
+                    }
+                } else {
+                    out = in;
+                }
+                EXPECT_TRUE(out == msg_bytes(n, i)) << n << " bytes" << (strided ? " strided" : "");
+                e.release(r);
+                r = nullptr;
+                EXPECT_TRUE(e.isend(ulm::DataRef{out.data(), n, &kBytes}, peer, i,
+                                    ulm::ContextId(1), mode, &s)
+                                .ok());
+            }
+            if (!wait([&] { return s->complete && (r == nullptr || r->complete); })) {
+                ADD_FAILURE() << "rank " << me << " stuck at message " << i << " (" << n
+                              << " bytes)";
+                return 1;
+            }
+            if (me == 0) {
+                EXPECT_TRUE(in == out) << "echo of " << n << " bytes";
+                e.release(r);
+            }
+            e.release(s);
+        }
+    }
+    EXPECT_GT(raw->counters().frags_received, 0u);
+    EXPECT_EQ(raw->refusals().total(), 0u);
+    if (lossy != nullptr) {
+        EXPECT_GT(e.counters(peer).retransmits + e.counters(peer).duplicates, 0u);
+    }
+    EXPECT_TRUE(e.finalize().ok());
+    return 0;
+}
+
+class UdpEngine : public ::testing::Test {
+protected:
+    void TearDown() override { path::set_frag_header_length(nullptr); }
+};
+
+TEST_F(UdpEngine, messages_of_all_protocols_flow_between_two_processes)
+{
+    EXPECT_EQ(run_pair([](PairBootstrap& boot) { return engine_body(boot, nullptr, 0); }, 120), 0);
+}
+
+TEST_F(UdpEngine, ethernet_sized_datagrams_carry_everything_too)
+{
+    EXPECT_EQ(run_pair([](PairBootstrap& boot) { return engine_body(boot, nullptr, 1500); }, 120),
+              0);
+}
+
+TEST_F(UdpEngine, everything_arrives_through_drops_duplicates_corruption_and_reordering)
+{
+    path::LossyConfig cfg;
+    cfg.drop = 0.03;
+    cfg.dup = 0.02;
+    cfg.corrupt = 0.02;
+    cfg.reorder = 0.03;
+    cfg.seed = 11;
+    EXPECT_EQ(run_pair([&](PairBootstrap& boot) { return engine_body(boot, &cfg, 9000); }, 120), 0);
+}
+
+} // namespace
+} // namespace ulmpi::test
