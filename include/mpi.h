@@ -703,12 +703,230 @@ int MPI_Errhandler_set(MPI_Comm, MPI_Errhandler); /* removed in MPI-3.0 */
 int PMPI_Errhandler_set(MPI_Comm, MPI_Errhandler);
 int MPI_Errhandler_get(MPI_Comm, MPI_Errhandler *); /* removed in MPI-3.0 */
 int PMPI_Errhandler_get(MPI_Comm, MPI_Errhandler *);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *, MPI_Errhandler *);
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *, MPI_Errhandler *);
+int MPI_Errhandler_create(MPI_Handler_function *, MPI_Errhandler *); /* removed in MPI-3.0 */
+int PMPI_Errhandler_create(MPI_Handler_function *, MPI_Errhandler *);
+int MPI_Errhandler_free(MPI_Errhandler *);
+int PMPI_Errhandler_free(MPI_Errhandler *);
+/* (comm, errorcode) */
+int MPI_Comm_call_errhandler(MPI_Comm, int);
+int PMPI_Comm_call_errhandler(MPI_Comm, int);
+/* User error classes and codes: (errorclass) / (errorclass, errorcode) / (errorcode, string) */
+int MPI_Add_error_class(int *);
+int PMPI_Add_error_class(int *);
+int MPI_Add_error_code(int, int *);
+int PMPI_Add_error_code(int, int *);
+int MPI_Add_error_string(int, const char *);
+int PMPI_Add_error_string(int, const char *);
 
 /* Communicators */
 int MPI_Comm_rank(MPI_Comm, int *);
 int PMPI_Comm_rank(MPI_Comm, int *);
 int MPI_Comm_size(MPI_Comm, int *);
 int PMPI_Comm_size(MPI_Comm, int *);
+int MPI_Comm_dup(MPI_Comm, MPI_Comm *);
+int PMPI_Comm_dup(MPI_Comm, MPI_Comm *);
+int MPI_Comm_dup_with_info(MPI_Comm, MPI_Info, MPI_Comm *);
+int PMPI_Comm_dup_with_info(MPI_Comm, MPI_Info, MPI_Comm *);
+/* (comm, group, newcomm) */
+int MPI_Comm_create(MPI_Comm, MPI_Group, MPI_Comm *);
+int PMPI_Comm_create(MPI_Comm, MPI_Group, MPI_Comm *);
+/* (comm, group, tag, newcomm) */
+int MPI_Comm_create_group(MPI_Comm, MPI_Group, int, MPI_Comm *);
+int PMPI_Comm_create_group(MPI_Comm, MPI_Group, int, MPI_Comm *);
+/* (comm, color, key, newcomm) */
+int MPI_Comm_split(MPI_Comm, int, int, MPI_Comm *);
+int PMPI_Comm_split(MPI_Comm, int, int, MPI_Comm *);
+/* (comm, split_type, key, info, newcomm) */
+int MPI_Comm_split_type(MPI_Comm, int, int, MPI_Info, MPI_Comm *);
+int PMPI_Comm_split_type(MPI_Comm, int, int, MPI_Info, MPI_Comm *);
+int MPI_Comm_free(MPI_Comm *);
+int PMPI_Comm_free(MPI_Comm *);
+/* (comm1, comm2, result) */
+int MPI_Comm_compare(MPI_Comm, MPI_Comm, int *);
+int PMPI_Comm_compare(MPI_Comm, MPI_Comm, int *);
+int MPI_Comm_test_inter(MPI_Comm, int *);
+int PMPI_Comm_test_inter(MPI_Comm, int *);
+int MPI_Comm_remote_size(MPI_Comm, int *);
+int PMPI_Comm_remote_size(MPI_Comm, int *);
+int MPI_Comm_remote_group(MPI_Comm, MPI_Group *);
+int PMPI_Comm_remote_group(MPI_Comm, MPI_Group *);
+/* (local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm) */
+int MPI_Intercomm_create(MPI_Comm, int, MPI_Comm, int, int, MPI_Comm *);
+int PMPI_Intercomm_create(MPI_Comm, int, MPI_Comm, int, int, MPI_Comm *);
+/* (intercomm, high, newintracomm) */
+int MPI_Intercomm_merge(MPI_Comm, int, MPI_Comm *);
+int PMPI_Intercomm_merge(MPI_Comm, int, MPI_Comm *);
+int MPI_Comm_set_name(MPI_Comm, const char *);
+int PMPI_Comm_set_name(MPI_Comm, const char *);
+/* (comm, comm_name, resultlen) */
+int MPI_Comm_get_name(MPI_Comm, char *, int *);
+int PMPI_Comm_get_name(MPI_Comm, char *, int *);
+int MPI_Comm_set_info(MPI_Comm, MPI_Info);
+int PMPI_Comm_set_info(MPI_Comm, MPI_Info);
+int MPI_Comm_get_info(MPI_Comm, MPI_Info *);
+int PMPI_Comm_get_info(MPI_Comm, MPI_Info *);
+
+/* Groups */
+int MPI_Comm_group(MPI_Comm, MPI_Group *);
+int PMPI_Comm_group(MPI_Comm, MPI_Group *);
+int MPI_Group_size(MPI_Group, int *);
+int PMPI_Group_size(MPI_Group, int *);
+int MPI_Group_rank(MPI_Group, int *);
+int PMPI_Group_rank(MPI_Group, int *);
+/* (group1, n, ranks1, group2, ranks2) */
+int MPI_Group_translate_ranks(MPI_Group, int, const int[], MPI_Group, int[]);
+int PMPI_Group_translate_ranks(MPI_Group, int, const int[], MPI_Group, int[]);
+int MPI_Group_compare(MPI_Group, MPI_Group, int *);
+int PMPI_Group_compare(MPI_Group, MPI_Group, int *);
+/* (group1, group2, newgroup) */
+int MPI_Group_union(MPI_Group, MPI_Group, MPI_Group *);
+int PMPI_Group_union(MPI_Group, MPI_Group, MPI_Group *);
+int MPI_Group_intersection(MPI_Group, MPI_Group, MPI_Group *);
+int PMPI_Group_intersection(MPI_Group, MPI_Group, MPI_Group *);
+int MPI_Group_difference(MPI_Group, MPI_Group, MPI_Group *);
+int PMPI_Group_difference(MPI_Group, MPI_Group, MPI_Group *);
+/* (group, n, ranks, newgroup) */
+int MPI_Group_incl(MPI_Group, int, const int[], MPI_Group *);
+int PMPI_Group_incl(MPI_Group, int, const int[], MPI_Group *);
+int MPI_Group_excl(MPI_Group, int, const int[], MPI_Group *);
+int PMPI_Group_excl(MPI_Group, int, const int[], MPI_Group *);
+/* (group, n, ranges of (first, last, stride), newgroup) */
+int MPI_Group_range_incl(MPI_Group, int, int[][3], MPI_Group *);
+int PMPI_Group_range_incl(MPI_Group, int, int[][3], MPI_Group *);
+int MPI_Group_range_excl(MPI_Group, int, int[][3], MPI_Group *);
+int PMPI_Group_range_excl(MPI_Group, int, int[][3], MPI_Group *);
+int MPI_Group_free(MPI_Group *);
+int PMPI_Group_free(MPI_Group *);
+
+/* Attribute caching: keyvals are ints (see the top of this file) */
+/* (copy_fn, delete_fn, keyval, extra_state) */
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *, MPI_Comm_delete_attr_function *,
+                           int *, void *);
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *, MPI_Comm_delete_attr_function *,
+                            int *, void *);
+int MPI_Comm_free_keyval(int *);
+int PMPI_Comm_free_keyval(int *);
+/* (comm, keyval, attribute_val) */
+int MPI_Comm_set_attr(MPI_Comm, int, void *);
+int PMPI_Comm_set_attr(MPI_Comm, int, void *);
+/* (comm, keyval, pointer to the attribute_val, flag) */
+int MPI_Comm_get_attr(MPI_Comm, int, void *, int *);
+int PMPI_Comm_get_attr(MPI_Comm, int, void *, int *);
+int MPI_Comm_delete_attr(MPI_Comm, int);
+int PMPI_Comm_delete_attr(MPI_Comm, int);
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *, MPI_Type_delete_attr_function *,
+                           int *, void *);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *, MPI_Type_delete_attr_function *,
+                            int *, void *);
+int MPI_Type_free_keyval(int *);
+int PMPI_Type_free_keyval(int *);
+int MPI_Type_set_attr(MPI_Datatype, int, void *);
+int PMPI_Type_set_attr(MPI_Datatype, int, void *);
+int MPI_Type_get_attr(MPI_Datatype, int, void *, int *);
+int PMPI_Type_get_attr(MPI_Datatype, int, void *, int *);
+int MPI_Type_delete_attr(MPI_Datatype, int);
+int PMPI_Type_delete_attr(MPI_Datatype, int);
+/* MPI-1 names, removed in MPI-3.0 */
+int MPI_Keyval_create(MPI_Copy_function *, MPI_Delete_function *, int *, void *);
+int PMPI_Keyval_create(MPI_Copy_function *, MPI_Delete_function *, int *, void *);
+int MPI_Keyval_free(int *);
+int PMPI_Keyval_free(int *);
+int MPI_Attr_put(MPI_Comm, int, void *);
+int PMPI_Attr_put(MPI_Comm, int, void *);
+int MPI_Attr_get(MPI_Comm, int, void *, int *);
+int PMPI_Attr_get(MPI_Comm, int, void *, int *);
+int MPI_Attr_delete(MPI_Comm, int);
+int PMPI_Attr_delete(MPI_Comm, int);
+
+/* Topologies. Cartesian: (comm, ndims, dims, periods, reorder, comm_cart) */
+int MPI_Cart_create(MPI_Comm, int, const int[], const int[], int, MPI_Comm *);
+int PMPI_Cart_create(MPI_Comm, int, const int[], const int[], int, MPI_Comm *);
+/* (nnodes, ndims, dims) */
+int MPI_Dims_create(int, int, int[]);
+int PMPI_Dims_create(int, int, int[]);
+/* (comm, maxdims, dims, periods, coords) */
+int MPI_Cart_get(MPI_Comm, int, int[], int[], int[]);
+int PMPI_Cart_get(MPI_Comm, int, int[], int[], int[]);
+int MPI_Cartdim_get(MPI_Comm, int *);
+int PMPI_Cartdim_get(MPI_Comm, int *);
+/* (comm, coords, rank) */
+int MPI_Cart_rank(MPI_Comm, const int[], int *);
+int PMPI_Cart_rank(MPI_Comm, const int[], int *);
+/* (comm, rank, maxdims, coords) */
+int MPI_Cart_coords(MPI_Comm, int, int, int[]);
+int PMPI_Cart_coords(MPI_Comm, int, int, int[]);
+/* (comm, direction, disp, rank_source, rank_dest) */
+int MPI_Cart_shift(MPI_Comm, int, int, int *, int *);
+int PMPI_Cart_shift(MPI_Comm, int, int, int *, int *);
+/* (comm, remain_dims, newcomm) */
+int MPI_Cart_sub(MPI_Comm, const int[], MPI_Comm *);
+int PMPI_Cart_sub(MPI_Comm, const int[], MPI_Comm *);
+/* (comm, ndims, dims, periods, newrank) */
+int MPI_Cart_map(MPI_Comm, int, const int[], const int[], int *);
+int PMPI_Cart_map(MPI_Comm, int, const int[], const int[], int *);
+/* (comm, nnodes, index, edges, reorder, comm_graph) */
+int MPI_Graph_create(MPI_Comm, int, const int[], const int[], int, MPI_Comm *);
+int PMPI_Graph_create(MPI_Comm, int, const int[], const int[], int, MPI_Comm *);
+/* (comm, nnodes, nedges) */
+int MPI_Graphdims_get(MPI_Comm, int *, int *);
+int PMPI_Graphdims_get(MPI_Comm, int *, int *);
+/* (comm, maxindex, maxedges, index, edges) */
+int MPI_Graph_get(MPI_Comm, int, int, int[], int[]);
+int PMPI_Graph_get(MPI_Comm, int, int, int[], int[]);
+/* (comm, rank, nneighbors) */
+int MPI_Graph_neighbors_count(MPI_Comm, int, int *);
+int PMPI_Graph_neighbors_count(MPI_Comm, int, int *);
+/* (comm, rank, maxneighbors, neighbors) */
+int MPI_Graph_neighbors(MPI_Comm, int, int, int[]);
+int PMPI_Graph_neighbors(MPI_Comm, int, int, int[]);
+/* (comm, nnodes, index, edges, newrank) */
+int MPI_Graph_map(MPI_Comm, int, const int[], const int[], int *);
+int PMPI_Graph_map(MPI_Comm, int, const int[], const int[], int *);
+int MPI_Topo_test(MPI_Comm, int *);
+int PMPI_Topo_test(MPI_Comm, int *);
+/* (comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
+ *  reorder, comm_dist_graph) */
+int MPI_Dist_graph_create_adjacent(MPI_Comm, int, const int[], const int[], int,
+                                   const int[], const int[], MPI_Info, int, MPI_Comm *);
+int PMPI_Dist_graph_create_adjacent(MPI_Comm, int, const int[], const int[], int,
+                                    const int[], const int[], MPI_Info, int, MPI_Comm *);
+/* (comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph) */
+int MPI_Dist_graph_create(MPI_Comm, int, const int[], const int[], const int[], const int[],
+                          MPI_Info, int, MPI_Comm *);
+int PMPI_Dist_graph_create(MPI_Comm, int, const int[], const int[], const int[],
+                           const int[], MPI_Info, int, MPI_Comm *);
+/* (comm, indegree, outdegree, weighted) */
+int MPI_Dist_graph_neighbors_count(MPI_Comm, int *, int *, int *);
+int PMPI_Dist_graph_neighbors_count(MPI_Comm, int *, int *, int *);
+/* (comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights) */
+int MPI_Dist_graph_neighbors(MPI_Comm, int, int[], int[], int, int[], int[]);
+int PMPI_Dist_graph_neighbors(MPI_Comm, int, int[], int[], int, int[], int[]);
+
+/* Info objects */
+int MPI_Info_create(MPI_Info *);
+int PMPI_Info_create(MPI_Info *);
+int MPI_Info_free(MPI_Info *);
+int PMPI_Info_free(MPI_Info *);
+/* (info, key, value) */
+int MPI_Info_set(MPI_Info, const char *, const char *);
+int PMPI_Info_set(MPI_Info, const char *, const char *);
+/* (info, key, valuelen, value, flag) */
+int MPI_Info_get(MPI_Info, const char *, int, char *, int *);
+int PMPI_Info_get(MPI_Info, const char *, int, char *, int *);
+/* (info, key, valuelen, flag) */
+int MPI_Info_get_valuelen(MPI_Info, const char *, int *, int *);
+int PMPI_Info_get_valuelen(MPI_Info, const char *, int *, int *);
+int MPI_Info_delete(MPI_Info, const char *);
+int PMPI_Info_delete(MPI_Info, const char *);
+int MPI_Info_dup(MPI_Info, MPI_Info *);
+int PMPI_Info_dup(MPI_Info, MPI_Info *);
+int MPI_Info_get_nkeys(MPI_Info, int *);
+int PMPI_Info_get_nkeys(MPI_Info, int *);
+/* (info, n, key) */
+int MPI_Info_get_nthkey(MPI_Info, int, char *);
+int PMPI_Info_get_nthkey(MPI_Info, int, char *);
 
 /* Point-to-point: blocking.
  * (buf, count, datatype, dest or source, tag, comm [, status]) */
@@ -800,6 +1018,32 @@ int MPI_Test_cancelled(const MPI_Status *, int *);
 int PMPI_Test_cancelled(const MPI_Status *, int *);
 int MPI_Request_free(MPI_Request *);
 int PMPI_Request_free(MPI_Request *);
+
+/* Generalized requests: (query_fn, free_fn, cancel_fn, extra_state, request) */
+int MPI_Grequest_start(MPI_Grequest_query_function *, MPI_Grequest_free_function *,
+                       MPI_Grequest_cancel_function *, void *, MPI_Request *);
+int PMPI_Grequest_start(MPI_Grequest_query_function *, MPI_Grequest_free_function *,
+                        MPI_Grequest_cancel_function *, void *, MPI_Request *);
+int MPI_Grequest_complete(MPI_Request);
+int PMPI_Grequest_complete(MPI_Request);
+/* (request, flag, status) */
+int MPI_Request_get_status(MPI_Request, int *, MPI_Status *);
+int PMPI_Request_get_status(MPI_Request, int *, MPI_Status *);
+/* (status, datatype, count) */
+int MPI_Status_set_elements(MPI_Status *, MPI_Datatype, int);
+int PMPI_Status_set_elements(MPI_Status *, MPI_Datatype, int);
+int MPI_Status_set_elements_x(MPI_Status *, MPI_Datatype, MPI_Count);
+int PMPI_Status_set_elements_x(MPI_Status *, MPI_Datatype, MPI_Count);
+int MPI_Status_set_cancelled(MPI_Status *, int);
+int PMPI_Status_set_cancelled(MPI_Status *, int);
+
+/* Memory and profiling: (size, info, pointer to the base pointer) */
+int MPI_Alloc_mem(MPI_Aint, MPI_Info, void *);
+int PMPI_Alloc_mem(MPI_Aint, MPI_Info, void *);
+int MPI_Free_mem(void *);
+int PMPI_Free_mem(void *);
+int MPI_Pcontrol(const int, ...);
+int PMPI_Pcontrol(const int, ...);
 
 /* Status and datatype sizes */
 int MPI_Get_count(const MPI_Status *, MPI_Datatype, int *);
@@ -1080,6 +1324,30 @@ MPI_Fint MPI_Op_c2f(MPI_Op);
 MPI_Fint PMPI_Op_c2f(MPI_Op);
 MPI_Op MPI_Op_f2c(MPI_Fint);
 MPI_Op PMPI_Op_f2c(MPI_Fint);
+MPI_Fint MPI_Group_c2f(MPI_Group);
+MPI_Fint PMPI_Group_c2f(MPI_Group);
+MPI_Group MPI_Group_f2c(MPI_Fint);
+MPI_Group PMPI_Group_f2c(MPI_Fint);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler);
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint);
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint);
+MPI_Fint MPI_Info_c2f(MPI_Info);
+MPI_Fint PMPI_Info_c2f(MPI_Info);
+MPI_Info MPI_Info_f2c(MPI_Fint);
+MPI_Info PMPI_Info_f2c(MPI_Fint);
+MPI_Fint MPI_Win_c2f(MPI_Win);
+MPI_Fint PMPI_Win_c2f(MPI_Win);
+MPI_Win MPI_Win_f2c(MPI_Fint);
+MPI_Win PMPI_Win_f2c(MPI_Fint);
+MPI_Fint MPI_File_c2f(MPI_File);
+MPI_Fint PMPI_File_c2f(MPI_File);
+MPI_File MPI_File_f2c(MPI_Fint);
+MPI_File PMPI_File_f2c(MPI_Fint);
+MPI_Fint MPI_Message_c2f(MPI_Message);
+MPI_Fint PMPI_Message_c2f(MPI_Message);
+MPI_Message MPI_Message_f2c(MPI_Fint);
+MPI_Message PMPI_Message_f2c(MPI_Fint);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,10 @@
 #include "mpi/comm.h"
 
+#include "mpi/comm_ctx.h"
 #include "mpi/handle.h"
 #include "mpi/state.h"
 
+#include <cstdio>
 #include <numeric>
 
 namespace ulmpi::mpi {
@@ -15,6 +17,23 @@ HandleTable<Comm, ULMPI_KIND_COMM>& table()
 {
     static HandleTable<Comm, ULMPI_KIND_COMM> t;
     return t;
+}
+
+void init_predefined(Comm& c, MPI_Comm h, int pair, std::vector<int> members, int rank,
+                     const char* name)
+{
+    c.handle = h;
+    c.ctx_pair = pair;
+    c.ctx = context_p2p(pair);
+    c.coll_ctx = context_coll(pair);
+    c.local = group_new(std::move(members));
+    c.rank = rank;
+    c.errhandler = errhandler_fatal();
+    c.name = name;
+    c.predefined = true;
+    c.refs = 1 << 30;
+    context_reserve(pair);
+    table().set_predefined(handle_index(h), &c);
 }
 
 } // namespace
@@ -35,26 +54,18 @@ void comm_init_predefined(int world_rank, int world_size)
 {
     std::vector<int> all(static_cast<std::size_t>(world_size));
     std::iota(all.begin(), all.end(), 0);
-    g_world.handle = MPI_COMM_WORLD;
-    g_world.ctx = ulm::ContextId(0);
-    g_world.coll_ctx = ulm::ContextId(1);
-    g_world.local = group_new(std::move(all));
-    g_world.rank = world_rank;
-    g_world.errhandler = errhandler_fatal();
-    g_world.name = "MPI_COMM_WORLD";
-    table().set_predefined(handle_index(MPI_COMM_WORLD), &g_world);
-
-    g_self.handle = MPI_COMM_SELF;
-    g_self.ctx = ulm::ContextId(2);
-    g_self.coll_ctx = ulm::ContextId(3);
-    g_self.local = group_new({world_rank});
-    g_self.rank = 0;
-    g_self.errhandler = errhandler_fatal();
-    g_self.name = "MPI_COMM_SELF";
-    table().set_predefined(handle_index(MPI_COMM_SELF), &g_self);
-
+    init_predefined(g_world, MPI_COMM_WORLD, kWorldPair, std::move(all), world_rank,
+                    "MPI_COMM_WORLD");
+    init_predefined(g_self, MPI_COMM_SELF, kSelfPair, {world_rank}, 0, "MPI_COMM_SELF");
     state().world = &g_world;
     state().self = &g_self;
+}
+
+int comm_finalize_attributes()
+{
+    int err = attr_delete_all(g_self.attrs, AttrKind::comm, MPI_COMM_SELF);
+    int err2 = attr_delete_all(g_world.attrs, AttrKind::comm, MPI_COMM_WORLD);
+    return err != MPI_SUCCESS ? err : err2;
 }
 
 void comm_finalize_predefined()
@@ -63,6 +74,62 @@ void comm_finalize_predefined()
         errhandler_release(c->errhandler);
         c->errhandler = errhandler_fatal();
     }
+}
+
+Comm* comm_new(Group* local, Group* remote, int rank, int pair, Errhandler* eh)
+{
+    auto* c = new Comm;
+    c->local = local;
+    c->remote = remote;
+    c->rank = rank;
+    c->ctx_pair = pair;
+    c->ctx = context_p2p(pair);
+    c->coll_ctx = context_coll(pair);
+    context_reserve(pair);
+    c->errhandler = eh;
+    errhandler_retain(eh);
+    return c;
+}
+
+MPI_Comm comm_publish(Comm* c)
+{
+    c->handle = table().insert(c);
+    return c->handle == 0 ? MPI_COMM_NULL : c->handle;
+}
+
+void comm_retain(Comm* c) { ++c->refs; }
+
+void comm_release(Comm* c)
+{
+    if (c->predefined || --c->refs > 0) {
+        return;
+    }
+    if (c->handle != 0) {
+        table().erase(c->handle);
+    }
+    if (c->attrs != nullptr) {
+        // Only reached when the communicator never had a handle (a failed
+        // construction): the callbacks already ran or never applied.
+        delete c->attrs;
+    }
+    group_release(c->local);
+    if (c->remote != nullptr) {
+        group_release(c->remote);
+    }
+    errhandler_release(c->errhandler);
+    context_release(c->ctx_pair);
+    delete c;
+}
+
+int comm_free(Comm* c)
+{
+    if (int e = attr_delete_all(c->attrs, AttrKind::comm, c->handle)) {
+        return e;
+    }
+    table().erase(c->handle);
+    c->handle = 0;
+    comm_release(c);
+    return MPI_SUCCESS;
 }
 
 } // namespace ulmpi::mpi

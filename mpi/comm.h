@@ -1,17 +1,30 @@
 // Communicators. A communicator is a group (ranks -> world ranks), two ULM
 // contexts (point-to-point, and collectives so that they never match user
-// messages), an error handler, a name, attributes and, for an
+// messages; see comm_ctx.h for how they are agreed on), an error handler,
+// a name, attributes, info hints, an optional topology and, for an
 // intercommunicator, the remote group. ULM sees only world ranks and
 // context ids; this layer translates ranks both ways.
+//
+// Life cycle. `refs` counts the program's handle and every request still
+// pending on the communicator (request_new retains, request_free
+// releases). MPI_Comm_free runs the attribute delete callbacks, retires
+// the handle and drops the handle's reference; the object (and its context
+// pair) goes when the last reference does. MPI_COMM_WORLD and MPI_COMM_SELF
+// are never deallocated.
 #pragma once
 
+#include "mpi/attr.h"
 #include "mpi/entry.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
+#include "mpi/info.h"
+#include "mpi/topo.h"
 #include "ulm/types.h"
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ulmpi::mpi {
 
@@ -26,12 +39,17 @@ struct Comm {
     int handle = 0;
     ulm::ContextId ctx;       // point-to-point traffic
     ulm::ContextId coll_ctx;  // collective traffic
+    int ctx_pair = -1;        // ctx = 2 * ctx_pair, coll_ctx = ctx + 1 (comm_ctx.h)
     Group* local = nullptr;   // my group
     Group* remote = nullptr;  // intercommunicators: the other group
     int rank = 0;             // my rank in `local`
     Errhandler* errhandler = nullptr;
     std::string name;
     int refs = 1;
+    bool predefined = false;
+    AttrList* attrs = nullptr;               // attr.h
+    std::shared_ptr<const Topology> topo;    // topo.h; shared by duplicates
+    InfoPairs hints;                         // MPI_Comm_set_info
     // Collectives: dispatch table and call sequence number, made on first use.
     std::unique_ptr<coll::CommColl, coll::CommCollDeleter> coll;
 
@@ -48,6 +66,20 @@ struct Comm {
 Comm* comm_get(MPI_Comm h); // nullptr for invalid handles and MPI_COMM_NULL
 // Creates MPI_COMM_WORLD and MPI_COMM_SELF at MPI_Init.
 void comm_init_predefined(int world_rank, int world_size);
+// Start of MPI_Finalize: deletes the attributes of MPI_COMM_SELF (then of
+// MPI_COMM_WORLD), running their delete callbacks (MPI-3.1 8.7.1).
+int comm_finalize_attributes();
 void comm_finalize_predefined();
+
+// A new communicator object on context pair `pair` (reserved here), holding
+// one reference to each group given (the caller's references are taken
+// over), with the error handler `eh` (retained). It has no handle yet.
+Comm* comm_new(Group* local, Group* remote, int rank, int pair, Errhandler* eh);
+// Gives the communicator its handle (MPI_COMM_NULL when the table is full).
+MPI_Comm comm_publish(Comm* c);
+void comm_retain(Comm* c);
+void comm_release(Comm* c);
+// MPI_Comm_free without the checks: delete callbacks, then the handle goes.
+int comm_free(Comm* c);
 
 } // namespace ulmpi::mpi

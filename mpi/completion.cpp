@@ -395,6 +395,10 @@ int PMPI_Cancel(MPI_Request* request) try {
         state().engine.cancel(r->recv);
     } else if (r->kind == Request::Kind::send) {
         state().engine.cancel(r->send);
+    } else if (r->kind == Request::Kind::generalized) {
+        if (int e = grequest_cancel(r)) {
+            return raise(r->comm, e, fn, "the cancel callback of the generalized request failed");
+        }
     }
     return MPI_SUCCESS;
 } catch (...) {
@@ -430,6 +434,13 @@ int PMPI_Request_free(MPI_Request* request) try {
     case Slot::inactive:
     case Slot::live:
         break;
+    }
+    if (r->kind == Request::Kind::generalized) {
+        *request = MPI_REQUEST_NULL;
+        if (int e = grequest_free(r)) {
+            return raise(nullptr, e, fn, "the free callback of the generalized request failed");
+        }
+        return MPI_SUCCESS;
     }
     // The operation goes on; ULM frees its descriptor when it completes.
     // It still reads the datatype's runs: keep the request's reference to

@@ -70,7 +70,9 @@ int PMPI_Get_library_version(char* version, int* resultlen) try {
         paths += paths.empty() ? p.name : std::string(" ") + p.name;
     }
     int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                          "ulmpi %s (MPI %d.%d interface, point-to-point subset; paths: %s)",
+                          "ulmpi %s (MPI %d.%d interface: point-to-point, collectives, derived "
+                          "datatypes, groups, communicators, intercommunicators, attributes, "
+                          "topologies, error handlers, info; paths: %s)",
                           ULMPI_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION, paths.c_str());
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
     return MPI_SUCCESS;

@@ -63,6 +63,40 @@ void group_release(Group* g)
     }
 }
 
+Group* group_make(std::vector<int> world_ranks)
+{
+    if (world_ranks.empty()) {
+        return group_empty();
+    }
+    return group_new(std::move(world_ranks));
+}
+
+int group_compare(const Group& a, const Group& b)
+{
+    if (a.size() != b.size()) {
+        return MPI_UNEQUAL;
+    }
+    if (a.world == b.world) {
+        return MPI_IDENT;
+    }
+    for (int w : a.world) {
+        if (b.rank_of(w) == MPI_UNDEFINED) {
+            return MPI_UNEQUAL;
+        }
+    }
+    return MPI_SIMILAR;
+}
+
+bool group_subset(const Group& sub, const Group& super)
+{
+    for (int w : sub.world) {
+        if (super.rank_of(w) == MPI_UNDEFINED) {
+            return false;
+        }
+    }
+    return true;
+}
+
 MPI_Group group_handle(Group* g)
 {
     if (g == &g_empty) {

@@ -36,5 +36,11 @@ void group_retain(Group* g);
 void group_release(Group* g);
 // Gives the group a user handle (MPI_Comm_group and the group constructors).
 MPI_Group group_handle(Group* g);
+// A group of these world ranks: MPI_GROUP_EMPTY's object when empty.
+Group* group_make(std::vector<int> world_ranks);
+// MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL.
+int group_compare(const Group& a, const Group& b);
+// Whether every member of `sub` is a member of `super`.
+bool group_subset(const Group& sub, const Group& super);
 
 } // namespace ulmpi::mpi

@@ -119,6 +119,11 @@ int PMPI_Finalize() try {
     constexpr const char* fn = "MPI_Finalize";
     require_init(fn);
     State& s = state();
+    // First of all, MPI_COMM_SELF's attributes go, as if it were freed
+    // (MPI-3.1 8.7.1): their delete callbacks may still call MPI.
+    if (int e = comm_finalize_attributes()) {
+        return raise(nullptr, e, fn, "an attribute delete callback failed (it returned %d)", e);
+    }
     bsend_drain();
     rt::Status st = s.engine.finalize();
     if (!st.ok()) {

@@ -36,6 +36,9 @@ Request* request_new(Request::Kind kind, Comm* comm)
         pool().put(r);
         return nullptr;
     }
+    if (comm != nullptr) {
+        comm_retain(comm); // MPI_Comm_free may come while the request is pending
+    }
     return r;
 }
 
@@ -45,6 +48,9 @@ void request_free(Request* r)
 {
     if (r->type != nullptr) {
         datatype_release(r->type); // held since the operation started (datatype.h)
+    }
+    if (r->comm != nullptr) {
+        comm_release(r->comm);
     }
     table().erase(r->handle);
     pool().put(r);
@@ -104,8 +110,10 @@ int request_finish(MPI_Request* h, Request* r, MPI_Status* st)
         r->recv = nullptr;
         break;
     }
-    case Request::Kind::done:
     case Request::Kind::generalized:
+        err = grequest_finish(r, st);
+        break;
+    case Request::Kind::done:
     case Request::Kind::schedule:
         err = r->status.MPI_ERROR;
         if (st != MPI_STATUS_IGNORE) {

@@ -43,6 +43,13 @@ struct Request {
     // sched_done and `status` when it finishes, see mpi/coll/nbc.cpp).
     coll::Schedule* sched = nullptr;
     bool sched_done = false;
+    // Kind::generalized: the program's callbacks (mpi/grequest.cpp).
+    MPI_Grequest_query_function* greq_query = nullptr;
+    MPI_Grequest_free_function* greq_free = nullptr;
+    MPI_Grequest_cancel_function* greq_cancel = nullptr;
+    void* greq_state = nullptr;
+    bool greq_done = false;  // MPI_Grequest_complete was called
+    bool greq_freed = false; // MPI_Request_free came before it
 
     bool complete() const
     {
@@ -50,6 +57,7 @@ struct Request {
         case Kind::send: return send->complete;
         case Kind::recv: return recv->complete;
         case Kind::schedule: return sched_done;
+        case Kind::generalized: return greq_done;
         default: return true;
         }
     }
@@ -64,6 +72,13 @@ void request_free(Request* r);
 // MPI_ERR_TRUNCATE, ...). Frees the request and sets *h to
 // MPI_REQUEST_NULL, or makes a persistent request inactive.
 int request_finish(MPI_Request* h, Request* r, MPI_Status* st);
+
+// Generalized requests (mpi/grequest.cpp): finishing one runs its query
+// and free callbacks; MPI_Cancel runs its cancel callback; MPI_Request_free
+// frees it now if complete, else when MPI_Grequest_complete comes.
+int grequest_finish(Request* r, MPI_Status* st);
+int grequest_cancel(Request* r);
+int grequest_free(Request* r);
 
 // Status helpers.
 void status_set(MPI_Status* st, int source, int tag, int error, std::uint64_t bytes, bool cancelled);

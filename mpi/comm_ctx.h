@@ -1,0 +1,60 @@
+// Context ids. Every communicator owns a pair of ULM contexts: 2k carries
+// its point-to-point traffic, 2k + 1 its collective traffic (and the
+// messages that build communicators from it), so the two never match each
+// other. Pair 0 is MPI_COMM_WORLD (contexts 0/1), pair 1 MPI_COMM_SELF (2/3).
+//
+// Allocation is an agreement, not a counter. Each process keeps a bitmap of
+// the pairs it does not use (bit set = free). A communicator constructor is
+// collective over a parent: every member contributes its bitmap (a process
+// that will not be in any new communicator contributes all ones), the
+// members AND them over the parent's collective context (for an
+// intercommunicator: each group locally, then the two leaders), and every
+// one takes the lowest pair that is free everywhere. Communicators of
+// different colours of one MPI_Comm_split share the pair: their groups are
+// disjoint, and ULM matches on (context, source world rank, tag).
+//
+// Determinism: the result depends only on the members' bitmaps, which
+// depend only on the sequence of creations and frees each has seen; the
+// same sequence gives the same ids on every rank and in every run (fault
+// recovery relies on this to re-create matching communicators). A pair is
+// released when its communicator is deallocated (MPI_Comm_free and no
+// pending request on it), never earlier: a stale receive can never match a
+// message of a later communicator.
+#pragma once
+
+#include "ulm/types.h"
+
+#include <array>
+#include <cstdint>
+
+namespace ulmpi::mpi {
+
+inline constexpr int kContextPairs = 4096;
+inline constexpr int kContextWords = kContextPairs / 32;
+inline constexpr int kWorldPair = 0;
+inline constexpr int kSelfPair = 1;
+
+using ContextMask = std::array<std::uint32_t, kContextWords>;
+
+// This process's free pairs.
+const ContextMask& context_free_mask();
+// Every pair free: what a process that joins no new communicator contributes.
+ContextMask context_all_free();
+// Lowest pair free in `m`, or -1.
+int context_lowest(const ContextMask& m);
+void context_reserve(int pair);
+void context_release(int pair);
+bool context_in_use(int pair);
+// Pairs in use by this process (for tests and diagnostics).
+int context_used_count();
+
+inline ulm::ContextId context_p2p(int pair)
+{
+    return ulm::ContextId(2u * static_cast<std::uint32_t>(pair));
+}
+inline ulm::ContextId context_coll(int pair)
+{
+    return ulm::ContextId(2u * static_cast<std::uint32_t>(pair) + 1u);
+}
+
+} // namespace ulmpi::mpi
