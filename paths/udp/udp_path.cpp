@@ -1,6 +1,7 @@
 #include "paths/udp/udp_path.h"
 
 #include "paths/registry.h"
+#include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 
@@ -51,6 +52,13 @@ const rt::ChoiceParam stripe_param{"udp_stripe", "rr",
                                    "bulk fragments over several interfaces: rr (round robin per "
                                    "fragment), first (first pair only)",
                                    "rr|first"};
+const rt::SizeParam window_param{
+    "udp_window", 0,
+    "bulk bytes a rank may have in flight to one peer over udp before it waits for credit (0: a "
+    "quarter of the receive buffer the kernel grants)"};
+const rt::IntParam probe_param{
+    "udp_window_probe_us", 1000,
+    "a udp window shut this long (microseconds) lets one datagram through (a credit was lost)"};
 const rt::IntParam batch_param{"udp_rx_batch", 64,
                                "datagrams read from each udp socket per progress call"};
 
@@ -162,6 +170,8 @@ bool udp_options_from_params(UdpOptions& out, std::string& why)
     out.peek_all = peek_param.get() == "all";
     out.stripe = stripe_param.get() == "rr";
     out.rx_batch = static_cast<int>(std::clamp<std::int64_t>(batch_param.get(), 1, 4096));
+    out.window = window_param.get();
+    out.probe_us = std::clamp<std::int64_t>(probe_param.get(), 1, 10000000);
     return true;
 }
 
@@ -296,6 +306,11 @@ Status UdpPath::connect(rt::Bootstrap& boot)
     info_.eager_limit = opt_.eager_limit != 0 ? opt_.eager_limit : info_.max_frag;
     info_.bandwidth_mbs = 1000.0 * static_cast<double>(mine_.size());
     slot_bytes_ = kHdr + info_.max_frag;
+    const std::uint64_t auto_window =
+        std::max<std::uint64_t>(static_cast<std::uint64_t>(actual_rcvbuf_) / 4, 4 * datagram);
+    window_ = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
+        opt_.window != 0 ? opt_.window : auto_window, 2 * datagram, std::uint64_t{1} << 30));
+    probe_ns_ = opt_.probe_us * 1000;
     rx_buf_.assign(65536, std::byte{0});
     stash_.assign(65536, std::byte{0});
     peek_.assign(kHdr + kMaxFragHeader, std::byte{0});
@@ -344,8 +359,9 @@ const udp::Pair& UdpPath::route(PeerAddr& p, Lane lane)
     return p.pairs[p.rr++ % p.pairs.size()];
 }
 
-void UdpPath::fill_header(Header& h, int peer, Lane lane) const
+void UdpPath::fill_header(Header& h, int peer, Lane lane, std::size_t len)
 {
+    PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
     h.magic = udp::kMagic;
     h.version = udp::kVersion;
     h.lane = static_cast<std::uint8_t>(lane);
@@ -353,6 +369,85 @@ void UdpPath::fill_header(Header& h, int peer, Lane lane) const
     h.src = static_cast<std::uint32_t>(job_.rank);
     h.dst = static_cast<std::uint32_t>(peer);
     h.token = token_;
+    if (lane == Lane::bulk) {
+        p.sent_end += static_cast<std::uint32_t>(len);
+        h.stream = p.sent_end;
+    } else {
+        h.stream = 0;
+    }
+    h.credit = p.seen_end;
+    p.credit_told = p.seen_end;
+}
+
+// Whether a bulk datagram of `len` bytes may go to the peer now.
+bool UdpPath::window_open(PeerAddr& p, std::size_t len)
+{
+    const std::uint32_t in_flight = p.sent_end - p.acked_end;
+    if (in_flight == 0 || in_flight + len <= window_) {
+        p.shut_since = 0;
+        return true;
+    }
+    const std::int64_t now = rt::now_ns();
+    if (p.shut_since == 0) {
+        p.shut_since = now;
+        ++window_stalls_;
+        return false;
+    }
+    if (now - p.shut_since < probe_ns_) {
+        return false;
+    }
+    p.shut_since = now; // no credit for a while: one datagram goes, its mark asks again
+    ++probes_;
+    return true;
+}
+
+// The flow-control fields of an accepted datagram from `src`.
+void UdpPath::took_header(const Header& h, int src, Lane lane)
+{
+    PeerAddr& p = peers_[static_cast<std::size_t>(src)];
+    if (udp::serial_after(h.credit, p.acked_end) && !udp::serial_after(h.credit, p.sent_end)) {
+        p.acked_end = h.credit;
+        p.shut_since = 0;
+    }
+    if (lane == Lane::bulk && udp::serial_after(h.stream, p.seen_end)) {
+        p.seen_end = h.stream;
+        if (!p.credit_due && p.seen_end - p.credit_told >= window_ / 2) {
+            p.credit_due = true;
+            credit_due_.push_back(src);
+        }
+    }
+}
+
+// Header-only credits to peers we owe half a window and have not told since
+// (ULM's ACKs usually carried it already).
+void UdpPath::send_credits()
+{
+    std::size_t keep = 0;
+    for (std::size_t i = 0; i < credit_due_.size(); ++i) {
+        const int peer = credit_due_[i];
+        PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
+        if (p.seen_end - p.credit_told < window_ / 2) {
+            p.credit_due = false;
+            continue;
+        }
+        Header h;
+        fill_header(h, peer, Lane::control, 0);
+        const udp::Pair& pair = p.pairs.front();
+        ssize_t r;
+        do {
+            r = ::sendto(sock(pair.local, Lane::control).fd, &h, sizeof h, 0,
+                         reinterpret_cast<const sockaddr*>(&p.to[0][pair.remote]),
+                         sizeof(sockaddr_in));
+        } while (r < 0 && errno == EINTR);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+            p.credit_told -= window_ / 2; // still owed
+            credit_due_[keep++] = peer;
+            continue;
+        }
+        p.credit_due = false;
+        ++credits_sent_;
+    }
+    credit_due_.resize(keep);
 }
 
 // A network error on send: the datagram is lost (ULM resends it).
@@ -406,6 +501,10 @@ bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
         return false; // ULM never asks for more than info().max_frag
     }
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
+    if (out.lane == Lane::bulk && !window_open(p, len)) {
+        ++counters_.send_again;
+        return false;
+    }
     const udp::Pair pair = route(p, out.lane);
     Sock& s = sock(pair.local, out.lane);
     if (s.stall != nullptr && !flush(s)) {
@@ -435,7 +534,7 @@ SendResult UdpPath::commit(int peer, const TxBuffer& buf, std::size_t len)
     ULMPI_ASSERT(slot != nullptr && slot->peer == peer && len <= info_.max_frag);
     slot->len = len;
     Header h;
-    fill_header(h, peer, slot->lane);
+    fill_header(h, peer, slot->lane, len);
     std::memcpy(slot->bytes.get(), &h, sizeof h);
     Sock& s = sock(slot->pair.local, slot->lane);
     if (send_slot(s, slot)) {
@@ -459,6 +558,10 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
         return Path::send(peer, iov, iovcnt, lane); // through a staging buffer
     }
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
+    if (lane == Lane::bulk && !window_open(p, total)) {
+        ++counters_.send_again;
+        return SendResult::again;
+    }
     const udp::Pair pair = route(p, lane);
     Sock& s = sock(pair.local, lane);
     if (s.stall != nullptr && !flush(s)) {
@@ -466,7 +569,7 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
         return SendResult::again;
     }
     Header h;
-    fill_header(h, peer, lane);
+    fill_header(h, peer, lane, total);
     iovec v[64];
     v[0] = {&h, sizeof h};
     std::copy(iov, iov + iovcnt, v + 1);
@@ -487,6 +590,9 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+            if (lane == Lane::bulk) {
+                p.sent_end -= static_cast<std::uint32_t>(total); // not sent after all
+            }
             ++counters_.send_again;
             return SendResult::again;
         }
@@ -561,6 +667,15 @@ int UdpPath::receive(Sock& s, Sink& sink)
                                                             : "malformed");
             if (peek) {
                 discard(s.fd);
+            }
+            continue;
+        }
+        Header h;
+        std::memcpy(&h, bytes, sizeof h);
+        took_header(h, src, s.lane);
+        if (len == kHdr) {
+            if (peek) {
+                discard(s.fd); // a credit: nothing for ULM
             }
             continue;
         }
@@ -667,6 +782,9 @@ std::size_t UdpPath::read_datagram(RxDatagram& rx, std::size_t offset, const iov
 int UdpPath::progress(Sink& sink)
 {
     int n = 0;
+    if (!credit_due_.empty()) {
+        send_credits();
+    }
     for (Sock& s : socks_) {
         if (s.stall != nullptr) {
             n += flush(s) ? 1 : 0;
@@ -692,13 +810,15 @@ const char* UdpPath::describe() const
          size_text(static_cast<std::uint64_t>(actual_sndbuf_)) + " rcvbuf " +
          size_text(static_cast<std::uint64_t>(actual_rcvbuf_)) +
          (opt_.everywhere ? ", also within a host" : "") + (opt_.peek_all ? ", peek all" : "");
-    char tail[256];
-    std::snprintf(tail, sizeof tail,
-                  "; refused %" PRIu64 " datagrams (token %" PRIu64 ", address %" PRIu64
-                  ", rank %" PRIu64 ", malformed %" PRIu64 ", oversize %" PRIu64
-                  "); send errors %" PRIu64,
-                  refused_.total(), refused_.token, refused_.address, refused_.rank,
-                  refused_.malformed, refused_.oversize, send_errors_);
+    d += ", window " + size_text(window_);
+    char tail[384];
+    std::snprintf(
+        tail, sizeof tail,
+        "; window shut %" PRIu64 " times (probes %" PRIu64 ", credits %" PRIu64 ")"
+        "; refused %" PRIu64 " datagrams (token %" PRIu64 ", address %" PRIu64 ", rank %" PRIu64
+        ", malformed %" PRIu64 ", oversize %" PRIu64 "); send errors %" PRIu64,
+        window_stalls_, probes_, credits_sent_, refused_.total(), refused_.token, refused_.address,
+        refused_.rank, refused_.malformed, refused_.oversize, send_errors_);
     describe_ = d + tail;
     return describe_.c_str();
 }

@@ -24,6 +24,21 @@
 // one sendmsg() and answers `again` without keeping anything. Errors a
 // network makes (unreachable, down) count as a lost datagram; ULM resends.
 //
+// Flow control of the long socket. ULM streams every data fragment of a
+// matched message at once; over UDP nothing pushes back (on loopback and
+// veth a send never blocks), so a burst larger than the receiver's socket
+// buffer would be dropped by the kernel and resent by ULM, and a queue of
+// many milliseconds behind the socket would outlast ULM's retransmission
+// timer. So each bulk datagram carries the sender's running byte count
+// to that peer (`stream`), every datagram the other way carries the highest
+// count seen (`credit`; ULM's ACKs bring it back for free), and acquire()
+// answers `again` for bulk while more than ULMPI_UDP_WINDOW bytes are
+// neither credited nor overtaken by a later datagram (a lost datagram does
+// not hold the window: a later one's mark passes it). A receiver that owes
+// half a window of credit and has no traffic for the sender sends a
+// header-only credit datagram. If the window stays shut past
+// ULMPI_UDP_WINDOW_PROBE_US (a credit was lost), one datagram goes anyway.
+//
 // Receiving. The long socket is peeked: the first bytes (our header and
 // ULM's header) go up as a non-addressable RxFrag; if ULM calls
 // read_payload(), one recvmsg() scatters the payload straight into ULM's
@@ -62,10 +77,12 @@ struct UdpOptions {
     std::uint64_t eager_limit = 0; // 0: what fits one fragment
     std::uint64_t sndbuf = 4u << 20;
     std::uint64_t rcvbuf = 16u << 20;
-    bool everywhere = false; // also ranks on my host (and myself)
-    bool peek_all = false;   // peek (non-addressable) on the short socket too
-    bool stripe = true;      // bulk fragments round-robin over interface pairs
-    int rx_batch = 64;       // datagrams read per socket per progress()
+    bool everywhere = false;      // also ranks on my host (and myself)
+    bool peek_all = false;        // peek (non-addressable) on the short socket too
+    bool stripe = true;           // bulk fragments round-robin over interface pairs
+    int rx_batch = 64;            // datagrams read per socket per progress()
+    std::uint64_t window = 0;     // bulk bytes in flight per peer; 0: half of rcvbuf
+    std::int64_t probe_us = 1000; // a shut window lets one datagram through after this
 };
 
 // ULMPI_UDP_* parameters as options; `why` names a malformed one.
@@ -93,6 +110,12 @@ public:
     const std::vector<udp::Endpoint>& endpoints() const { return mine_; }
     std::uint64_t token() const { return token_; }
     std::size_t stalled() const; // datagrams waiting for socket room
+    // Flow control: acquire()/send() refusals for a full window, datagrams let
+    // through a window that stayed shut, header-only credits sent.
+    std::uint64_t window_stalls() const { return window_stalls_; }
+    std::uint64_t window_probes() const { return probes_; }
+    std::uint64_t credits_sent() const { return credits_sent_; }
+    std::uint64_t window() const { return window_; }
 
 private:
     struct TxSlot; // a staged datagram
@@ -108,6 +131,12 @@ private:
         std::vector<udp::Pair> pairs;
         std::uint32_t rr = 0;
         bool reach = false;
+        bool credit_due = false;       // on credit_due_
+        std::uint32_t sent_end = 0;    // bulk bytes sent to the peer (mod 2^32)
+        std::uint32_t acked_end = 0;   // highest of them the peer says it has seen
+        std::uint32_t seen_end = 0;    // highest stream mark seen from the peer
+        std::uint32_t credit_told = 0; // seen_end as last told to the peer
+        std::int64_t shut_since = 0;   // window shut since (ns), 0: open
     };
     class RxDatagram;
 
@@ -119,7 +148,10 @@ private:
     const udp::Pair& route(PeerAddr& p, Lane lane);
     bool flush(Sock& s);
     bool send_slot(Sock& s, TxSlot* slot);
-    void fill_header(udp::Header& h, int peer, Lane lane) const;
+    void fill_header(udp::Header& h, int peer, Lane lane, std::size_t len);
+    bool window_open(PeerAddr& p, std::size_t len);
+    void took_header(const udp::Header& h, int src, Lane lane);
+    void send_credits();
     void lost(int err, int peer);
     int receive(Sock& s, Sink& sink);
     bool known_source(int peer, Lane lane, const sockaddr_in& from) const;
@@ -147,6 +179,13 @@ private:
     std::vector<std::byte> peek_;   // our header + ULM's header
     std::vector<std::byte> head_;   // the same bytes again, consumed by read_payload
     std::vector<std::byte> stash_;  // payload bytes ULM's iovecs did not cover
+
+    std::uint32_t window_ = 0;
+    std::int64_t probe_ns_ = 0;
+    std::vector<int> credit_due_; // peers owed a header-only credit
+    std::uint64_t window_stalls_ = 0;
+    std::uint64_t probes_ = 0;
+    std::uint64_t credits_sent_ = 0;
 
     udp::Refusals refused_;
     std::uint64_t send_errors_ = 0;

@@ -1,11 +1,12 @@
 // What the udp path puts in front of every datagram, and the job token.
 //
-// Every datagram is [udp::Header][ULM fragment]. The header says who sent it
-// to whom and proves that the sender belongs to the job: `token` is a 64-bit
-// SipHash-2-4 of a fixed text keyed with the job secret (the 128 random bits
-// mpirun hands every rank in ULMPI_JOB_SECRET), so a process outside the job
-// cannot produce it without the secret, and the secret itself never travels.
-// The token is the same in every datagram: it keeps strays (other jobs, port
+// Every datagram is [udp::Header][ULM fragment], or the header alone (a
+// credit, see udp_path.h). The header says who sent it to whom and proves
+// that the sender belongs to the job: `token` is a 64-bit SipHash-2-4 of a
+// fixed text keyed with the job secret (the 128 random bits mpirun hands
+// every rank in ULMPI_JOB_SECRET), so a process outside the job cannot
+// produce it without the secret, and the secret itself never travels. The
+// token is the same in every datagram: it keeps strays (other jobs, port
 // scanners, leftovers of an earlier job on a reused port) away from ULM; it
 // is not a defence against someone who can read the job's packets.
 #pragma once
@@ -28,9 +29,18 @@ struct Header {
     std::uint32_t src;   // sender's world rank
     std::uint32_t dst;   // receiver's world rank
     std::uint64_t token; // job_token() of the sender's job
+    // Flow control of the long socket (udp_path.h), in bytes modulo 2^32:
+    std::uint32_t stream; // bulk: the sender's bulk bytes to dst up to this datagram; else 0
+    std::uint32_t credit; // the highest `stream` the sender has seen from dst so far
 };
-static_assert(sizeof(Header) == 24);
+static_assert(sizeof(Header) == 32);
 static_assert(std::has_unique_object_representations_v<Header>);
+
+// a > b in serial-number arithmetic (RFC 1982) on 32-bit stream positions.
+inline bool serial_after(std::uint32_t a, std::uint32_t b)
+{
+    return static_cast<std::int32_t>(a - b) > 0;
+}
 
 // Why a datagram was refused (see Refusals).
 enum class Verdict : std::uint8_t { ok, malformed, token, rank, address, oversize };

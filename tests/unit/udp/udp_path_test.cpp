@@ -3,7 +3,7 @@
 // scattered straight into the reader's iovecs (in slices, partly, or not at
 // all); strays sent from a plain socket are refused and counted; then the
 // ULM engine runs over udp (and over lossy(udp)) between two processes.
-#include "tests/unit/paths/pair_bootstrap.h"
+#include "tests/unit/udp/udp_pair_boot.h"
 
 #include "paths/lossy/lossy_path.h"
 #include "paths/self/self_path.h"
@@ -455,6 +455,82 @@ TEST_F(UdpPair, unknown_interface_fails_open_with_its_name_in_the_log)
     EXPECT_FALSE(p.open(boot).ok());
 }
 
+// Fills a's window to b with 1000-byte bulk fragments; returns how many went.
+int fill_window(UdpPath& a)
+{
+    int n = 0;
+    for (; n < 100; ++n) {
+        TxBuffer buf;
+        buf.lane = Lane::bulk;
+        if (!a.acquire(1, 1000, buf)) {
+            break;
+        }
+        auto f = make_frag(48, 952, n);
+        std::memcpy(buf.data, f.data(), f.size());
+        EXPECT_EQ(a.commit(1, buf, f.size()), SendResult::done);
+    }
+    return n;
+}
+
+TEST_F(UdpPair, bulk_window_shuts_until_the_receiver_sends_credit)
+{
+    UdpOptions o;
+    o.frag_size = 1500;
+    o.window = 6000;
+    o.probe_us = 10000000; // no probe in this test
+    make(o, o);
+    EXPECT_EQ(a_->window(), 6000u);
+    EXPECT_EQ(fill_window(*a_), 6);
+    EXPECT_EQ(a_->window_stalls(), 1u);
+    // Control traffic is not held by the window.
+    put(*a_, 1, make_frag(48, 10, 1), Lane::control);
+    TestSink sb, sa;
+    ASSERT_TRUE(collect(*b_, sb, 7));
+    EXPECT_EQ(b_->credits_sent(), 0u);
+    b_->progress(sb); // owes 6000 bytes of credit, no traffic to a: a header-only credit
+    EXPECT_EQ(b_->credits_sent(), 1u);
+    for (int i = 0; i < 100 && fill_window(*a_) == 0; ++i) {
+        a_->progress(sa);
+        ::usleep(1000);
+    }
+    EXPECT_TRUE(sa.got.empty()) << "a credit is not a fragment";
+    EXPECT_EQ(a_->window_probes(), 0u);
+}
+
+TEST_F(UdpPair, credit_rides_on_traffic_back_to_the_sender)
+{
+    UdpOptions o;
+    o.frag_size = 1500;
+    o.window = 6000;
+    o.probe_us = 10000000;
+    make(o, o);
+    EXPECT_EQ(fill_window(*a_), 6);
+    TestSink sb, sa;
+    ASSERT_TRUE(collect(*b_, sb, 6));
+    put(*b_, 0, make_frag(48, 10, 2), Lane::control); // e.g. ULM's ACK
+    b_->progress(sb);
+    EXPECT_EQ(b_->credits_sent(), 0u);
+    ASSERT_TRUE(collect(*a_, sa, 1));
+    EXPECT_EQ(fill_window(*a_), 6);
+}
+
+TEST_F(UdpPair, a_window_shut_for_long_lets_one_datagram_through)
+{
+    UdpOptions o;
+    o.frag_size = 1500;
+    o.window = 6000;
+    o.probe_us = 20000;
+    make(o, o);
+    EXPECT_EQ(fill_window(*a_), 6); // b never reads: every credit is "lost"
+    ::usleep(30000);
+    EXPECT_EQ(fill_window(*a_), 1);
+    EXPECT_EQ(a_->window_probes(), 1u);
+    EXPECT_EQ(fill_window(*a_), 0);
+    ::usleep(30000);
+    EXPECT_EQ(fill_window(*a_), 1);
+    EXPECT_EQ(a_->window_probes(), 2u);
+}
+
 // ---------------------------------------------------------------------------
 // The ULM engine over udp between two processes (both on loopback).
 
@@ -477,7 +553,7 @@ std::vector<std::byte> msg_bytes(std::size_t n, int i)
 
 // Rank 0 sends messages of every protocol; rank 1 echoes each back, one of
 // them received into a strided buffer. `lossy` wraps udp in the decorator.
-int engine_body(PairBootstrap& boot, const path::LossyConfig* lossy, std::uint64_t frag_size)
+int engine_body(NbPairBootstrap& boot, const path::LossyConfig* lossy, std::uint64_t frag_size)
 {
     const int me = boot.job().rank;
     const int peer = 1 - me;
@@ -554,6 +630,7 @@ int engine_body(PairBootstrap& boot, const path::LossyConfig* lossy, std::uint64
                                 .ok());
             }
             if (!wait([&] { return s->complete && (r == nullptr || r->complete); })) {
+                e.print_stats(); // what each side saw, for the failure report
                 ADD_FAILURE() << "rank " << me << " stuck at message " << i << " (" << n
                               << " bytes)";
                 return 1;
@@ -581,13 +658,15 @@ protected:
 
 TEST_F(UdpEngine, messages_of_all_protocols_flow_between_two_processes)
 {
-    EXPECT_EQ(run_pair([](PairBootstrap& boot) { return engine_body(boot, nullptr, 0); }, 120), 0);
+    EXPECT_EQ(run_nb_pair([](NbPairBootstrap& boot) { return engine_body(boot, nullptr, 0); }, 120),
+              0);
 }
 
 TEST_F(UdpEngine, ethernet_sized_datagrams_carry_everything_too)
 {
-    EXPECT_EQ(run_pair([](PairBootstrap& boot) { return engine_body(boot, nullptr, 1500); }, 120),
-              0);
+    EXPECT_EQ(
+        run_nb_pair([](NbPairBootstrap& boot) { return engine_body(boot, nullptr, 1500); }, 120),
+        0);
 }
 
 TEST_F(UdpEngine, everything_arrives_through_drops_duplicates_corruption_and_reordering)
@@ -598,7 +677,8 @@ TEST_F(UdpEngine, everything_arrives_through_drops_duplicates_corruption_and_reo
     cfg.corrupt = 0.02;
     cfg.reorder = 0.03;
     cfg.seed = 11;
-    EXPECT_EQ(run_pair([&](PairBootstrap& boot) { return engine_body(boot, &cfg, 9000); }, 120), 0);
+    EXPECT_EQ(
+        run_nb_pair([&](NbPairBootstrap& boot) { return engine_body(boot, &cfg, 9000); }, 120), 0);
 }
 
 } // namespace
