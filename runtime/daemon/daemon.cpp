@@ -288,8 +288,9 @@ void Daemon::launch(const wire::Launch& l)
             base.push_back(*e);
         }
     }
+    auto nlocal = static_cast<int>(l.ranks.size());
     std::vector<cpu_set_t> cpus =
-        mpirun::binding_sets(static_cast<mpirun::BindMode>(l.bind), static_cast<int>(l.ranks.size()));
+        mpirun::binding_sets(static_cast<mpirun::BindMode>(l.bind), nlocal);
     std::string wdir = !l.wdir.empty() ? l.wdir : is_dir(l.cwd) ? l.cwd : std::string();
     std::string boot = wire::format_boot_addr(addr);
     std::string secret = wire::secret_to_hex(args_.secret);
@@ -300,7 +301,8 @@ void Daemon::launch(const wire::Launch& l)
         if (stop || lr.app < 0 || static_cast<std::size_t>(lr.app) >= l.apps.size() ||
             l.apps[static_cast<std::size_t>(lr.app)].empty()) {
             r.reaped = true;
-            wire::Spawned s{0, listening ? ECANCELED : EADDRINUSE, listening ? "skipped" : "listen"};
+            wire::Spawned s{0, listening ? ECANCELED : EADDRINUSE,
+                            listening ? "skipped" : "listen"};
             up(wire::encode(wire::Message{lr.rank, s}));
             stop = true;
             continue;
@@ -621,7 +623,8 @@ void Daemon::loop()
                     reap();
                 } else if (!up_lost_) {
                     up_lost_ = true;
-                    lost_reason_ = std::string("got SIG") + ::sigabbrev_np(static_cast<int>(si.ssi_signo));
+                    int sig = static_cast<int>(si.ssi_signo);
+                    lost_reason_ = std::string("got SIG") + ::sigabbrev_np(sig);
                 }
             }
         }

@@ -496,7 +496,8 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
             rank->reaped = true; // no EXITED will come
         }
         if (s->err != 0) {
-            const std::string& prog = opts_.apps[static_cast<std::size_t>(map_.rank(r).app)].argv[0];
+            const auto app = static_cast<std::size_t>(map_.rank(r).app);
+            const std::string& prog = opts_.apps[app].argv[0];
             std::string what;
             SpawnFailure fail{s->err, s->step == "exec" ? "exec" : "other"};
             if (s->step == "exec") {
