@@ -1,8 +1,9 @@
 /*
  * With MPI_ERRORS_RETURN, a wrong call returns an error of the right class
  * and does nothing; the process goes on communicating normally afterwards.
- *   MPI_ERR_RANK     destination/source outside the communicator, MPI_ANY_SOURCE
- *                    as a destination, on MPI_COMM_WORLD and MPI_COMM_SELF
+ *   MPI_ERR_RANK     destination/source outside the communicator, MPI_ROOT (not
+ *                    an intercommunicator), MPI_ANY_SOURCE as a destination, on
+ *                    MPI_COMM_WORLD and MPI_COMM_SELF
  *   MPI_ERR_TAG      negative tags other than MPI_ANY_TAG (receives), MPI_ANY_TAG
  *                    on a send
  *   MPI_ERR_COUNT    negative counts
@@ -46,9 +47,9 @@ int main(int argc, char** argv)
 
     /* MPI_ERR_RANK */
     {
-        int bad[3] = {mt_size, -5, MPI_ANY_SOURCE};
+        int bad[4] = {mt_size, -5, MPI_ROOT, MPI_ANY_SOURCE};
         int i;
-        for (i = 0; i < 3; ++i) {
+        for (i = 0; i < 4; ++i) {
             int b = bad[i];
             MT_ERR(MPI_ERR_RANK, MPI_Send(buf, 1, MPI_INT, b, 0, world));
             MT_ERR(MPI_ERR_RANK, MPI_Ssend(buf, 1, MPI_INT, b, 0, world));

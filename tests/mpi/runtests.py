@@ -11,8 +11,10 @@ A testlist line is
   env=VAR=VAL   set in mpirun's environment (repeatable); mpirun passes its
                 whole environment to the ranks
   mpirun=OPT    an extra mpirun option (repeatable), e.g. mpirun=--tag-output
-  timeout=S     seconds before the job is ended (default 60); mpirun gets
-                --timeout S, and the runner kills it S + 15 s later
+  timeout=S     seconds before the job is ended (default 60): the runner then
+                prints every rank's stack (gdb, unless ULMPI_TEST_STACKS=0)
+                and ends the job; mpirun's own --timeout (S + 20) is the
+                backstop
   rc=N|nonzero  the exit status mpirun must have (default 0; -S: killed by
                 signal S). With rc=0 the output must hold a line "No Errors"
                 (printed by rank 0).
@@ -50,6 +52,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -201,6 +204,31 @@ def process_desc(pid):
         return "pid %d" % pid
 
 
+def dump_stacks(marker, deadline):
+    """Backtraces of the job's processes (gdb), for a test that hangs."""
+    gdb = shutil.which("gdb")
+    if gdb is None or os.environ.get("ULMPI_TEST_STACKS", "1") == "0":
+        return ""
+    out = ["--- stacks of the job's processes (the test hung) ---\n"]
+    for pid in sorted(job_processes(marker)):
+        left = deadline - time.monotonic()
+        if left <= 1:
+            out.append("(no time left for pid %d)\n" % pid)
+            continue
+        try:
+            res = subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex",
+                                  "thread apply all bt 20"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 timeout=min(left, 15), check=False)
+            frames = [l for l in res.stdout.decode(errors="replace").splitlines()
+                      if l.startswith("#") or l.startswith("Thread")]
+        except (subprocess.TimeoutExpired, OSError):
+            frames = ["(gdb gave nothing in time)"]
+        out.append("%s\n" % process_desc(pid))
+        out.extend("  %s\n" % f for f in frames)
+    return "".join(out)
+
+
 def run_entry(e, args):
     """Runs one entry; returns (ok, message, output, seconds)."""
     exe = os.path.join(args.bindir, e.name)
@@ -211,7 +239,8 @@ def run_entry(e, args):
     env.update(e.env)
     env["ULMPI_TEST_MARKER"] = marker
     timeout = e.timeout * args.timeout_scale
-    cmd = [args.mpirun, "-n", str(e.np), "--timeout", str(int(timeout + 0.999))]
+    # mpirun's own limit is the backstop: the runner acts first (stacks).
+    cmd = [args.mpirun, "-n", str(e.np), "--timeout", str(int(timeout + 20.999))]
     for o in e.mpirun_opts:
         cmd += shlex.split(o)
     cmd += [exe] + e.args
@@ -234,17 +263,24 @@ def run_entry(e, args):
                     trigger = time.monotonic()
                 # To mpirun's process group, as a terminal's Ctrl-C would.
                 os.killpg(proc.pid, sig)
-    hard_timeout = timeout + 15.0
+    stacks = ""
+    timed_out = False
     try:
-        rc = proc.wait(timeout=max(0.1, start + hard_timeout - time.monotonic()))
+        rc = proc.wait(timeout=max(0.1, start + timeout - time.monotonic()))
     except subprocess.TimeoutExpired:
-        problems.append("mpirun still running %.0f s after start (its --timeout is %.0f s): "
-                        "killed" % (hard_timeout, timeout))
-        os.killpg(proc.pid, signal.SIGKILL)
-        rc = proc.wait()
+        # Hung: say where every rank is, then end the job (SIGTERM through
+        # mpirun, then SIGKILL).
+        timed_out = True
+        stacks = dump_stacks(marker, deadline=time.monotonic() + 30)
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            rc = proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rc = proc.wait()
     ended = time.monotonic()
     out.thread.join(timeout=5)
-    text = out.text()
+    text = out.text() + stacks
     seconds = ended - start
 
     # Leftovers: processes of the job, shared-memory files.
@@ -266,7 +302,9 @@ def run_entry(e, args):
             problems.append("files left in /dev/shm: " + " ".join(files))
 
     # Exit status and output.
-    if rc == 124 and e.rc != 124:
+    if timed_out:
+        problems.append("timed out after %.0f s (stacks of the ranks in the output)" % timeout)
+    elif rc == 124 and e.rc != 124:
         problems.append("timed out after %.0f s (mpirun --timeout)" % timeout)
     elif e.rc == "nonzero":
         if rc == 0:
