@@ -1,6 +1,7 @@
 // ulmpi_daemon: started by mpirun on every other host of a job (see daemon.h).
 //
-//   ulmpi_daemon --boot tcp:IP:PORT --node N --host NAME --jobid ID [--verbose]
+//   ulmpi_daemon --boot tcp:IP:PORT --node N --host NAME --jobid ID [--keepalive S]
+//                [--verbose]
 //
 // The job secret (32 hex digits and a newline) comes on stdin: a command
 // line is visible to every user of the host.
@@ -23,7 +24,8 @@ int usage(const char* why)
 {
     std::fprintf(stderr,
                  "ulmpi_daemon: %s\nusage: ulmpi_daemon --boot tcp:IP:PORT --node N --host NAME "
-                 "--jobid ID [--verbose]   (job secret on stdin)\nmpirun starts it; it is not "
+                 "--jobid ID [--keepalive S] [--verbose]   (job secret on stdin)\nmpirun "
+                 "starts it; it is not "
                  "meant to be run by hand.\n",
                  why);
     return 2;
@@ -84,6 +86,9 @@ int main(int argc, char** argv)
             args.host = v;
         } else if (a == "--jobid") {
             args.jobid = v;
+        } else if (a == "--keepalive") {
+            // mpirun's ULMPI_BOOT_KEEPALIVE, read (lazily) by the parameter.
+            ::setenv("ULMPI_BOOT_KEEPALIVE", v.c_str(), 1);
         } else {
             return usage(("unknown option " + a).c_str());
         }

@@ -1,4 +1,5 @@
 // mpirun / mpiexec: parse the command line, build the job map, run the job.
+#include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/mpirun/exit_codes.h"
 #include "runtime/mpirun/job_map.h"
@@ -63,6 +64,15 @@ int main(int argc, char** argv)
     }
     if (opts.verbose) {
         ulmpi::rt::set_log_level(ulmpi::rt::LogLevel::debug);
+    }
+    // --param boot_*=... concerns mpirun itself (and its daemons) too.
+    for (const auto& [name, value] : opts.params) {
+        ulmpi::rt::ParamBase* p = ulmpi::rt::find_param(name);
+        if (p != nullptr && name.rfind("boot_", 0) == 0) {
+            ::setenv(p->env_name().c_str(), value.c_str(), 1);
+            std::string why;
+            (void)p->reload(why); // checked by parse_options already
+        }
     }
     if (!opts.wdir.empty()) {
         struct stat st{};

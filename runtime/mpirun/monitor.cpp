@@ -404,6 +404,10 @@ void Monitor::start_daemon(Daemon& d, const std::string& daemon_path,
     bool shell = agent0 == "ssh" || agent0 == "rsh";
     std::vector<std::string> cmd = {daemon_path, "--boot",  boot_tcp_, "--node",
                                     std::to_string(d.node), "--host", host, "--jobid", jobid_};
+    // Over ssh the daemon does not see mpirun's environment: pass what it needs.
+    char keepalive[32];
+    std::snprintf(keepalive, sizeof keepalive, "%g", boot::keepalive_param());
+    cmd.insert(cmd.end(), {"--keepalive", keepalive});
     if (opts_.verbose) {
         cmd.push_back("--verbose");
     }

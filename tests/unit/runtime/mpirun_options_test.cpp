@@ -1,8 +1,10 @@
 #include "runtime/mpirun/job_map.h"
+#include "runtime/mpirun/net.h"
 #include "runtime/mpirun/options.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <initializer_list>
 #include <unistd.h>
@@ -254,4 +256,34 @@ TEST(JobMap, repeated_names_add_slots_and_unused_hosts_leave_the_map)
     EXPECT_EQ(m.num_nodes(), 2); // d got no rank
     EXPECT_EQ(m.universe_size(), 7);
     EXPECT_EQ(m.node_of_rank(), (std::vector<std::int32_t>{0, 0, 1}));
+}
+
+TEST(Net, hosts_file_and_boot_address)
+{
+    namespace net = ulmpi::rt::mpirun::net;
+    char path[] = "/tmp/ulmpi_hosts_XXXXXX";
+    int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    std::string text = "# comment\n10.1.2.3 alpha alpha.example beta # trailing\n"
+                       "::1 alpha\n10.1.2.4   gamma\nbogus delta\n";
+    ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    std::uint32_t a = 0;
+    ASSERT_TRUE(net::parse_ipv4("10.1.2.3", a));
+    EXPECT_EQ(net::hosts_file_addresses("beta", path), std::vector<std::uint32_t>{a});
+    EXPECT_TRUE(net::hosts_file_addresses("delta", path).empty());
+    EXPECT_TRUE(net::hosts_file_addresses("alpha.exam", path).empty());
+    ::unlink(path);
+    EXPECT_EQ(net::ip_text(a), "10.1.2.3");
+
+    EXPECT_TRUE(net::is_this_machine("127.0.0.1", "box"));
+    std::string ip;
+    std::string why;
+    ASSERT_TRUE(net::choose_boot_ip("lo", {}, ip, why)) << why;
+    EXPECT_EQ(ip, "127.0.0.1");
+    ASSERT_TRUE(net::choose_boot_ip("127.0.0.0/8", {}, ip, why)) << why;
+    EXPECT_EQ(ip, "127.0.0.1");
+    EXPECT_FALSE(net::choose_boot_ip("no-such-interface0", {}, ip, why));
+    EXPECT_NE(why.find("no-such-interface0"), std::string::npos);
+    EXPECT_FALSE(net::choose_boot_ip("127.0.0.0/40", {}, ip, why));
 }
