@@ -165,7 +165,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) try {
         break;
     }
     if (!r->complete()) {
-        state().engine.progress();
+        state().engine.poll();
         if (!r->complete()) {
             *flag = 0;
             return MPI_SUCCESS;
@@ -210,7 +210,7 @@ int PMPI_Testall(int count, MPI_Request* reqs, int* flag, MPI_Status* statuses) 
     if (flag == nullptr) {
         return raise(nullptr, MPI_ERR_ARG, fn, "flag is NULL");
     }
-    state().engine.progress();
+    state().engine.poll();
     for (int i = 0; i < count; ++i) {
         Request* r;
         if (classify(reqs[i], &r) == Slot::live && !r->complete()) {
@@ -280,7 +280,7 @@ int PMPI_Testany(int count, MPI_Request* reqs, int* index, int* flag, MPI_Status
     }
     int i = first_complete(count, reqs);
     if (i == -1) {
-        state().engine.progress();
+        state().engine.poll();
         i = first_complete(count, reqs);
     }
     if (i == -1) {
@@ -350,7 +350,7 @@ int some(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* 
         if (blocking) {
             state().engine.wait([&] { return first_complete(count, reqs) != -1; });
         } else {
-            state().engine.progress();
+            state().engine.poll();
         }
     }
     return finish_some(count, reqs, outcount, indices, statuses, fn);

@@ -127,7 +127,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
         return MPI_SUCCESS;
     }
     if (!r->complete()) {
-        state().engine.progress();
+        state().engine.poll();
         if (!r->complete()) {
             *flag = 0;
             return MPI_SUCCESS;

@@ -281,7 +281,7 @@ int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, boo
             eng.wait([&] { return eng.iprobe(src, utag, c->ctx, &env); });
             found = true;
         } else {
-            eng.progress();
+            eng.poll();
             found = eng.iprobe(src, utag, c->ctx, &env);
         }
     }

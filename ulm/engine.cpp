@@ -18,6 +18,9 @@ const rt::IntParam spin_oversub_param{
     "idle polls before yielding when there are more local ranks than CPUs"};
 const rt::IntParam yield_param{"ulm_yield_polls", 2000,
                                "idle polls that yield the CPU before a waiting rank sleeps"};
+const rt::IntParam yield_oversub_param{
+    "ulm_yield_polls_oversubscribed", 50,
+    "idle polls that yield before sleeping when there are more local ranks than CPUs"};
 const rt::IntParam sleep_param{"ulm_max_sleep_us", 200,
                                "longest sleep (microseconds) of a rank that waits for long"};
 const rt::ChoiceParam reliability_param{
@@ -31,11 +34,13 @@ const rt::IntParam retry_param{"ulm_retry_timeout_us", 1000,
                                "retransmission timeout before a peer's round trip is measured (us)"};
 const rt::IntParam retry_min_param{"ulm_retry_min_timeout_us", 200,
                                    "floor of the adaptive retransmission timeout (us)"};
-const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 2000000,
+const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 100000,
                                    "cap of the doubling retransmission timeout (us)"};
 const rt::IntParam retries_param{
-    "ulm_max_retries", 150,
-    "resends in a row to a silent peer before it is declared unreachable (with the 2 s cap: ~5 min)"};
+    "ulm_max_retries", 1200,
+    "resends in a row to a silent peer before it is declared unreachable (with the 100 ms cap: ~2 min)"};
+const rt::IntParam hang_param{"ulm_hang_report_s", 0,
+                              "print what a rank waits for when one wait lasts longer (s; 0: never)"};
 const rt::BoolParam stats_param{"ulm_stats", false,
                                 "print per-peer and per-path counters at MPI_Finalize (mpirun --stats)"};
 const rt::SizeParam get_min_param{
@@ -103,9 +108,11 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
     bool oversubscribed = job.local_size > online_cpus();
     backoff_policy_.spin_polls = static_cast<std::uint32_t>(
         std::max<std::int64_t>(0, oversubscribed ? spin_oversub_param.get() : spin_param.get()));
-    backoff_policy_.yield_polls = static_cast<std::uint32_t>(std::max<std::int64_t>(0, yield_param.get()));
+    backoff_policy_.yield_polls = static_cast<std::uint32_t>(
+        std::max<std::int64_t>(0, oversubscribed ? yield_oversub_param.get() : yield_param.get()));
     backoff_policy_.max_sleep_us = static_cast<std::uint32_t>(std::max<std::int64_t>(1, sleep_param.get()));
     get_min_ = get_min_param.get();
+    hang_report_ns_ = std::max<std::int64_t>(0, hang_param.get()) * 1000000000;
 
     for (auto& p : paths_) {
         if (Status st = p->open(boot); !st.ok()) {
@@ -229,6 +236,19 @@ int Engine::progress()
     return n;
 }
 
+int Engine::poll()
+{
+    int n = progress();
+    if (n > 0) {
+        fruitless_polls_ = 0;
+    } else if (++fruitless_polls_ > backoff_policy_.spin_polls) {
+        // A program that polls (MPI_Test in a loop) hands the CPU over like a
+        // waiting one, so the rank it waits for can run; it never sleeps here.
+        sched_yield();
+    }
+    return n;
+}
+
 void Engine::remove_progress_hook(ProgressHook* hook)
 {
     progress_hooks_.erase(std::remove(progress_hooks_.begin(), progress_hooks_.end(), hook),
@@ -270,6 +290,20 @@ void Engine::idle(Backoff& backoff)
                 break;
             }
         }
+    }
+}
+
+void Engine::check_hang()
+{
+    if (hang_reported_) {
+        return;
+    }
+    rt::Nanos now = rt::now_ns();
+    if (wait_start_ == 0) {
+        wait_start_ = now;
+    } else if (now - wait_start_ > hang_report_ns_) {
+        hang_reported_ = true;
+        print_state("waiting for a long time");
     }
 }
 

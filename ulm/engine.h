@@ -88,19 +88,29 @@ public:
 
     // Polls every path once, pushes queued work. Returns events handled.
     int progress();
+    // One progress pass for a polling call (MPI_Test, MPI_Iprobe): after many
+    // fruitless polls in a row, each further one yields the CPU.
+    int poll();
     // Progresses until done() holds, backing off while idle.
     template <class Pred> void wait(Pred&& done)
     {
         Backoff backoff(backoff_policy_);
+        wait_start_ = 0; // stamped at the first check
+        hang_reported_ = false;
+        std::uint32_t polls = 0;
         while (!done()) {
             if (progress() > 0) {
                 backoff.reset();
             } else {
                 idle(backoff);
             }
+            if ((++polls & 1023) == 0 && hang_report_ns_ > 0) [[unlikely]] {
+                check_hang();
+            }
         }
     }
     void idle(Backoff& backoff);
+    void check_hang();
 
     void set_failure_hooks(FailureHooks* hooks) { hooks_ = hooks; }
     // At most a few hooks; each is polled by every progress() call.
@@ -128,6 +138,9 @@ public:
     const ReliabilityPolicy& reliability_policy() const { return policy_; }
     // One line per peer and path with every counter (--stats).
     void print_stats() const;
+    // What this rank waits for: queued sends, unacknowledged fragments,
+    // held-back messages, posted receives (ULMPI_ULM_HANG_REPORT_S).
+    void print_state(const char* why) const;
 
     // path::Sink
     void on_frag(path::Path& path, path::RxFrag& frag) override;
@@ -223,6 +236,10 @@ private:
     rt::IntrusiveList<Peer, &Peer::ack_hook> ack_due_;
     rt::IntrusiveList<Peer, &Peer::unacked_hook> unacked_peers_;
     std::uint32_t tick_count_ = 0;
+    std::uint32_t fruitless_polls_ = 0;
+    rt::Nanos wait_start_ = 0;
+    rt::Nanos hang_report_ns_ = 0;
+    bool hang_reported_ = false;
     std::vector<std::byte> bounce_;   // payloads of non-addressable fragments
     std::uint64_t get_min_ = 0;
     std::uint32_t idle_events_ = 0;

@@ -71,6 +71,9 @@ struct Peer {
     // Reliability, sender side: what waits for this peer's ACKs.
     SeqWindow unacked;
     RttEstimate rtt;
+    rt::Nanos timer = 0;                    // retransmission timer (while `unacked` is not empty)
+    std::uint32_t backoff = 0;              // timer expiries in a row without progress
+    std::uint64_t recover_seq = 0;          // after a timeout: last seq sent then (0: none)
     rt::Nanos last_heard = 0;               // last time any fragment came from the peer
     rt::ListHook unacked_hook;              // on the engine's list of peers with unacked fragments
 };

@@ -459,18 +459,18 @@ void Engine::on_match(Peer& p, const MatchHeader& h, const std::byte* payload, s
         if (h.msg_seq < p.expected_in.value()) {
             return; // an old duplicate
         }
-        // Ahead of sequence: hold it, sorted, until the gap fills.
+        // Ahead of sequence: hold it, sorted, until the gap fills. Searched
+        // from the back: behind one gap, later messages arrive in order.
+        Unexpected* after = p.ahead.back();
+        while (after != nullptr && after->hdr.msg_seq > h.msg_seq) {
+            after = p.ahead.prev(after);
+        }
+        if (after != nullptr && after->hdr.msg_seq == h.msg_seq) {
+            return; // a duplicate of one already held
+        }
         ++p.counters.out_of_order;
         Unexpected* u = store_unexpected(p.rank, h, payload, plen);
-        Unexpected* pos = p.ahead.front();
-        while (pos != nullptr && pos->hdr.msg_seq < h.msg_seq) {
-            pos = p.ahead.next(pos);
-        }
-        if (pos != nullptr && pos->hdr.msg_seq == h.msg_seq) {
-            free_unexpected(u); // duplicate of one already held
-            return;
-        }
-        p.ahead.insert_before(pos, u);
+        p.ahead.insert_before(after != nullptr ? p.ahead.next(after) : p.ahead.front(), u);
         return;
     }
     deliver_in_order(p, h, payload, plen, nullptr);

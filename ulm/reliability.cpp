@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -110,10 +111,12 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
             std::memcpy(dst, out, pl.len);
         }
         f->sent_at = rt::now_ns();
-        f->deadline = f->sent_at + retry_timeout(policy_, p.rtt, 0);
         p.unacked.push(f);
         if (!p.unacked_hook.linked()) {
             unacked_peers_.push_back(&p);
+            p.timer = f->sent_at + retry_timeout(policy_, p.rtt, 0);
+            p.backoff = 0;
+            p.recover_seq = 0;
         }
     }
     (void)path->commit(p.rank, buf, hlen + pl.len);
@@ -249,25 +252,25 @@ void Engine::flush_acks()
 void Engine::on_ack(Peer& p, const AckHeader& h)
 {
     ++p.counters.acks_received;
+    const rt::Nanos now = rt::now_ns();
+    const std::size_t before = p.unacked.live();
     if (h.status == AckStatus::corrupt) {
         ++p.counters.corrupt_acks_received;
         if (SendFrag* f = p.unacked.find(h.ack_seq)) {
             if (resend(p, f)) {
-                f->sent_at = rt::now_ns();
-                f->deadline = f->sent_at + retry_timeout(policy_, p.rtt, f->silent);
+                f->sent_at = now;
             }
         }
     } else if (SendFrag* f = p.unacked.take(h.ack_seq)) {
         if (f->retries == 0 && !f->fast_resent) {
-            p.rtt.sample(rt::now_ns() - f->sent_at, policy_);
+            p.rtt.sample(now - f->sent_at, policy_);
         }
         // Older fragments that left before this one and are still not
-        // acknowledged were lost on the way (or their ACK was): resend them
-        // now, once, instead of waiting for their timers.
+        // acknowledged were lost on the way (paths keep order): resend them
+        // now, once, instead of waiting for the timer.
         const rt::Nanos acked_sent = f->sent_at;
         release_frag(p, f);
         if (h.ack_seq > h.lids + 1) {
-            const rt::Nanos now = rt::now_ns();
             int budget = 64;
             for (std::uint64_t s = std::max(p.unacked.base(), h.lids + 1); s < h.ack_seq && budget > 0; ++s) {
                 SendFrag* g = p.unacked.find(s);
@@ -279,9 +282,9 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
                 }
                 --budget;
                 if (resend(p, g)) {
+                    ++g->retries;
                     g->fast_resent = true;
                     g->sent_at = now;
-                    g->deadline = now + retry_timeout(policy_, p.rtt, g->silent);
                 }
             }
         }
@@ -298,54 +301,65 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
             }
         }
     }
-    if (p.unacked.empty() && p.unacked_hook.linked()) {
-        unacked_peers_.remove(&p);
+    if (p.unacked.empty()) {
+        if (p.unacked_hook.linked()) {
+            unacked_peers_.remove(&p);
+        }
+        p.recover_seq = 0;
+        p.backoff = 0;
+        return;
+    }
+    if (p.unacked.live() < before) {
+        // Progress: the peer is alive and the path works. Restart the timer.
+        p.backoff = 0;
+        p.timer = now + retry_timeout(policy_, p.rtt, 0);
+        // In recovery after a timeout, a partial ACK (it did not cover what
+        // was outstanding at the timeout) means the next one was lost too:
+        // resend it now rather than one timeout later.
+        SendFrag* oldest = p.unacked.oldest();
+        if (p.recover_seq != 0) {
+            if (oldest->seq <= p.recover_seq) {
+                if (resend(p, oldest)) {
+                    ++oldest->retries;
+                    oldest->sent_at = now;
+                }
+            } else {
+                p.recover_seq = 0;
+            }
+        }
     }
 }
 
-// Resends fragments whose timeout passed. A peer we have not heard from
-// since a fragment left gets only its oldest fragment again (a probe).
+// One retransmission timer per peer, as in TCP: it runs while fragments to
+// the peer wait for an ACK and restarts whenever an ACK makes progress. When
+// it expires, the oldest fragment is resent (a probe: the rest follow through
+// ACK-driven recovery, never as a burst); expiries in a row without progress
+// back the timer off, and too many of them make the peer unreachable.
 int Engine::reliability_tick()
 {
     const rt::Nanos now = rt::now_ns();
     int n = 0;
     for (Peer* p = unacked_peers_.front(), *next; p != nullptr; p = next) {
         next = unacked_peers_.next(p);
-        SendFrag* oldest = nullptr;
-        bool gave_up = false;
-        p->unacked.for_each([&](SendFrag* f) {
-            if (gave_up) {
-                return;
-            }
-            if (oldest == nullptr) {
-                oldest = f;
-            }
-            if (now < f->deadline) {
-                return;
-            }
-            if (f != oldest && p->last_heard < f->sent_at) {
-                f->deadline = oldest->deadline; // wait for the probe's answer
-                return;
-            }
-            // Heard from since this fragment left: it (or its ACK) was lost
-            // at random; resend at the base timeout. Silent: back off.
-            const bool heard = p->last_heard >= f->sent_at;
-            const std::uint32_t silent = heard ? 0 : f->silent + 1;
-            if (silent > policy_.max_retries) {
-                gave_up = true;
-                return;
-            }
-            if (resend(*p, f)) {
-                ++f->retries;
-                f->silent = silent;
-                f->sent_at = now;
-                f->deadline = now + retry_timeout(policy_, p->rtt, silent);
-                ++n;
-            }
-        });
-        if (gave_up) {
-            give_up(*p, oldest != nullptr && oldest->path != nullptr ? oldest->path->info().name : "?");
+        if (now < p->timer) {
+            continue;
         }
+        SendFrag* oldest = p->unacked.oldest();
+        if (oldest == nullptr) {
+            continue;
+        }
+        if (p->backoff >= policy_.max_retries) {
+            give_up(*p, oldest->path != nullptr ? oldest->path->info().name : "?");
+            continue;
+        }
+        if (resend(*p, oldest)) {
+            ++oldest->retries;
+            oldest->sent_at = now;
+            ++p->backoff;
+            p->recover_seq = p->next_frag_out.value() - 1;
+            ++n;
+        }
+        p->timer = now + retry_timeout(policy_, p->rtt, p->backoff);
     }
     return n;
 }
@@ -385,11 +399,12 @@ void Engine::print_stats() const
                 " bytes_received=%" PRIu64 " retransmits=%" PRIu64 " crc_header_fail=%" PRIu64
                 " crc_payload_fail=%" PRIu64 " duplicates=%" PRIu64 " acks_sent=%" PRIu64
                 " acks_received=%" PRIu64 " corrupt_acks=%" PRIu64 " unexpected=%" PRIu64
-                " out_of_order=%" PRIu64 " bad=%" PRIu64 "\n",
+                " out_of_order=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f rto_us=%.1f\n",
                 rank_, p.rank, p.primary != nullptr ? p.primary->info().name : "-", c.msgs_sent,
                 c.msgs_received, c.frags_sent, c.frags_received, c.bytes_sent, c.bytes_received,
                 c.retransmits, c.crc_header_fail, c.crc_payload_fail, c.duplicates, c.acks_sent,
-                c.acks_received, c.corrupt_acks_received, c.unexpected, c.out_of_order, c.bad_frags);
+                c.acks_received, c.corrupt_acks_received, c.unexpected, c.out_of_order, c.bad_frags,
+                static_cast<double>(p.rtt.srtt) / 1e3, static_cast<double>(p.rtt.rto) / 1e3);
     }
     for (const auto& path : paths_) {
         const path::PathCounters& c = path->counters();
@@ -400,6 +415,37 @@ void Engine::print_stats() const
                 rank_, path->info().name, c.frags_sent, c.bytes_sent, c.frags_received, c.bytes_received,
                 c.send_again, c.gets, c.get_bytes, path->describe());
     }
+}
+
+} // namespace ulmpi::ulm
+
+namespace ulmpi::ulm {
+
+void Engine::print_state(const char* why) const
+{
+    std::fprintf(stderr, "ulmpi-state rank=%d (%s): posted=%zu unexpected=%zu live_sends=%zu "
+                 "send_ids=%zu recv_ids=%zu kept_frags=%zu\n",
+                 rank_, why, matcher_.posted_count(), matcher_.unexpected_count(),
+                 send_pool_.in_use(), sends_.live(), recvs_.live(), frag_pool_.in_use());
+    for (const Peer& p : peers_) {
+        if (p.pending.empty() && p.ctrl_pending.empty() && p.unacked.empty() && p.ahead.empty() &&
+            p.counters.frags_received == 0 && p.counters.frags_sent == 0) {
+            continue;
+        }
+        const SendFrag* o = p.unacked.oldest();
+        const Unexpected* a = p.ahead.front();
+        std::fprintf(stderr,
+                     "ulmpi-state rank=%d peer=%d: pending_sends=%zu ctrl_queued=%zu unacked=%zu "
+                     "oldest_seq=%" PRIu64 " oldest_retries=%u backoff=%u next_frag=%" PRIu64
+                     " next_msg=%" PRIu64 " expected_msg=%" PRIu64 " ahead=%zu ahead_first=%" PRIu64
+                     " received_inorder=%" PRIu64 " delivered_inorder=%" PRIu64 " ack_due=%d failed=%d\n",
+                     rank_, p.rank, p.pending.size(), p.ctrl_pending.size(), p.unacked.live(),
+                     o != nullptr ? o->seq : 0, o != nullptr ? o->retries : 0, p.backoff,
+                     p.next_frag_out.value(), p.next_msg_out.value(), p.expected_in.value(), p.ahead.size(),
+                     a != nullptr ? a->hdr.msg_seq : 0, p.received.in_order(), p.delivered.in_order(),
+                     p.ack_due ? 1 : 0, p.failed ? 1 : 0);
+    }
+    print_stats();
 }
 
 } // namespace ulmpi::ulm

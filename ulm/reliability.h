@@ -6,15 +6,18 @@
 // acknowledged. Its payload is either a private copy (eager data, keys,
 // control fragments: the MPI request may complete at once) or a reference
 // into the message's user buffer (rendezvous data: the request completes
-// only when those fragments are acknowledged). A fragment not acknowledged
-// within its timeout is sent again, possibly over another path, with the
-// timeout doubled up to a cap (truncated exponential back-off) — but only
-// while the peer stays silent: a fragment lost at random while the peer keeps
-// talking is resent at the base timeout. A peer that has been silent since a
-// fragment was sent gets only its oldest fragment again (a probe), so a peer
-// busy computing is never flooded. When the oldest fragment has been resent
-// max_retries times in a row without a word from the peer, the peer is
-// reported unreachable through the failure hooks.
+// only when those fragments are acknowledged).
+//
+// Retransmission works as in TCP. One timer per peer runs while fragments
+// wait for an ACK and restarts whenever an ACK makes progress; its timeout
+// adapts to the measured round trip. When it expires, only the oldest
+// fragment is resent (a probe), so a peer busy computing is never flooded;
+// expiries in a row without progress back the timer off (truncated
+// exponential back-off, from the third on) and after max_retries of them the
+// peer is reported unreachable through the failure hooks. Losses are
+// repaired by ACKs: a fragment older than one the peer reports delivered is
+// resent at once (fast retransmission), and after a timeout each partial
+// ACK resends the next missing fragment (recovery).
 //
 // Receiver. Per peer two range sets: `received` (the header arrived intact)
 // and `delivered` (the payload was intact too and the fragment was
@@ -23,11 +26,6 @@
 // checksum fails is dropped silently (none of its fields can be trusted);
 // one whose payload checksum fails is answered with a `corrupt` ACK and the
 // sender resends it at once.
-//
-// Fast retransmission: when an ACK names a fragment as delivered, every
-// older fragment still unacknowledged that left before it was most likely
-// lost (paths keep order); it is resent at once, one time, without waiting
-// for its timer.
 //
 // ACKs are batched: after each progress pass, one ACK per peer that sent us
 // reliable fragments, carrying the latest delivered sequence, LIRS and LIDS
@@ -58,10 +56,8 @@ struct SendFrag {
     std::uint32_t hdr_len = 0;
     std::uint32_t payload_len = 0;
     std::uint32_t retries = 0;   // times sent again (any reason)
-    std::uint32_t silent = 0;    // resends in a row while the peer said nothing
     bool fast_resent = false;    // already resent because a later fragment got through
-    rt::Nanos sent_at = 0;
-    rt::Nanos deadline = 0;
+    rt::Nanos sent_at = 0;       // last transmission
     std::byte* copy = nullptr;   // private payload copy (BlockPool) when larger than inline
     alignas(8) std::byte hdr[kMaxHeader];
     alignas(8) std::byte inline_copy[kInlineCopy];
@@ -170,11 +166,14 @@ struct RttEstimate {
 };
 
 // Timeout of a fragment resent `retries` times in a row to a silent peer:
-// base * 2^retries, capped (truncated exponential back-off).
+// base, then base * 2^(retries - 2) from the third silent resend on, capped
+// (truncated exponential back-off). The first resends keep the base timeout:
+// a peer that waits for this very fragment says nothing either, and random
+// losses should not make it wait longer.
 inline rt::Nanos retry_timeout(const ReliabilityPolicy& p, const RttEstimate& e, std::uint32_t retries)
 {
     rt::Nanos t = e.rto != 0 ? e.rto : p.initial_timeout;
-    for (std::uint32_t i = 0; i < retries && t < p.max_timeout; ++i) {
+    for (std::uint32_t i = 2; i < retries && t < p.max_timeout; ++i) {
         t *= 2;
     }
     return t < p.max_timeout ? t : p.max_timeout;
