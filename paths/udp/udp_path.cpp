@@ -54,8 +54,9 @@ const rt::ChoiceParam stripe_param{"udp_stripe", "rr",
                                    "rr|first"};
 const rt::SizeParam window_param{
     "udp_window", 0,
-    "bulk bytes a rank may have in flight to one peer over udp before it waits for credit (0: a "
-    "quarter of the receive buffer the kernel grants)"};
+    "bytes (plus 1 KiB per datagram) a rank may have in flight to one peer on one udp socket "
+    "before it waits for credit (0: half the receive buffer the kernel grants, shared by the "
+    "peers, at most a quarter to one)"};
 const rt::IntParam probe_param{
     "udp_window_probe_us", 1000,
     "a udp window shut this long (microseconds) lets one datagram through (a credit was lost)"};
@@ -306,8 +307,14 @@ Status UdpPath::connect(rt::Bootstrap& boot)
     info_.eager_limit = opt_.eager_limit != 0 ? opt_.eager_limit : info_.max_frag;
     info_.bandwidth_mbs = 1000.0 * static_cast<double>(mine_.size());
     slot_bytes_ = kHdr + info_.max_frag;
-    const std::uint64_t auto_window =
-        std::max<std::uint64_t>(static_cast<std::uint64_t>(actual_rcvbuf_) / 4, 4 * datagram);
+    // Half the receive buffer shared by the peers that may send to it at
+    // once, but never more than a quarter to one peer.
+    const auto rcv = static_cast<std::uint64_t>(actual_rcvbuf_);
+    const int me_too = peers_[static_cast<std::size_t>(job_.rank)].reach ? 1 : 0;
+    const auto senders = static_cast<std::uint64_t>(std::max(1, reachable - me_too));
+    const std::uint64_t auto_window = std::clamp<std::uint64_t>(
+        rcv / 2 / senders, std::max<std::uint64_t>(256u << 10, 4 * datagram),
+        std::max<std::uint64_t>(rcv / 4, 4 * datagram));
     window_ = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
         opt_.window != 0 ? opt_.window : auto_window, 2 * datagram, std::uint64_t{1} << 30));
     probe_ns_ = opt_.probe_us * 1000;
@@ -362,6 +369,7 @@ const udp::Pair& UdpPath::route(PeerAddr& p, Lane lane)
 void UdpPath::fill_header(Header& h, int peer, Lane lane, std::size_t len)
 {
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
+    const auto l = static_cast<std::size_t>(lane);
     h.magic = udp::kMagic;
     h.version = udp::kVersion;
     h.lane = static_cast<std::uint8_t>(lane);
@@ -369,49 +377,63 @@ void UdpPath::fill_header(Header& h, int peer, Lane lane, std::size_t len)
     h.src = static_cast<std::uint32_t>(job_.rank);
     h.dst = static_cast<std::uint32_t>(peer);
     h.token = token_;
-    if (lane == Lane::bulk) {
-        p.sent_end += static_cast<std::uint32_t>(len);
-        h.stream = p.sent_end;
-    } else {
-        h.stream = 0;
+    p.sent_end[l] += static_cast<std::uint32_t>(len) + kDatagramCost;
+    h.stream = p.sent_end[l];
+    for (std::size_t k = 0; k < 2; ++k) {
+        h.credit[k] = p.seen_end[k];
+        p.credit_told[k] = p.seen_end[k];
     }
-    h.credit = p.seen_end;
-    p.credit_told = p.seen_end;
+    h.pad2 = 0;
 }
 
-// Whether a bulk datagram of `len` bytes may go to the peer now.
-bool UdpPath::window_open(PeerAddr& p, std::size_t len)
+// Whether a datagram of `len` ULM bytes may go to the peer on `lane` now.
+bool UdpPath::window_open(PeerAddr& p, Lane lane, std::size_t len)
 {
-    const std::uint32_t in_flight = p.sent_end - p.acked_end;
-    if (in_flight == 0 || in_flight + len <= window_) {
-        p.shut_since = 0;
+    const auto l = static_cast<std::size_t>(lane);
+    const std::uint32_t in_flight = p.sent_end[l] - p.acked_end[l];
+    // Fragments no longer than a header (ACKs, cts, fin, but also tiny eager
+    // messages) may go a little past the window: an ACK is rarely held up, a
+    // flood of tiny messages still is.
+    const std::uint64_t limit = std::uint64_t{window_} + (len <= kMaxFragHeader ? kSmallSlack : 0);
+    if (in_flight == 0 || in_flight + len + kDatagramCost <= limit) {
+        p.shut_since[l] = 0;
         return true;
     }
     const std::int64_t now = rt::now_ns();
-    if (p.shut_since == 0) {
-        p.shut_since = now;
+    if (p.shut_since[l] == 0) {
+        p.shut_since[l] = now;
         ++window_stalls_;
         return false;
     }
-    if (now - p.shut_since < probe_ns_) {
+    if (now - p.shut_since[l] < probe_ns_) {
         return false;
     }
-    p.shut_since = now; // no credit for a while: one datagram goes, its mark asks again
+    p.shut_since[l] = now; // no credit for a while: one datagram goes, its mark asks again
     ++probes_;
     return true;
+}
+
+bool UdpPath::owes_credit(const PeerAddr& p) const
+{
+    return p.seen_end[0] - p.credit_told[0] >= window_ / 2 ||
+           p.seen_end[1] - p.credit_told[1] >= window_ / 2;
 }
 
 // The flow-control fields of an accepted datagram from `src`.
 void UdpPath::took_header(const Header& h, int src, Lane lane)
 {
     PeerAddr& p = peers_[static_cast<std::size_t>(src)];
-    if (udp::serial_after(h.credit, p.acked_end) && !udp::serial_after(h.credit, p.sent_end)) {
-        p.acked_end = h.credit;
-        p.shut_since = 0;
+    for (std::size_t k = 0; k < 2; ++k) {
+        if (udp::serial_after(h.credit[k], p.acked_end[k]) &&
+            !udp::serial_after(h.credit[k], p.sent_end[k])) {
+            p.acked_end[k] = h.credit[k];
+            p.shut_since[k] = 0;
+        }
     }
-    if (lane == Lane::bulk && udp::serial_after(h.stream, p.seen_end)) {
-        p.seen_end = h.stream;
-        if (!p.credit_due && p.seen_end - p.credit_told >= window_ / 2) {
+    const auto l = static_cast<std::size_t>(lane);
+    if (udp::serial_after(h.stream, p.seen_end[l])) {
+        p.seen_end[l] = h.stream;
+        if (!p.credit_due && owes_credit(p)) {
             p.credit_due = true;
             credit_due_.push_back(src);
         }
@@ -426,7 +448,7 @@ void UdpPath::send_credits()
     for (std::size_t i = 0; i < credit_due_.size(); ++i) {
         const int peer = credit_due_[i];
         PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
-        if (p.seen_end - p.credit_told < window_ / 2) {
+        if (!owes_credit(p)) {
             p.credit_due = false;
             continue;
         }
@@ -440,7 +462,9 @@ void UdpPath::send_credits()
                          sizeof(sockaddr_in));
         } while (r < 0 && errno == EINTR);
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
-            p.credit_told -= window_ / 2; // still owed
+            p.sent_end[0] -= kDatagramCost; // not sent; still owed
+            p.credit_told[0] -= window_ / 2;
+            p.credit_told[1] -= window_ / 2;
             credit_due_[keep++] = peer;
             continue;
         }
@@ -501,7 +525,7 @@ bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
         return false; // ULM never asks for more than info().max_frag
     }
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
-    if (out.lane == Lane::bulk && !window_open(p, len)) {
+    if (!window_open(p, out.lane, len)) {
         ++counters_.send_again;
         return false;
     }
@@ -558,7 +582,7 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
         return Path::send(peer, iov, iovcnt, lane); // through a staging buffer
     }
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
-    if (lane == Lane::bulk && !window_open(p, total)) {
+    if (!window_open(p, lane, total)) {
         ++counters_.send_again;
         return SendResult::again;
     }
@@ -590,9 +614,8 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-            if (lane == Lane::bulk) {
-                p.sent_end -= static_cast<std::uint32_t>(total); // not sent after all
-            }
+            p.sent_end[static_cast<std::size_t>(lane)] -=
+                static_cast<std::uint32_t>(total) + kDatagramCost; // not sent after all
             ++counters_.send_again;
             return SendResult::again;
         }

@@ -24,20 +24,23 @@
 // one sendmsg() and answers `again` without keeping anything. Errors a
 // network makes (unreachable, down) count as a lost datagram; ULM resends.
 //
-// Flow control of the long socket. ULM streams every data fragment of a
-// matched message at once; over UDP nothing pushes back (on loopback and
-// veth a send never blocks), so a burst larger than the receiver's socket
-// buffer would be dropped by the kernel and resent by ULM, and a queue of
-// many milliseconds behind the socket would outlast ULM's retransmission
-// timer. So each bulk datagram carries the sender's running byte count
-// to that peer (`stream`), every datagram the other way carries the highest
-// count seen (`credit`; ULM's ACKs bring it back for free), and acquire()
-// answers `again` for bulk while more than ULMPI_UDP_WINDOW bytes are
-// neither credited nor overtaken by a later datagram (a lost datagram does
-// not hold the window: a later one's mark passes it). A receiver that owes
-// half a window of credit and has no traffic for the sender sends a
-// header-only credit datagram. If the window stays shut past
-// ULMPI_UDP_WINDOW_PROBE_US (a credit was lost), one datagram goes anyway.
+// Flow control. ULM streams every data fragment of a matched message at
+// once, and a flood of eager messages as fast as the program posts them;
+// over UDP nothing pushes back (on loopback and veth a send never blocks),
+// so a burst larger than the receiver's socket buffer is dropped by the
+// kernel and resent by ULM, and a queue of many milliseconds behind a
+// socket outlasts ULM's retransmission timer. So, per peer and lane, every
+// datagram carries the sender's running cost sent so far (`stream`: bytes
+// plus kDatagramCost, what a small datagram costs the receiver's buffer),
+// every datagram the other way carries the highest marks seen (`credit`;
+// ULM's ACKs bring them back for free), and acquire() answers `again` while
+// more than ULMPI_UDP_WINDOW is neither credited nor overtaken by a later
+// datagram (a lost datagram does not hold the window: a later one's mark
+// passes it). Fragments no longer than kMaxFragHeader (ACKs, cts, fin, and
+// tiny eager messages, which the path cannot tell apart) may go kSmallSlack
+// past the window, so ACKs are rarely held up. A receiver that owes half a window and
+// has no traffic for the sender sends a header-only credit. A window shut
+// for ULMPI_UDP_WINDOW_PROBE_US (a credit was lost) lets one datagram go.
 //
 // Receiving. The long socket is peeked: the first bytes (our header and
 // ULM's header) go up as a non-addressable RxFrag; if ULM calls
@@ -81,7 +84,7 @@ struct UdpOptions {
     bool peek_all = false;        // peek (non-addressable) on the short socket too
     bool stripe = true;           // bulk fragments round-robin over interface pairs
     int rx_batch = 64;            // datagrams read per socket per progress()
-    std::uint64_t window = 0;     // bulk bytes in flight per peer; 0: half of rcvbuf
+    std::uint64_t window = 0;     // cost in flight per peer and lane; 0: from the rcvbuf
     std::int64_t probe_us = 1000; // a shut window lets one datagram through after this
 };
 
@@ -90,6 +93,12 @@ bool udp_options_from_params(UdpOptions& out, std::string& why);
 
 class UdpPath final : public Path {
 public:
+    // What a datagram costs the window besides its bytes (a small datagram
+    // takes about this much of the receiver's socket buffer).
+    static constexpr std::uint32_t kDatagramCost = 1024;
+    // How far past the window header-sized fragments may go.
+    static constexpr std::uint32_t kSmallSlack = 64 * (kMaxFragHeader + kDatagramCost);
+
     UdpPath(const rt::JobInfo& job, const UdpOptions& opt);
     ~UdpPath() override;
 
@@ -131,12 +140,13 @@ private:
         std::vector<udp::Pair> pairs;
         std::uint32_t rr = 0;
         bool reach = false;
-        bool credit_due = false;       // on credit_due_
-        std::uint32_t sent_end = 0;    // bulk bytes sent to the peer (mod 2^32)
-        std::uint32_t acked_end = 0;   // highest of them the peer says it has seen
-        std::uint32_t seen_end = 0;    // highest stream mark seen from the peer
-        std::uint32_t credit_told = 0; // seen_end as last told to the peer
-        std::int64_t shut_since = 0;   // window shut since (ns), 0: open
+        bool credit_due = false; // on credit_due_
+        // By lane, in cost units modulo 2^32:
+        std::uint32_t sent_end[2] = {0, 0};    // sent to the peer
+        std::uint32_t acked_end[2] = {0, 0};   // of that, what the peer says it has seen
+        std::uint32_t seen_end[2] = {0, 0};    // highest stream mark seen from the peer
+        std::uint32_t credit_told[2] = {0, 0}; // seen_end as last told to the peer
+        std::int64_t shut_since[2] = {0, 0};   // window shut since (ns), 0: open
     };
     class RxDatagram;
 
@@ -149,7 +159,8 @@ private:
     bool flush(Sock& s);
     bool send_slot(Sock& s, TxSlot* slot);
     void fill_header(udp::Header& h, int peer, Lane lane, std::size_t len);
-    bool window_open(PeerAddr& p, std::size_t len);
+    bool window_open(PeerAddr& p, Lane lane, std::size_t len);
+    bool owes_credit(const PeerAddr& p) const;
     void took_header(const udp::Header& h, int src, Lane lane);
     void send_credits();
     void lost(int err, int peer);

@@ -141,7 +141,7 @@ Verdict check_header(const std::byte* d, std::size_t n, std::uint8_t lane, std::
     }
     Header h;
     std::memcpy(&h, d, sizeof h);
-    if (h.magic != kMagic || h.version != kVersion || h.lane != lane || h.pad != 0) {
+    if (h.magic != kMagic || h.version != kVersion || h.lane != lane || h.pad != 0 || h.pad2 != 0) {
         return Verdict::malformed;
     }
     if (h.token != token) {

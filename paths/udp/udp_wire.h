@@ -29,11 +29,12 @@ struct Header {
     std::uint32_t src;   // sender's world rank
     std::uint32_t dst;   // receiver's world rank
     std::uint64_t token; // job_token() of the sender's job
-    // Flow control of the long socket (udp_path.h), in bytes modulo 2^32:
-    std::uint32_t stream; // bulk: the sender's bulk bytes to dst up to this datagram; else 0
-    std::uint32_t credit; // the highest `stream` the sender has seen from dst so far
+    // Flow control (udp_path.h), per lane, in cost units modulo 2^32:
+    std::uint32_t stream;    // sender's cost sent to dst on this lane, this datagram included
+    std::uint32_t credit[2]; // by lane: the highest `stream` the sender has seen from dst
+    std::uint32_t pad2;      // zero
 };
-static_assert(sizeof(Header) == 32);
+static_assert(sizeof(Header) == 40);
 static_assert(std::has_unique_object_representations_v<Header>);
 
 // a > b in serial-number arithmetic (RFC 1982) on 32-bit stream positions.

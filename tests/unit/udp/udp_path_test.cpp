@@ -455,73 +455,86 @@ TEST_F(UdpPair, unknown_interface_fails_open_with_its_name_in_the_log)
     EXPECT_FALSE(p.open(boot).ok());
 }
 
-// Fills a's window to b with 1000-byte bulk fragments; returns how many went.
-int fill_window(UdpPath& a)
+// Fills a's window to b with 1000-byte fragments; returns how many went.
+int fill_window(UdpPath& a, Lane lane = Lane::bulk, std::size_t len = 1000)
 {
     int n = 0;
     for (; n < 100; ++n) {
         TxBuffer buf;
-        buf.lane = Lane::bulk;
-        if (!a.acquire(1, 1000, buf)) {
+        buf.lane = lane;
+        if (!a.acquire(1, len, buf)) {
             break;
         }
-        auto f = make_frag(48, 952, n);
+        auto f = make_frag(48, len - 48, n);
         std::memcpy(buf.data, f.data(), f.size());
         EXPECT_EQ(a.commit(1, buf, f.size()), SendResult::done);
     }
     return n;
 }
 
-TEST_F(UdpPair, bulk_window_shuts_until_the_receiver_sends_credit)
+constexpr std::uint64_t kThree = 3 * (1000 + UdpPath::kDatagramCost); // three 1000-byte datagrams
+
+UdpOptions windowed(std::int64_t probe_us = 10000000)
 {
     UdpOptions o;
     o.frag_size = 1500;
-    o.window = 6000;
-    o.probe_us = 10000000; // no probe in this test
-    make(o, o);
-    EXPECT_EQ(a_->window(), 6000u);
-    EXPECT_EQ(fill_window(*a_), 6);
+    o.window = kThree;
+    o.probe_us = probe_us;
+    return o;
+}
+
+TEST_F(UdpPair, window_shuts_until_the_receiver_sends_credit)
+{
+    make(windowed(), windowed());
+    EXPECT_EQ(a_->window(), kThree);
+    EXPECT_EQ(fill_window(*a_), 3);
     EXPECT_EQ(a_->window_stalls(), 1u);
-    // Control traffic is not held by the window.
-    put(*a_, 1, make_frag(48, 10, 1), Lane::control);
+    // The other lane has a window of its own.
+    EXPECT_EQ(fill_window(*a_, Lane::control), 3);
     TestSink sb, sa;
-    ASSERT_TRUE(collect(*b_, sb, 7));
+    ASSERT_TRUE(collect(*b_, sb, 6));
     EXPECT_EQ(b_->credits_sent(), 0u);
-    b_->progress(sb); // owes 6000 bytes of credit, no traffic to a: a header-only credit
+    b_->progress(sb); // owes credit and has no traffic for a: a header-only credit
     EXPECT_EQ(b_->credits_sent(), 1u);
-    for (int i = 0; i < 100 && fill_window(*a_) == 0; ++i) {
+    int went = 0;
+    for (int i = 0; i < 100 && went == 0; ++i) {
         a_->progress(sa);
+        went = fill_window(*a_);
         ::usleep(1000);
     }
+    EXPECT_EQ(went, 3);
+    EXPECT_EQ(fill_window(*a_, Lane::control), 3);
     EXPECT_TRUE(sa.got.empty()) << "a credit is not a fragment";
     EXPECT_EQ(a_->window_probes(), 0u);
 }
 
+TEST_F(UdpPair, header_sized_fragments_may_go_a_little_past_the_window)
+{
+    make(windowed(), windowed());
+    EXPECT_EQ(fill_window(*a_, Lane::control), 3);
+    // ACK-sized fragments still go, up to kSmallSlack past the window.
+    const std::uint64_t small = path::kMaxFragHeader + UdpPath::kDatagramCost;
+    EXPECT_EQ(static_cast<std::uint64_t>(fill_window(*a_, Lane::control, path::kMaxFragHeader)),
+              std::min<std::uint64_t>(100, UdpPath::kSmallSlack / small));
+}
+
 TEST_F(UdpPair, credit_rides_on_traffic_back_to_the_sender)
 {
-    UdpOptions o;
-    o.frag_size = 1500;
-    o.window = 6000;
-    o.probe_us = 10000000;
-    make(o, o);
-    EXPECT_EQ(fill_window(*a_), 6);
+    make(windowed(), windowed());
+    EXPECT_EQ(fill_window(*a_), 3);
     TestSink sb, sa;
-    ASSERT_TRUE(collect(*b_, sb, 6));
+    ASSERT_TRUE(collect(*b_, sb, 3));
     put(*b_, 0, make_frag(48, 10, 2), Lane::control); // e.g. ULM's ACK
     b_->progress(sb);
     EXPECT_EQ(b_->credits_sent(), 0u);
     ASSERT_TRUE(collect(*a_, sa, 1));
-    EXPECT_EQ(fill_window(*a_), 6);
+    EXPECT_EQ(fill_window(*a_), 3);
 }
 
 TEST_F(UdpPair, a_window_shut_for_long_lets_one_datagram_through)
 {
-    UdpOptions o;
-    o.frag_size = 1500;
-    o.window = 6000;
-    o.probe_us = 20000;
-    make(o, o);
-    EXPECT_EQ(fill_window(*a_), 6); // b never reads: every credit is "lost"
+    make(windowed(20000), windowed(20000));
+    EXPECT_EQ(fill_window(*a_), 3); // b never reads: every credit is "lost"
     ::usleep(30000);
     EXPECT_EQ(fill_window(*a_), 1);
     EXPECT_EQ(a_->window_probes(), 1u);
