@@ -169,6 +169,13 @@ bool choose_boot_ip(const std::string& spec, const std::vector<std::string>& rem
             return true;
         }
     }
+    // Nothing but loopback: the "other hosts" can only be on this machine.
+    for (const Interface& i : ifs) {
+        if (i.loopback && i.up) {
+            ip = ip_text(i.addr);
+            return true;
+        }
+    }
     why = "no network interface is up to reach the other hosts (see --boot-if)";
     return false;
 }

@@ -40,7 +40,7 @@ bool is_this_machine(const std::string& name, const std::string& hostname);
 // ULMPI_BOOT_IF) is an interface name, an IPv4 address of this machine or a
 // subnet a.b.c.d/n; empty: the local interface on the same subnet as the
 // first remote host that /etc/hosts (or the name itself) gives an address,
-// else the first non-loopback interface that is up.
+// else the first non-loopback interface that is up, else loopback.
 bool choose_boot_ip(const std::string& spec, const std::vector<std::string>& remote_hosts,
                     std::string& ip, std::string& why);
 

@@ -652,17 +652,31 @@ def case_mpi_programs():
         del best[key]
     progs = list(best.values())
     check(progs, "no program in the testlist")
+    # Known open bugs (testlist's xfail): run, reported, not counted.
+    xfail = {
+        "wildcard": "hangs with ranks on several hosts over udp+shm (also with hosts faked "
+                    "by --launch-agent {host}; one host over udp alone passes): udp/ULM",
+        "cancel": "hangs on 4 namespace hosts over udp+shm: udp/ULM",
+    }
     failed = []
     for words in progs:
         exe = os.path.join(os.environ["MPITEST_DIR"], words[0])
-        job = Job(udp + ["--map-by", "node", "--timeout", "60", "-n", words[1], exe] + words[2:])
+        known = xfail.get(words[0])
+        limit = 20 if known else 60
+        job = Job(udp + ["--map-by", "node", "--timeout", str(limit), "-n", words[1], exe] +
+                  words[2:])
+        why = None
         try:
-            r = job.finish(limit=75)
+            r = job.finish(limit=limit + 15)
+            if r.rc != 0 or "No Errors" not in r.out:
+                why = "(rc %s): %s" % (r.rc, (r.out + r.err)[-400:])
         except Failure as e:
-            failed.append("%s: %s" % (" ".join(words), str(e)[-400:]))
-            continue
-        if r.rc != 0 or "No Errors" not in r.out:
-            failed.append("%s (rc %s): %s" % (" ".join(words), r.rc, (r.out + r.err)[-400:]))
+            why = str(e)[-400:]
+        if known:
+            print("xfail %s: %s (%s)" % (" ".join(words), "failed as known" if why else
+                                         "PASSED: remove it from xfail", known))
+        elif why:
+            failed.append("%s %s" % (" ".join(words), why))
     check(not failed, "failed across hosts:\n" + "\n".join(failed))
 
 
