@@ -92,7 +92,7 @@ bool keyval_predefined(int id) { return id > kKeyvalBase && id <= MPI_WIN_MODEL;
 Keyval* keyval_get(int id)
 {
     auto it = keyvals().find(id);
-    return it == keyvals().end() || it->second->freed ? nullptr : it->second;
+    return it == keyvals().end() ? nullptr : it->second;
 }
 
 int keyval_create(AttrKind kind, Keyval proto)
@@ -108,6 +108,9 @@ int keyval_create(AttrKind kind, Keyval proto)
 
 void keyval_free(Keyval* k)
 {
+    if (k->freed) {
+        return; // freed again while attributes keep it: nothing more to drop
+    }
     k->freed = true;
     keyval_release(k);
 }

@@ -5,9 +5,11 @@
 // 1024 and are never reused. A Keyval object knows its kind (communicator
 // or datatype), its copy and delete callbacks and extra_state. It is
 // reference counted: the program's key is one reference (MPI_*_free_keyval
-// drops it, and the key stops being usable), every attribute stored under
-// it is another, so the callbacks of an attribute still run after the key
-// was freed.
+// drops it), every attribute stored under it is another, so the callbacks
+// of an attribute still run after the key was freed. As in MPICH (whose
+// attr tests rely on it), a freed key whose attributes remain still names
+// them (get, delete; freeing it again does nothing); once its last
+// attribute is gone the number is invalid (MPI_ERR_KEYVAL).
 //
 // Storage. An object's attributes are an AttrList: (keyval, value) in the
 // order they were first set (setting a key again replaces the value in
@@ -61,7 +63,7 @@ inline constexpr int kKeyvalBase = MPI_KEYVAL_INVALID;
 inline constexpr int kFirstUserKeyval = kKeyvalBase | 1024;
 
 bool keyval_predefined(int id);           // MPI_TAG_UB .. MPI_WIN_MODEL
-Keyval* keyval_get(int id);               // live user keyval, else nullptr
+Keyval* keyval_get(int id);               // existing user keyval, else nullptr
 int keyval_create(AttrKind kind, Keyval proto); // new key id (proto's callbacks and extra)
 void keyval_free(Keyval* k);               // the program's reference
 void keyval_release(Keyval* k);

@@ -426,6 +426,22 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) try
             return e;
         }
     }
+    // Keeping no dimension gives a zero-dimensional grid: one process, rank
+    // 0 (as MPI_Cart_create with ndims = 0 does; MPICH's cartsuball checks
+    // this reading); the others get MPI_COMM_NULL.
+    bool keep_any = false;
+    for (int d = 0; d < nd; ++d) {
+        keep_any = keep_any || remain_dims[d] != 0;
+    }
+    if (!keep_any) {
+        auto zero = std::make_shared<Topology>();
+        zero->kind = MPI_CART;
+        Comm* n = nullptr;
+        if (int e = comm_make_intra(c, prefix_group(c, 1), &n, fn)) {
+            return e;
+        }
+        return attach(n, std::move(zero), newcomm);
+    }
     // My new group: the ranks whose coordinates equal mine in every dropped
     // dimension, in rank order (which is the row-major order of the kept ones).
     std::vector<int> mine(static_cast<std::size_t>(nd));

@@ -186,13 +186,21 @@ static void test_cart(void)
         MT_OK(MPI_Cart_shift(sub, 0, 1, &src, &dst));
         shift_exchange(sub, src, dst, "column shift (periodic)");
         MT_OK(MPI_Comm_free(&sub));
+        /* keeping nothing: a zero-dimensional grid of rank 0 alone */
         keep[0] = 0;
         keep[1] = 0;
         MT_OK(MPI_Cart_sub(cart, keep, &sub));
-        MT_OK(MPI_Comm_size(sub, &size));
-        MT_OK(MPI_Cartdim_get(sub, &nd));
-        MT_CHECK(size == 1 && nd == 0, "Cart_sub keeping nothing: size %d ndims %d", size, nd);
-        MT_OK(MPI_Comm_free(&sub));
+        if (r == 0) {
+            MT_OK(MPI_Comm_size(sub, &size));
+            MT_OK(MPI_Cartdim_get(sub, &nd));
+            MT_OK(MPI_Comm_compare(sub, MPI_COMM_SELF, &status));
+            MT_CHECK(size == 1 && nd == 0 && status == MPI_CONGRUENT,
+                     "Cart_sub keeping nothing: size %d ndims %d compare %d", size, nd, status);
+            MT_OK(MPI_Comm_free(&sub));
+        } else {
+            MT_CHECK(sub == MPI_COMM_NULL, "Cart_sub keeping nothing gave rank %d a communicator",
+                     r);
+        }
     }
     /* a dup keeps the topology */
     MT_OK(MPI_Comm_dup(cart, &dup));
