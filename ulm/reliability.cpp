@@ -274,7 +274,7 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
             int budget = 64;
             for (std::uint64_t s = std::max(p.unacked.base(), h.lids + 1); s < h.ack_seq && budget > 0; ++s) {
                 SendFrag* g = p.unacked.find(s);
-                if (g == nullptr || g->fast_resent || g->sent_at >= acked_sent) {
+                if (g == nullptr || g->fast_resent || g->sent_at > acked_sent) {
                     continue;
                 }
                 if (s >= h.lids + 2 && s - h.lids - 2 < 64 && (h.sack & (std::uint64_t{1} << (s - h.lids - 2)))) {

@@ -157,10 +157,18 @@ path::SendResult MemPath::commit(int peer, const path::TxBuffer& buf, std::size_
     // maybe twice, maybe damaged, maybe not at all.
     std::uniform_real_distribution<double> coin(0.0, 1.0);
     int copies = 1;
-    if (opt_.drop > 0 && coin(rng_) < opt_.drop) {
+    if (opt_.fault) {
+        std::vector<std::byte> bytes(mine->bytes.begin(),
+                                     mine->bytes.begin() + static_cast<std::ptrdiff_t>(len));
+        copies = opt_.fault(rank_, peer, bytes);
+        std::memcpy(mine->bytes.data(), bytes.data(), len);
+        faults_.dropped += copies == 0 ? 1 : 0;
+        faults_.duplicated += copies == 2 ? 1 : 0;
+    }
+    if (copies == 1 && opt_.drop > 0 && coin(rng_) < opt_.drop) {
         copies = 0;
         ++faults_.dropped;
-    } else if (opt_.duplicate > 0 && coin(rng_) < opt_.duplicate) {
+    } else if (copies == 1 && opt_.duplicate > 0 && coin(rng_) < opt_.duplicate) {
         copies = 2;
         ++faults_.duplicated;
     }

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -65,6 +66,10 @@ struct MemPathOptions {
     double duplicate = 0;
     double corrupt = 0;
     const char* name = "mem";
+    // Chosen faults (deterministic tests): called for every committed
+    // fragment with its bytes (which it may damage); returns how many copies
+    // arrive: 0 drops it, 2 duplicates it. Applied before the random faults.
+    std::function<int(int src, int dst, std::vector<std::byte>& bytes)> fault;
 };
 
 class MemPath final : public path::Path {

@@ -1,0 +1,310 @@
+// ULM reliability over the in-memory test path with chosen faults and a
+// manual clock: ACKs and LIDS free kept fragments, the timer backs off and
+// gives up, fast retransmission and corrupt ACKs repair losses at once,
+// duplicates are dropped and acknowledged again.
+#include "engine_harness.h"
+
+#include "runtime/clock.h"
+#include "ulm/ft_hooks.h"
+
+#include <atomic>
+
+namespace ulmpi::test {
+namespace {
+
+constexpr int kTag = 9;
+
+// Sets an integer parameter for the lifetime of the object (read at init).
+class ScopedIntParam {
+public:
+    ScopedIntParam(const char* name, std::int64_t v) : p_(dynamic_cast<rt::IntParam*>(rt::find_param(name)))
+    {
+        if (p_ == nullptr) {
+            ADD_FAILURE() << "no integer parameter " << name;
+            return;
+        }
+        old_ = p_->get();
+        p_->set(v);
+    }
+    ~ScopedIntParam()
+    {
+        if (p_ != nullptr) {
+            p_->set(old_);
+        }
+    }
+    ScopedIntParam(const ScopedIntParam&) = delete;
+    ScopedIntParam& operator=(const ScopedIntParam&) = delete;
+
+private:
+    rt::IntParam* p_;
+    std::int64_t old_ = 0;
+};
+
+ulm::FragType type_of(const std::vector<std::byte>& b) { return static_cast<ulm::FragType>(b[1]); }
+std::uint64_t seq_of(const std::vector<std::byte>& b)
+{
+    ulm::BaseHeader h;
+    std::memcpy(&h, b.data(), sizeof h);
+    return h.frag_seq;
+}
+
+struct Hooks final : ulm::FailureHooks {
+    void on_peer_failed(int, const char*) override {}
+    void on_peer_unreachable(int peer, const char* path) override
+    {
+        unreachable = peer;
+        path_name = path;
+    }
+    void on_job_ending(const char*) override {}
+    int unreachable = -1;
+    std::string path_name;
+};
+
+ClusterOptions reliable(std::function<int(int, int, std::vector<std::byte>&)> fault = {})
+{
+    ClusterOptions o;
+    o.mem.reliable = true;
+    o.mem.fault = std::move(fault);
+    return o;
+}
+
+SendMsg* send_bytes(Engine& e, const std::vector<std::byte>& v, int dst)
+{
+    SendMsg* s = nullptr;
+    EXPECT_TRUE(e.isend(bytes_ref(const_cast<std::byte*>(v.data()), v.size()), dst, kTag, ContextId(0),
+                        SendMode::standard, &s)
+                    .ok());
+    return s;
+}
+
+RecvMsg* recv_bytes(Engine& e, std::vector<std::byte>& v, int src)
+{
+    RecvMsg* r = nullptr;
+    EXPECT_TRUE(e.irecv(bytes_ref(v.data(), v.size()), src, kTag, ContextId(0), &r).ok());
+    return r;
+}
+
+// Counts fragments of a type from src to dst in the fabric's log.
+std::size_t logged(const MemFabric& f, int src, int dst, ulm::FragType t)
+{
+    std::size_t n = 0;
+    for (const FragRecord& r : f.log) {
+        n += r.src == src && r.dst == dst && type_of(r.bytes) == t ? 1 : 0;
+    }
+    return n;
+}
+
+} // namespace
+
+TEST(Reliability, lids_frees_every_kept_fragment_although_their_acks_were_lost)
+{
+    rt::ManualClock clock; // never advanced: no timer can fire
+    int acks_to_drop = 5;
+    Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
+        if (src == 1 && type_of(b) == ulm::FragType::ack && acks_to_drop > 0) {
+            --acks_to_drop;
+            return 0;
+        }
+        return 1;
+    }));
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.e(0).reliable(&c.path(0)));
+    std::vector<std::vector<std::byte>> out, in;
+    std::vector<RecvMsg*> rs;
+    for (int i = 0; i < 6; ++i) {
+        out.push_back(pattern(50, static_cast<std::uint32_t>(i)));
+        in.emplace_back(50);
+    }
+    for (int i = 0; i < 6; ++i) {
+        rs.push_back(recv_bytes(c.e(1), in[static_cast<std::size_t>(i)], 0));
+    }
+    // One message per progress pass so that every one gets its own ACK.
+    for (int i = 0; i < 5; ++i) {
+        c.e(0).release(send_bytes(c.e(0), out[static_cast<std::size_t>(i)], 1));
+        c.settle(3);
+    }
+    EXPECT_EQ(acks_to_drop, 0);
+    EXPECT_EQ(c.e(0).unacked_frags(), 5u) << "the five ACKs were lost: the fragments are still kept";
+    c.e(0).release(send_bytes(c.e(0), out[5], 1));
+    c.settle(5);
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u) << "the sixth ACK's LIDS covers all six";
+    EXPECT_EQ(c.e(0).counters(1).retransmits, 0u);
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_TRUE(rs[static_cast<std::size_t>(i)]->complete);
+        EXPECT_TRUE(same_bytes(in[static_cast<std::size_t>(i)], out[static_cast<std::size_t>(i)]));
+        c.e(1).release(rs[static_cast<std::size_t>(i)]);
+    }
+}
+
+TEST(Reliability, timer_probes_a_silent_peer_backs_off_and_gives_up)
+{
+    ScopedIntParam initial("ulm_retry_timeout_us", 1000);
+    ScopedIntParam cap("ulm_retry_max_timeout_us", 8000);
+    ScopedIntParam retries("ulm_max_retries", 7);
+    rt::ManualClock clock;
+    Cluster c(reliable());
+    ASSERT_TRUE(c.ok());
+    Hooks hooks;
+    c.e(0).set_failure_hooks(&hooks);
+    c.path(1).set_paused(true); // rank 1 never hears anything: it stays silent
+    auto a = pattern(40, 1);
+    auto b = pattern(40, 2);
+    SendMsg* s1 = send_bytes(c.e(0), a, 1);
+    SendMsg* s2 = send_bytes(c.e(0), b, 1);
+    const std::size_t first = logged(c.fabric, 0, 1, ulm::FragType::match);
+    ASSERT_EQ(first, 2u);
+    // Advance in 100 us steps and note when each resend leaves.
+    std::vector<rt::Nanos> resends;
+    rt::Nanos start = clock.now();
+    for (int step = 0; step < 2000 && hooks.unreachable < 0; ++step) {
+        clock.advance(100000);
+        for (int k = 0; k < 4; ++k) { // the timer is checked every few passes
+            c.e(0).progress();
+        }
+        std::size_t n = logged(c.fabric, 0, 1, ulm::FragType::match);
+        while (first + resends.size() < n) {
+            resends.push_back(clock.now() - start);
+        }
+    }
+    // Only the oldest fragment is probed: a silent peer is not flooded.
+    for (const FragRecord& r : c.fabric.log) {
+        if (r.src == 0 && type_of(r.bytes) == ulm::FragType::match) {
+            EXPECT_TRUE(seq_of(r.bytes) == 1 || &r == &c.fabric.log[1] || seq_of(r.bytes) == 2)
+                << "unexpected fragment " << seq_of(r.bytes);
+        }
+    }
+    std::size_t second_resent = 0;
+    for (std::size_t i = 2; i < c.fabric.log.size(); ++i) {
+        const FragRecord& r = c.fabric.log[i];
+        second_resent += r.src == 0 && type_of(r.bytes) == ulm::FragType::match && seq_of(r.bytes) == 2 ? 1 : 0;
+    }
+    EXPECT_EQ(second_resent, 0u) << "the second fragment waits while the peer is silent";
+    // Waits before each resend: 1, 1, 1 ms (the base), then 2, 4, 8, 8 ms
+    // (doubling from the third silent resend on, capped at 8 ms); the peer
+    // is given up when the seventh resend's timer expires.
+    ASSERT_EQ(resends.size(), 7u);
+    const rt::Nanos want[] = {1, 2, 3, 5, 9, 17, 25};
+    for (std::size_t i = 0; i < resends.size(); ++i) {
+        EXPECT_NEAR(static_cast<double>(resends[i]), static_cast<double>(want[i] * 1000000), 250000.0)
+            << "resend " << i;
+    }
+    EXPECT_EQ(hooks.unreachable, 1);
+    EXPECT_EQ(hooks.path_name, "mem");
+    EXPECT_TRUE(c.e(0).peer_failed(1));
+    c.e(0).release(s1);
+    c.e(0).release(s2);
+}
+
+TEST(Reliability, later_fragment_delivered_resends_the_lost_one_at_once)
+{
+    rt::ManualClock clock; // no timer: only ACKs can repair the loss
+    bool dropped = false;
+    Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
+        if (src == 0 && type_of(b) == ulm::FragType::match && seq_of(b) == 1 && !dropped) {
+            dropped = true;
+            return 0;
+        }
+        return 1;
+    }));
+    ASSERT_TRUE(c.ok());
+    std::vector<std::byte> in1(64), in2(64);
+    auto m1 = pattern(64, 1), m2 = pattern(64, 2);
+    RecvMsg* r1 = recv_bytes(c.e(1), in1, 0);
+    RecvMsg* r2 = recv_bytes(c.e(1), in2, 0);
+    c.e(0).release(send_bytes(c.e(0), m1, 1));
+    c.e(0).release(send_bytes(c.e(0), m2, 1));
+    ASSERT_TRUE(c.run_until([&] { return r1->complete && r2->complete; }, 1000));
+    EXPECT_TRUE(dropped);
+    EXPECT_TRUE(same_bytes(in1, m1));
+    EXPECT_TRUE(same_bytes(in2, m2));
+    EXPECT_EQ(c.e(0).counters(1).retransmits, 1u);
+    EXPECT_EQ(c.e(1).counters(0).out_of_order, 1u) << "message 2 waited for message 1";
+    c.settle(5);
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
+    c.e(1).release(r1);
+    c.e(1).release(r2);
+}
+
+TEST(Reliability, damaged_payload_is_answered_corrupt_and_resent_at_once)
+{
+    rt::ManualClock clock;
+    bool damaged = false;
+    Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
+        if (src == 0 && type_of(b) == ulm::FragType::match && !damaged) {
+            damaged = true;
+            b[sizeof(ulm::MatchHeader) + 3] ^= std::byte{0x10}; // payload, not header
+        }
+        return 1;
+    }));
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.e(0).checksummed(&c.path(0)));
+    std::vector<std::byte> in(80);
+    auto m = pattern(80, 5);
+    RecvMsg* r = recv_bytes(c.e(1), in, 0);
+    c.e(0).release(send_bytes(c.e(0), m, 1));
+    ASSERT_TRUE(c.run_until([&] { return r->complete; }, 1000));
+    EXPECT_TRUE(same_bytes(in, m)) << "the damaged bytes never reached the user buffer";
+    EXPECT_EQ(c.e(1).counters(0).crc_payload_fail, 1u);
+    EXPECT_EQ(c.e(0).counters(1).corrupt_acks_received, 1u);
+    EXPECT_EQ(c.e(0).counters(1).retransmits, 1u);
+    c.e(1).release(r);
+}
+
+TEST(Reliability, damaged_header_is_dropped_silently_and_repaired_by_the_timer)
+{
+    rt::ManualClock clock;
+    bool damaged = false;
+    Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
+        if (src == 0 && type_of(b) == ulm::FragType::match && !damaged) {
+            damaged = true;
+            b[offsetof(ulm::BaseHeader, frag_seq)] ^= std::byte{0x04}; // the sequence itself
+        }
+        return 1;
+    }));
+    ASSERT_TRUE(c.ok());
+    std::vector<std::byte> in(30);
+    auto m = pattern(30, 6);
+    RecvMsg* r = recv_bytes(c.e(1), in, 0);
+    c.e(0).release(send_bytes(c.e(0), m, 1));
+    c.settle(20);
+    EXPECT_FALSE(r->complete);
+    EXPECT_EQ(c.e(1).counters(0).crc_header_fail, 1u);
+    EXPECT_EQ(c.e(0).counters(1).corrupt_acks_received, 0u) << "a damaged header gets no answer";
+    clock.advance(50 * 1000000);
+    ASSERT_TRUE(c.run_until([&] { return r->complete; }, 1000));
+    EXPECT_TRUE(same_bytes(in, m));
+    EXPECT_EQ(c.e(0).counters(1).retransmits, 1u);
+    c.e(1).release(r);
+}
+
+TEST(Reliability, duplicate_is_dropped_and_acknowledged_again)
+{
+    rt::ManualClock clock;
+    bool doubled = false;
+    ClusterOptions o = reliable([&](int src, int, std::vector<std::byte>& b) {
+        if (src == 0 && type_of(b) == ulm::FragType::match && !doubled) {
+            doubled = true;
+            return 2;
+        }
+        return 1;
+    });
+    o.mem.max_per_progress = 1; // the copy comes in a pass of its own
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    std::vector<std::byte> in1(20), in2(20);
+    auto m = pattern(20, 7);
+    RecvMsg* r1 = recv_bytes(c.e(1), in1, 0);
+    RecvMsg* r2 = recv_bytes(c.e(1), in2, 0); // must not be filled by the duplicate
+    c.e(0).release(send_bytes(c.e(0), m, 1));
+    c.settle(20);
+    EXPECT_TRUE(r1->complete);
+    EXPECT_FALSE(r2->complete) << "the duplicate was delivered as a second message";
+    EXPECT_EQ(c.e(1).counters(0).duplicates, 1u);
+    EXPECT_GE(c.e(1).counters(0).acks_sent, 2u) << "the duplicate is acknowledged again";
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
+    EXPECT_TRUE(c.e(1).cancel(r2));
+    c.e(1).release(r1);
+    c.e(1).release(r2);
+}
+
+} // namespace ulmpi::test
