@@ -1105,7 +1105,7 @@ TEST(Engine, match_fragments_ahead_of_sequence_are_held_once_each)
         }
     }
     EXPECT_EQ(c.e(1).unexpected_count(), 3u);
-    EXPECT_EQ(c.e(1).counters(0).out_of_order, 3u);
+    EXPECT_EQ(c.e(1).counters(0).out_of_order, 2u) << "held: 3 and 2 (the copy of 3 is dropped)";
     for (int want = 1; want <= 3; ++want) {
         std::vector<std::byte> in(4);
         RecvMsg* r = post_recv(c.e(1), in, 0, ulm::kAnyTag);
