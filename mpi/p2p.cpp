@@ -94,6 +94,9 @@ int p2p_wait_recv(Comm* c, ulm::RecvMsg* r, MPI_Status* st, const char* fn)
 int p2p_send(Comm* c, const void* buf, std::uint64_t count, const Datatype* t, int dest, int tag,
              ulm::ContextId ctx, const char* fn)
 {
+    if (state().engine.send_now(t->ref(buf, count), c->world_of(dest), tag, ctx)) {
+        return MPI_SUCCESS; // eager, gone at once
+    }
     ulm::SendMsg* s = nullptr;
     if (int e = p2p_isend(c, buf, count, t, dest, tag, ctx, ulm::SendMode::standard, &s, fn)) {
         return e;
@@ -104,11 +107,26 @@ int p2p_send(Comm* c, const void* buf, std::uint64_t count, const Datatype* t, i
 int p2p_recv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
              ulm::ContextId ctx, MPI_Status* st, const char* fn)
 {
-    ulm::RecvMsg* r = nullptr;
-    if (int e = p2p_irecv(c, buf, count, t, source, tag, ctx, &r, fn)) {
-        return e;
+    // The descriptor lives on this stack frame: the call returns only once
+    // the receive has completed (or has been withdrawn).
+    ulm::Engine& eng = state().engine;
+    ulm::RecvMsg r;
+    int src = source == MPI_ANY_SOURCE ? ulm::kAnySource : c->world_of(source);
+    int utag = tag == MPI_ANY_TAG ? ulm::kAnyTag : tag;
+    rt::Status s = eng.irecv_into(r, t->ref(buf, count), src, utag, ctx);
+    if (!s.ok()) [[unlikely]] {
+        eng.withdraw(r);
+        return raise(c, to_mpi_class(s.code()), fn, "cannot post a receive: %s", rt::errc_name(s.code()));
     }
-    return p2p_wait_recv(c, r, st, fn);
+    if (!r.complete) {
+        eng.wait([&r] { return r.complete; });
+    }
+    eng.withdraw(r);
+    int err = p2p_recv_status(c, &r, st);
+    if (err != MPI_SUCCESS) [[unlikely]] {
+        err = p2p_recv_error(c, &r, fn);
+    }
+    return err;
 }
 
 } // namespace ulmpi::mpi

@@ -27,6 +27,10 @@ int blocking_send(const void* buf, int count, MPI_Datatype type, int dest, int t
     if (dest == MPI_PROC_NULL) {
         return MPI_SUCCESS;
     }
+    if (mode != SendMode::synchronous &&
+        state().engine.send_now(t->ref(buf, static_cast<std::uint64_t>(count)), c->world_of(dest), tag, c->ctx)) {
+        return MPI_SUCCESS; // eager, gone at once
+    }
     ulmpi::ulm::SendMsg* s = nullptr;
     if (int e = p2p_isend(c, buf, static_cast<std::uint64_t>(count), t, dest, tag, c->ctx, mode, &s, fn)) {
         return e;

@@ -73,6 +73,15 @@ public:
     Status isend(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
                  SendMsg** out);
     Status irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvMsg** out);
+    // Fast path of a blocking standard send: an eager message leaves at once,
+    // without a descriptor, when nothing waits for the peer and the path has
+    // room. False: nothing was sent; use isend().
+    bool send_now(const DataRef& data, int dst, int tag, ContextId ctx);
+    // A receive into a descriptor the caller owns (a blocking receive keeps it
+    // on its stack). The caller never releases it: once r.complete (or to
+    // give up before) it calls withdraw(), which forgets every reference.
+    Status irecv_into(RecvMsg& r, const DataRef& data, int src, int tag, ContextId ctx);
+    void withdraw(RecvMsg& r);
     // First unexpected message matching, left in place.
     bool iprobe(int src, int tag, ContextId ctx, Envelope* env);
     // Matched probe: removes the message from matching (MPI_Improbe).

@@ -56,18 +56,68 @@ Status Engine::isend(const DataRef& data, int dst, int tag, ContextId ctx, SendM
     return Errc::ok; // failures show in s->error when it completes
 }
 
+bool Engine::send_now(const DataRef& data, int dst, int tag, ContextId ctx)
+{
+    if (dst < 0 || dst >= size_) [[unlikely]] {
+        return false;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(dst)];
+    path::Path* path = p.primary;
+    const std::uint64_t total = data.bytes();
+    if (!p.pending.empty() || p.failed || path == nullptr) [[unlikely]] {
+        return false;
+    }
+    const path::PathInfo& info = path->info();
+    if (total > info.eager_limit || sizeof(MatchHeader) + total > info.max_frag) {
+        return false;
+    }
+    MatchHeader h;
+    fill_base(p, h.base, FragType::match, flag::eager, static_cast<std::uint32_t>(total));
+    h.context = ctx.value();
+    h.tag = tag;
+    h.msg_seq = p.next_msg_out.value();
+    h.msg_len = total;
+    h.send_id = 0;
+    Payload pl;
+    pl.ref = &data;
+    pl.len = static_cast<std::uint32_t>(total);
+    if (!emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
+        return false;
+    }
+    ++p.next_msg_out;
+    ++p.counters.msgs_sent;
+    return true;
+}
+
 Status Engine::irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvMsg** out)
 {
     RecvMsg* r = recv_pool_.get();
     if (r == nullptr) {
         return Errc::no_memory;
     }
+    *out = r;
+    return irecv_into(*r, data, src, tag, ctx);
+}
+
+void Engine::withdraw(RecvMsg& r)
+{
+    if (!r.complete) {
+        matcher_.cancel(&r);
+    }
+    if (r.id != 0) {
+        recvs_.erase(r.id);
+        r.id = 0;
+    }
+}
+
+Status Engine::irecv_into(RecvMsg& rr, const DataRef& data, int src, int tag, ContextId ctx)
+{
+    RecvMsg* r = &rr;
     r->data = data;
     r->capacity = data.bytes();
     r->src = src;
     r->tag = tag;
     r->ctx = ctx;
-    *out = r;
     if (src != kAnySource && (src < 0 || src >= size_)) {
         r->error = Errc::invalid_arg;
         complete_recv(r);
