@@ -11,6 +11,11 @@ mpicc=$build/tools/mpicc
 mpicxx=$build/tools/mpicxx
 inc=-I$ULMPI_TEST_SOURCE_ROOT/include
 link="-L$build/mpi -Wl,-rpath,$build/mpi -Wl,--enable-new-dtags -lmpi"
+# A sanitized build (-Db_sanitize=...) compiles and links with the sanitizer.
+if [ -n "${ULMPI_TEST_SANITIZE_ARGS:-}" ]; then
+    inc="$inc $ULMPI_TEST_SANITIZE_ARGS"
+    link="$ULMPI_TEST_SANITIZE_ARGS $link"
+fi
 
 # same WHAT EXPECTED ACTUAL
 same() {
