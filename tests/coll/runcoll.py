@@ -30,6 +30,11 @@ import subprocess
 import sys
 import time
 
+# A report of a sanitizer (ASan, LSan, UBSan, TSan; scripts/sanitize) fails
+# the test even when mpirun exits 0.
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak|Thread|Memory)Sanitizer|"
+                              r"WARNING: ThreadSanitizer|: runtime error: ")
+
 
 class Entry:
     def __init__(self, words):
@@ -67,17 +72,19 @@ def run(e, a):
         return False, "no program " + exe, "", 0.0
     env = dict(os.environ)
     env.update(e.env)
-    cmd = [a.mpirun, "-n", str(e.np), "--timeout", str(int(e.timeout + 0.999)), exe] + e.args
+    # Slow builds (sanitizers) stretch every limit, as in tests/mpi/runtests.py.
+    timeout = e.timeout * float(os.environ.get("ULMPI_TEST_TIMEOUT_SCALE", "1"))
+    cmd = [a.mpirun, "-n", str(e.np), "--timeout", str(int(timeout + 0.999)), exe] + e.args
     start = time.monotonic()
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
-        out, _ = p.communicate(timeout=e.timeout + 15)
+        out, _ = p.communicate(timeout=timeout + 15)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         out, _ = p.communicate()
         text = out.decode("utf-8", "replace")
-        return False, "killed after %.0f s" % (e.timeout + 15), text, time.monotonic() - start
+        return False, "killed after %.0f s" % (timeout + 15), text, time.monotonic() - start
     text = out.decode("utf-8", "replace")
     problems = []
     if p.returncode != 0:
@@ -86,6 +93,8 @@ def run(e, a):
         problems.append('no "No Errors" line')
     problems += ["output does not match " + r for r in e.out if not re.search(r, text, re.M)]
     problems += ["output matches " + r for r in e.noout if re.search(r, text, re.M)]
+    if SANITIZER_REPORT.search(text):
+        problems.append("a sanitizer reported an error (in the output)")
     return not problems, "; ".join(problems) or "ok", " ".join(cmd) + "\n" + text, \
         time.monotonic() - start
 

@@ -62,6 +62,11 @@ import uuid
 
 DEFAULT_TIMEOUT = 60.0
 
+# A report of a sanitizer (ASan, LSan, UBSan, TSan; scripts/sanitize) in any
+# process of the job fails the test, whatever its expected exit status.
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak|Thread|Memory)Sanitizer|"
+                              r"WARNING: ThreadSanitizer|: runtime error: ")
+
 
 class Entry:
     def __init__(self, lineno, tokens):
@@ -319,6 +324,8 @@ def run_entry(e, args):
     for rx in e.nooutputs:
         if re.search(rx, text, re.M):
             problems.append("output matches %s" % rx)
+    if SANITIZER_REPORT.search(text):
+        problems.append("a sanitizer reported an error (in the output)")
     if e.within is not None:
         t0 = trigger
         if t0 is None:
