@@ -15,10 +15,13 @@ TypeAttrHooks type_attr_hooks;
 
 namespace {
 
+// Never destroyed (as the op table): the predefined types live as long as the
+// process, and a table destroyed at exit would leave them unreachable (what
+// LeakSanitizer reports) and any MPI call from a later exit handler without it.
 HandleTable<Datatype, ULMPI_KIND_DATATYPE>& table()
 {
-    static HandleTable<Datatype, ULMPI_KIND_DATATYPE> t;
-    return t;
+    static auto* t = new HandleTable<Datatype, ULMPI_KIND_DATATYPE>;
+    return *t;
 }
 
 template <class T> struct PairRuns {
