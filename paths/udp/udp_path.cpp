@@ -57,6 +57,9 @@ const rt::SizeParam window_param{
     "bytes (plus 1 KiB per datagram) a rank may have in flight to one peer on one udp socket "
     "before it waits for credit (0: half the receive buffer the kernel grants, shared by the "
     "peers, at most a quarter to one)"};
+const rt::SizeParam control_window_param{
+    "udp_control_window", 0,
+    "the same as udp_window for the short socket (eager messages and control); 0: as udp_window"};
 const rt::IntParam probe_param{
     "udp_window_probe_us", 1000,
     "a udp window shut this long (microseconds) lets one datagram through (a credit was lost)"};
@@ -172,6 +175,7 @@ bool udp_options_from_params(UdpOptions& out, std::string& why)
     out.stripe = stripe_param.get() == "rr";
     out.rx_batch = static_cast<int>(std::clamp<std::int64_t>(batch_param.get(), 1, 4096));
     out.window = window_param.get();
+    out.control_window = control_window_param.get();
     out.probe_us = std::clamp<std::int64_t>(probe_param.get(), 1, 10000000);
     return true;
 }
@@ -306,6 +310,9 @@ Status UdpPath::connect(rt::Bootstrap& boot)
     info_.inline_max = info_.max_frag;
     info_.eager_limit = opt_.eager_limit != 0 ? opt_.eager_limit : info_.max_frag;
     info_.bandwidth_mbs = 1000.0 * static_cast<double>(mine_.size());
+    // A socket per lane; bulk fragments striped over several interface
+    // pairs may overtake each other as well.
+    info_.order = opt_.stripe && mine_.size() > 1 ? PathInfo::Order::none : PathInfo::Order::per_lane;
     slot_bytes_ = kHdr + info_.max_frag;
     // Half the receive buffer shared by the peers that may send to it at
     // once, but never more than a quarter to one peer.
@@ -315,8 +322,12 @@ Status UdpPath::connect(rt::Bootstrap& boot)
     const std::uint64_t auto_window = std::clamp<std::uint64_t>(
         rcv / 2 / senders, std::max<std::uint64_t>(256u << 10, 4 * datagram),
         std::max<std::uint64_t>(rcv / 4, 4 * datagram));
-    window_ = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
-        opt_.window != 0 ? opt_.window : auto_window, 2 * datagram, std::uint64_t{1} << 30));
+    auto fit = [&](std::uint64_t w) {
+        return static_cast<std::uint32_t>(
+            std::clamp<std::uint64_t>(w != 0 ? w : auto_window, 2 * datagram, 1u << 30));
+    };
+    window_[1] = fit(opt_.window);
+    window_[0] = fit(opt_.control_window != 0 ? opt_.control_window : opt_.window);
     probe_ns_ = opt_.probe_us * 1000;
     rx_buf_.assign(65536, std::byte{0});
     stash_.assign(65536, std::byte{0});
@@ -377,8 +388,12 @@ void UdpPath::fill_header(Header& h, int peer, Lane lane, std::size_t len)
     h.src = static_cast<std::uint32_t>(job_.rank);
     h.dst = static_cast<std::uint32_t>(peer);
     h.token = token_;
-    p.sent_end[l] += static_cast<std::uint32_t>(len) + kDatagramCost;
-    h.stream = p.sent_end[l];
+    if (len != kCreditOnly) {
+        p.sent_end[l] += static_cast<std::uint32_t>(len) + kDatagramCost;
+        h.stream = p.sent_end[l];
+    } else {
+        h.stream = 0; // a header-only credit takes no window and asks for no credit back
+    }
     for (std::size_t k = 0; k < 2; ++k) {
         h.credit[k] = p.seen_end[k];
         p.credit_told[k] = p.seen_end[k];
@@ -394,7 +409,8 @@ bool UdpPath::window_open(PeerAddr& p, Lane lane, std::size_t len)
     // Fragments no longer than a header (ACKs, cts, fin, but also tiny eager
     // messages) may go a little past the window: an ACK is rarely held up, a
     // flood of tiny messages still is.
-    const std::uint64_t limit = std::uint64_t{window_} + (len <= kMaxFragHeader ? kSmallSlack : 0);
+    const std::uint64_t limit =
+        std::uint64_t{window_[l]} + (len <= kMaxFragHeader ? kSmallSlack : 0);
     if (in_flight == 0 || in_flight + len + kDatagramCost <= limit) {
         p.shut_since[l] = 0;
         return true;
@@ -413,10 +429,19 @@ bool UdpPath::window_open(PeerAddr& p, Lane lane, std::size_t len)
     return true;
 }
 
-bool UdpPath::owes_credit(const PeerAddr& p) const
+// Whether the peer needs a header-only credit now: we owe half a window, or
+// have owed anything for kCreditDelayNs without sending the peer a datagram
+// (its window may be shut waiting for it: ACKs that carried the credit were
+// lost, or ours are held by our own window to it).
+bool UdpPath::owes_credit(const PeerAddr& p, std::int64_t now) const
 {
-    return p.seen_end[0] - p.credit_told[0] >= window_ / 2 ||
-           p.seen_end[1] - p.credit_told[1] >= window_ / 2;
+    const std::uint32_t owed[2] = {p.seen_end[0] - p.credit_told[0],
+                                   p.seen_end[1] - p.credit_told[1]};
+    if (owed[0] == 0 && owed[1] == 0) {
+        return false;
+    }
+    return owed[0] >= window_[0] / 2 || owed[1] >= window_[1] / 2 ||
+           now - p.owed_since >= kCreditDelayNs;
 }
 
 // The flow-control fields of an accepted datagram from `src`.
@@ -431,29 +456,36 @@ void UdpPath::took_header(const Header& h, int src, Lane lane)
         }
     }
     const auto l = static_cast<std::size_t>(lane);
-    if (udp::serial_after(h.stream, p.seen_end[l])) {
+    if (h.stream != 0 && udp::serial_after(h.stream, p.seen_end[l])) {
         p.seen_end[l] = h.stream;
-        if (!p.credit_due && owes_credit(p)) {
+        if (!p.credit_due) {
             p.credit_due = true;
+            p.owed_since = rt::now_ns();
             credit_due_.push_back(src);
         }
     }
 }
 
-// Header-only credits to peers we owe half a window and have not told since
-// (ULM's ACKs usually carried it already).
+// Header-only credits to the peers that need one (owes_credit); peers
+// told since (a datagram to them carried it) leave the list.
 void UdpPath::send_credits()
 {
+    const std::int64_t now = rt::now_ns();
     std::size_t keep = 0;
     for (std::size_t i = 0; i < credit_due_.size(); ++i) {
         const int peer = credit_due_[i];
         PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
-        if (!owes_credit(p)) {
+        if (p.seen_end[0] == p.credit_told[0] && p.seen_end[1] == p.credit_told[1]) {
             p.credit_due = false;
             continue;
         }
+        if (!owes_credit(p, now)) {
+            credit_due_[keep++] = peer;
+            continue;
+        }
+        const std::uint32_t told[2] = {p.credit_told[0], p.credit_told[1]};
         Header h;
-        fill_header(h, peer, Lane::control, 0);
+        fill_header(h, peer, Lane::control, kCreditOnly);
         const udp::Pair& pair = p.pairs.front();
         ssize_t r;
         do {
@@ -462,9 +494,8 @@ void UdpPath::send_credits()
                          sizeof(sockaddr_in));
         } while (r < 0 && errno == EINTR);
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
-            p.sent_end[0] -= kDatagramCost; // not sent; still owed
-            p.credit_told[0] -= window_ / 2;
-            p.credit_told[1] -= window_ / 2;
+            p.credit_told[0] = told[0]; // not sent: still owed
+            p.credit_told[1] = told[1];
             credit_due_[keep++] = peer;
             continue;
         }
@@ -833,7 +864,7 @@ const char* UdpPath::describe() const
          size_text(static_cast<std::uint64_t>(actual_sndbuf_)) + " rcvbuf " +
          size_text(static_cast<std::uint64_t>(actual_rcvbuf_)) +
          (opt_.everywhere ? ", also within a host" : "") + (opt_.peek_all ? ", peek all" : "");
-    d += ", window " + size_text(window_);
+    d += ", window " + size_text(window_[0]) + "/" + size_text(window_[1]);
     char tail[384];
     std::snprintf(
         tail, sizeof tail,

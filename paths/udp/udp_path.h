@@ -25,22 +25,22 @@
 // network makes (unreachable, down) count as a lost datagram; ULM resends.
 //
 // Flow control. ULM streams every data fragment of a matched message at
-// once, and a flood of eager messages as fast as the program posts them;
-// over UDP nothing pushes back (on loopback and veth a send never blocks),
-// so a burst larger than the receiver's socket buffer is dropped by the
-// kernel and resent by ULM, and a queue of many milliseconds behind a
-// socket outlasts ULM's retransmission timer. So, per peer and lane, every
-// datagram carries the sender's running cost sent so far (`stream`: bytes
-// plus kDatagramCost, what a small datagram costs the receiver's buffer),
-// every datagram the other way carries the highest marks seen (`credit`;
-// ULM's ACKs bring them back for free), and acquire() answers `again` while
-// more than ULMPI_UDP_WINDOW is neither credited nor overtaken by a later
-// datagram (a lost datagram does not hold the window: a later one's mark
-// passes it). Fragments no longer than kMaxFragHeader (ACKs, cts, fin, and
-// tiny eager messages, which the path cannot tell apart) may go kSmallSlack
-// past the window, so ACKs are rarely held up. A receiver that owes half a window and
-// has no traffic for the sender sends a header-only credit. A window shut
-// for ULMPI_UDP_WINDOW_PROBE_US (a credit was lost) lets one datagram go.
+// once, and eager messages as fast as the program posts them; over UDP
+// nothing pushes back (on loopback and veth a send never blocks), so a burst
+// larger than the receiver's socket buffer is dropped by its kernel and
+// resent by ULM. So, per peer and lane, every datagram carries the sender's
+// running cost sent so far (`stream`: ULM bytes plus kDatagramCost, about
+// what a small datagram takes of the receiver's buffer), every datagram the
+// other way carries the highest marks seen (`credit`; ULM's ACKs bring them
+// back for free), and acquire() answers `again` while more than the window
+// (ULMPI_UDP_WINDOW, ULMPI_UDP_CONTROL_WINDOW) is neither credited nor
+// overtaken by a later datagram (a lost datagram does not hold the window:
+// a later one's mark passes it). Header-sized fragments (ACKs, cts, fin,
+// tiny eager messages: the path cannot tell them apart) may go kSmallSlack
+// past the window. A receiver that owes half a window, or has owed anything
+// for kCreditDelayNs without a datagram to the sender carrying it, sends a
+// header-only credit (which takes no window itself). A window shut for
+// ULMPI_UDP_WINDOW_PROBE_US (every credit lost) lets one datagram go.
 //
 // Receiving. The long socket is peeked: the first bytes (our header and
 // ULM's header) go up as a non-addressable RxFrag; if ULM calls
@@ -80,12 +80,13 @@ struct UdpOptions {
     std::uint64_t eager_limit = 0; // 0: what fits one fragment
     std::uint64_t sndbuf = 4u << 20;
     std::uint64_t rcvbuf = 16u << 20;
-    bool everywhere = false;      // also ranks on my host (and myself)
-    bool peek_all = false;        // peek (non-addressable) on the short socket too
-    bool stripe = true;           // bulk fragments round-robin over interface pairs
-    int rx_batch = 64;            // datagrams read per socket per progress()
-    std::uint64_t window = 0;     // cost in flight per peer and lane; 0: from the rcvbuf
-    std::int64_t probe_us = 1000; // a shut window lets one datagram through after this
+    bool everywhere = false;          // also ranks on my host (and myself)
+    bool peek_all = false;            // peek (non-addressable) on the short socket too
+    bool stripe = true;               // bulk fragments round-robin over interface pairs
+    int rx_batch = 64;                // datagrams read per socket per progress()
+    std::uint64_t window = 0;         // cost in flight per peer and lane; 0: from the rcvbuf
+    std::uint64_t control_window = 0; // the short socket's; 0: as window
+    std::int64_t probe_us = 1000;     // a shut window lets one datagram through after this
 };
 
 // ULMPI_UDP_* parameters as options; `why` names a malformed one.
@@ -98,6 +99,8 @@ public:
     static constexpr std::uint32_t kDatagramCost = 1024;
     // How far past the window header-sized fragments may go.
     static constexpr std::uint32_t kSmallSlack = 64 * (kMaxFragHeader + kDatagramCost);
+    // Credit owed this long with no datagram to carry it goes on its own.
+    static constexpr std::int64_t kCreditDelayNs = 100000;
 
     UdpPath(const rt::JobInfo& job, const UdpOptions& opt);
     ~UdpPath() override;
@@ -124,7 +127,10 @@ public:
     std::uint64_t window_stalls() const { return window_stalls_; }
     std::uint64_t window_probes() const { return probes_; }
     std::uint64_t credits_sent() const { return credits_sent_; }
-    std::uint64_t window() const { return window_; }
+    std::uint64_t window(Lane lane = Lane::bulk) const
+    {
+        return window_[static_cast<std::size_t>(lane)];
+    }
 
 private:
     struct TxSlot; // a staged datagram
@@ -147,6 +153,7 @@ private:
         std::uint32_t seen_end[2] = {0, 0};    // highest stream mark seen from the peer
         std::uint32_t credit_told[2] = {0, 0}; // seen_end as last told to the peer
         std::int64_t shut_since[2] = {0, 0};   // window shut since (ns), 0: open
+        std::int64_t owed_since = 0;           // credit owed since (ns), while credit_due
     };
     class RxDatagram;
 
@@ -158,9 +165,11 @@ private:
     const udp::Pair& route(PeerAddr& p, Lane lane);
     bool flush(Sock& s);
     bool send_slot(Sock& s, TxSlot* slot);
+    // `len` ULM bytes follow the header, or kCreditOnly: none, a credit.
     void fill_header(udp::Header& h, int peer, Lane lane, std::size_t len);
+    static constexpr std::size_t kCreditOnly = ~std::size_t{0};
     bool window_open(PeerAddr& p, Lane lane, std::size_t len);
-    bool owes_credit(const PeerAddr& p) const;
+    bool owes_credit(const PeerAddr& p, std::int64_t now) const;
     void took_header(const udp::Header& h, int src, Lane lane);
     void send_credits();
     void lost(int err, int peer);
@@ -191,7 +200,7 @@ private:
     std::vector<std::byte> head_;   // the same bytes again, consumed by read_payload
     std::vector<std::byte> stash_;  // payload bytes ULM's iovecs did not cover
 
-    std::uint32_t window_ = 0;
+    std::uint32_t window_[2] = {0, 0}; // by lane
     std::int64_t probe_ns_ = 0;
     std::vector<int> credit_due_; // peers owed a header-only credit
     std::uint64_t window_stalls_ = 0;
