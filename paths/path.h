@@ -45,6 +45,12 @@ struct PathInfo {
     std::uint64_t eager_limit = 0;
     bool reliable_default = false; // ULM reliability on by default over this path
     bool has_get = false;          // get() usable (single copy rendezvous)
+    // Arrival order of fragments to one peer, when none is lost: one order
+    // for everything (a FIFO), per lane (a socket per lane), or none
+    // (striped). ULM resends a fragment early only when a fragment sent after
+    // it in the same order has been acknowledged.
+    enum class Order : std::uint8_t { total, per_lane, none };
+    Order order = Order::total;
 };
 
 // Counters every path keeps; ULM adds its own per peer.

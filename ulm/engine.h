@@ -191,7 +191,7 @@ private:
     // fragments on the wire (reliability.cpp)
     bool emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen, const Payload& pl,
               SendMsg* owner);
-    bool resend(Peer& p, SendFrag* f);
+    bool resend(Peer& p, SendFrag* f, std::uint64_t PeerCounters::*why);
     void release_frag(Peer& p, SendFrag* f);
     bool accept(Peer& p, path::Path& path, const BaseHeader& b, path::RxFrag& frag,
                 const std::byte* payload);

@@ -33,7 +33,11 @@ struct PeerCounters {
     std::uint64_t out_of_order = 0; // match fragments held ahead of sequence
     std::uint64_t bad_frags = 0;    // malformed fragments dropped
     // reliability
-    std::uint64_t retransmits = 0;      // fragments sent again
+    std::uint64_t retransmits = 0;      // fragments sent again, for one of these reasons:
+    std::uint64_t resent_timer = 0;     //   the retransmission timer expired
+    std::uint64_t resent_fast = 0;      //   later fragments were acknowledged
+    std::uint64_t resent_recovery = 0;  //   a partial ACK after a timeout showed a hole
+    std::uint64_t resent_corrupt = 0;   //   the peer answered corrupt
     std::uint64_t crc_header_fail = 0;  // dropped: header checksum wrong
     std::uint64_t crc_payload_fail = 0; // answered corrupt: payload checksum wrong
     std::uint64_t duplicates = 0;       // dropped: already delivered

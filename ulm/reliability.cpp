@@ -31,6 +31,13 @@ std::uint32_t header_crc(const std::byte* hdr, std::uint32_t hlen)
     return rt::crc32c(copy, hlen);
 }
 
+// Data fragments of matched messages take the bulk lane, all others (match,
+// control, ACK) the control lane. `type` is the header's second byte.
+path::Lane lane_of(std::byte type)
+{
+    return type == static_cast<std::byte>(FragType::data) ? path::Lane::bulk : path::Lane::control;
+}
+
 } // namespace
 
 // Writes one fragment into path memory and commits it. The header comes
@@ -44,7 +51,7 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
 {
     const PathMode& m = mode(path);
     path::TxBuffer buf;
-    buf.lane = hdr[1] == static_cast<std::byte>(FragType::data) ? path::Lane::bulk : path::Lane::control;
+    buf.lane = lane_of(hdr[1]);
     if (!path->acquire(p.rank, hlen + pl.len, buf)) {
         return false;
     }
@@ -125,14 +132,14 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
     return true;
 }
 
-bool Engine::resend(Peer& p, SendFrag* f)
+bool Engine::resend(Peer& p, SendFrag* f, std::uint64_t PeerCounters::*why)
 {
     path::Path* path = p.primary;
     if (path == nullptr) {
         return false;
     }
     path::TxBuffer buf;
-    buf.lane = f->hdr[1] == static_cast<std::byte>(FragType::data) ? path::Lane::bulk : path::Lane::control;
+    buf.lane = lane_of(f->hdr[1]);
     if (!path->acquire(p.rank, f->hdr_len + f->payload_len, buf)) {
         return false;
     }
@@ -146,6 +153,7 @@ bool Engine::resend(Peer& p, SendFrag* f)
     (void)path->commit(p.rank, buf, f->hdr_len + f->payload_len);
     f->path = path;
     ++p.counters.retransmits;
+    ++(p.counters.*why);
     ++p.counters.frags_sent;
     return true;
 }
@@ -257,7 +265,7 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
     if (h.status == AckStatus::corrupt) {
         ++p.counters.corrupt_acks_received;
         if (SendFrag* f = p.unacked.find(h.ack_seq)) {
-            if (resend(p, f)) {
+            if (resend(p, f, &PeerCounters::resent_corrupt)) {
                 f->sent_at = now;
             }
         }
@@ -265,27 +273,39 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
         if (f->retries == 0 && !f->fast_resent) {
             p.rtt.sample(now - f->sent_at, policy_);
         }
-        // Older fragments that left before this one and are still not
-        // acknowledged were lost on the way (paths keep order): resend them
-        // now, once, instead of waiting for the timer.
+        // Older fragments that left before this one on the same path and
+        // are still not acknowledged may have been lost. Each such ACK is a
+        // vote; a fragment is resent, once, without waiting for the timer
+        // when the votes pass what the path's order allows: one vote where
+        // the path keeps order (per lane: from the same lane), three where a
+        // later fragment may overtake it (as TCP's duplicate-ACK threshold).
         const rt::Nanos acked_sent = f->sent_at;
+        const path::Path* acked_path = f->path;
+        const path::Lane acked_lane = lane_of(f->hdr[1]);
         release_frag(p, f);
-        if (h.ack_seq > h.lids + 1) {
-            int budget = 64;
-            for (std::uint64_t s = std::max(p.unacked.base(), h.lids + 1); s < h.ack_seq && budget > 0; ++s) {
-                SendFrag* g = p.unacked.find(s);
-                if (g == nullptr || g->fast_resent || g->sent_at > acked_sent) {
-                    continue;
-                }
-                if (s >= h.lids + 2 && s - h.lids - 2 < 64 && (h.sack & (std::uint64_t{1} << (s - h.lids - 2)))) {
-                    continue; // delivered: freed just below
-                }
-                --budget;
-                if (resend(p, g)) {
-                    ++g->retries;
-                    g->fast_resent = true;
-                    g->sent_at = now;
-                }
+        const path::PathInfo::Order order =
+            acked_path != nullptr ? acked_path->info().order : path::PathInfo::Order::none;
+        // Only fragments the ACK shows missing get a vote: lids + 1 and the
+        // clear bits of the SACK map. Those beyond the map may have been
+        // delivered as well.
+        const std::uint64_t known_end = std::min(h.ack_seq, h.lids + 2 + 64);
+        for (std::uint64_t s = std::max(p.unacked.base(), h.lids + 1); s < known_end; ++s) {
+            SendFrag* g = p.unacked.find(s);
+            if (g == nullptr || g->fast_resent || g->sent_at > acked_sent || g->path != acked_path) {
+                continue;
+            }
+            if (s >= h.lids + 2 && (h.sack & (std::uint64_t{1} << (s - h.lids - 2)))) {
+                continue; // delivered: freed just below
+            }
+            const bool ordered = order == path::PathInfo::Order::total ||
+                                 (order == path::PathInfo::Order::per_lane && lane_of(g->hdr[1]) == acked_lane);
+            if (++g->later_acked < (ordered ? 1 : kReorderVotes)) {
+                continue;
+            }
+            if (resend(p, g, &PeerCounters::resent_fast)) {
+                ++g->retries;
+                g->fast_resent = true;
+                g->sent_at = now;
             }
         }
     }
@@ -314,12 +334,17 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
         p.backoff = 0;
         p.timer = now + retry_timeout(policy_, p.rtt, 0);
         // In recovery after a timeout, a partial ACK (it did not cover what
-        // was outstanding at the timeout) means the next one was lost too:
-        // resend it now rather than one timeout later.
+        // was outstanding at the timeout) while the peer holds fragments
+        // beyond the oldest one means that one was lost too: resend it now
+        // rather than one timeout later. Without such evidence the timeout
+        // was probably spurious (a peer descheduled for a while) and the
+        // oldest fragment is still on its way: resending would only
+        // duplicate what is in flight.
         SendFrag* oldest = p.unacked.oldest();
         if (p.recover_seq != 0) {
-            if (oldest->seq <= p.recover_seq) {
-                if (resend(p, oldest)) {
+            const bool hole = h.sack != 0 || h.ack_seq > oldest->seq;
+            if (oldest->seq <= p.recover_seq && hole) {
+                if (resend(p, oldest, &PeerCounters::resent_recovery)) {
                     ++oldest->retries;
                     oldest->sent_at = now;
                 }
@@ -352,7 +377,7 @@ int Engine::reliability_tick()
             give_up(*p, oldest->path != nullptr ? oldest->path->info().name : "?");
             continue;
         }
-        if (resend(*p, oldest)) {
+        if (resend(*p, oldest, &PeerCounters::resent_timer)) {
             ++oldest->retries;
             oldest->sent_at = now;
             ++p->backoff;
@@ -396,13 +421,14 @@ void Engine::print_stats() const
         std::fprintf(stderr,
                 "ulmpi-stats rank=%d peer=%d path=%s msgs_sent=%" PRIu64 " msgs_received=%" PRIu64
                 " frags_sent=%" PRIu64 " frags_received=%" PRIu64 " bytes_sent=%" PRIu64
-                " bytes_received=%" PRIu64 " retransmits=%" PRIu64 " crc_header_fail=%" PRIu64
+                " bytes_received=%" PRIu64 " retransmits=%" PRIu64 " resent_timer=%" PRIu64
+                " resent_fast=%" PRIu64 " resent_recovery=%" PRIu64 " resent_corrupt=%" PRIu64 " crc_header_fail=%" PRIu64
                 " crc_payload_fail=%" PRIu64 " duplicates=%" PRIu64 " acks_sent=%" PRIu64
                 " acks_received=%" PRIu64 " corrupt_acks=%" PRIu64 " unexpected=%" PRIu64
                 " out_of_order=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f rto_us=%.1f\n",
                 rank_, p.rank, p.primary != nullptr ? p.primary->info().name : "-", c.msgs_sent,
                 c.msgs_received, c.frags_sent, c.frags_received, c.bytes_sent, c.bytes_received,
-                c.retransmits, c.crc_header_fail, c.crc_payload_fail, c.duplicates, c.acks_sent,
+                c.retransmits, c.resent_timer, c.resent_fast, c.resent_recovery, c.resent_corrupt, c.crc_header_fail, c.crc_payload_fail, c.duplicates, c.acks_sent,
                 c.acks_received, c.corrupt_acks_received, c.unexpected, c.out_of_order, c.bad_frags,
                 static_cast<double>(p.rtt.srtt) / 1e3, static_cast<double>(p.rtt.rto) / 1e3);
     }

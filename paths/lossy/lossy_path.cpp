@@ -396,6 +396,15 @@ LossyPath::LossyPath(std::unique_ptr<Path> inner, const LossyConfig& cfg, int my
 
 LossyPath::~LossyPath() = default;
 
+const PathInfo& LossyPath::info() const
+{
+    info_ = inner_->info(); // the inner path fills some of it in only when it connects
+    if (cfg_.reorder > 0 || cfg_.delay > 0) {
+        info_.order = PathInfo::Order::none;
+    }
+    return info_;
+}
+
 void LossyPath::close()
 {
     // Held and queued fragments die with the path (as on a link that goes down).

@@ -30,7 +30,8 @@
 // that is not faulted goes up untouched (no copy); a dropped one is not
 // delivered; any other fault first copies it into private memory (the inner
 // path's buffer is never written), then corrupts, duplicates or holds it.
-// get()/make_rkey() and info() pass straight through; describe() says
+// get()/make_rkey() pass straight through, and so does info() except that
+// a decorator that reorders or delays says it keeps no order; describe() says
 // "lossy(<inner describe>) <rates>; injected <counts>".
 //
 // The split between header and payload is ULM's wire format, which paths/
@@ -114,7 +115,7 @@ public:
     LossyPath(std::unique_ptr<Path> inner, const LossyConfig& cfg, int my_rank);
     ~LossyPath() override;
 
-    const PathInfo& info() const override { return inner_->info(); }
+    const PathInfo& info() const override;
     Status open(rt::Bootstrap& boot) override { return inner_->open(boot); }
     Status connect(rt::Bootstrap& boot) override { return inner_->connect(boot); }
     Status connected(rt::Bootstrap& boot) override { return inner_->connected(boot); }
@@ -179,6 +180,7 @@ private:
     LossyConfig cfg_;
     int rank_;
     // Cumulative thresholds of the draw, scaled to 2^64.
+    mutable PathInfo info_; // the inner path's, refreshed by info()
     std::uint64_t t_drop_ = 0, t_corrupt_ = 0, t_dup_ = 0, t_reorder_ = 0, t_delay_ = 0;
     bool any_fault_ = false;
     std::uint64_t base_[2] = {0, 0};

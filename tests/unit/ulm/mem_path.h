@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -57,6 +58,8 @@ struct MemPathOptions {
     bool has_get = false;
     std::size_t capacity = 0; // 0: unlimited
     Order order = Order::fifo;
+    // What info() claims about order; default: total for fifo, none otherwise.
+    std::optional<path::PathInfo::Order> claim_order;
     std::uint32_t seed = 1;
     std::size_t max_per_progress = 0; // 0: all that are queued
     Unaddressable unaddressable = Unaddressable::none;

@@ -225,6 +225,40 @@ TEST(Reliability, later_fragment_delivered_resends_the_lost_one_at_once)
     c.e(1).release(r2);
 }
 
+// Two messages whose fragments arrive newest first, one per progress call,
+// so the second is acknowledged before the first arrives.
+std::uint64_t resent_when_overtaken(std::optional<path::PathInfo::Order> claim)
+{
+    rt::ManualClock clock; // no timer: only an ACK could trigger a resend
+    ClusterOptions o = reliable();
+    o.mem.order = Order::newest_first;
+    o.mem.max_per_progress = 1;
+    o.mem.claim_order = claim;
+    Cluster c(o);
+    EXPECT_TRUE(c.ok());
+    std::vector<std::byte> in1(64), in2(64);
+    auto m1 = pattern(64, 1), m2 = pattern(64, 2);
+    RecvMsg* r1 = recv_bytes(c.e(1), in1, 0);
+    RecvMsg* r2 = recv_bytes(c.e(1), in2, 0);
+    c.e(0).release(send_bytes(c.e(0), m1, 1));
+    c.e(0).release(send_bytes(c.e(0), m2, 1));
+    EXPECT_TRUE(c.run_until([&] { return r1->complete && r2->complete; }, 1000));
+    EXPECT_TRUE(same_bytes(in1, m1));
+    EXPECT_TRUE(same_bytes(in2, m2));
+    c.settle(5);
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
+    c.e(1).release(r1);
+    c.e(1).release(r2);
+    return c.e(0).counters(1).retransmits;
+}
+
+TEST(Reliability, path_without_order_gets_no_early_resend_when_fragments_overtake)
+{
+    EXPECT_EQ(resent_when_overtaken(std::nullopt), 0u) << "the path says it keeps no order";
+    EXPECT_EQ(resent_when_overtaken(path::PathInfo::Order::total), 1u)
+        << "a path that claims order: the overtaken fragment counts as lost";
+}
+
 TEST(Reliability, damaged_payload_is_answered_corrupt_and_resent_at_once)
 {
     rt::ManualClock clock;
