@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 extern char** environ;
 
@@ -77,15 +78,30 @@ const char* ParamBase::env_value() const
     return std::getenv(env_name().c_str());
 }
 
+// The first get() parses the environment. Threads may get there at once (the
+// unit tests run several engines in one process; a program may read a
+// parameter from two threads): the parse runs under one lock for all
+// parameters, and loaded_ (release/acquire) publishes the value, so later
+// reads cost one load. A get() of the same parameter from inside its own
+// parse or error message (same thread; the lock is recursive) sees loading_
+// and reads the value as it is.
 void ParamBase::load_once() const
 {
-    if (!loaded_) {
-        loaded_ = true;
-        std::string why;
-        if (!const_cast<ParamBase*>(this)->reload(why)) {
-            ULMPI_ERROR("%s: %s; using the default %s", env_name().c_str(), why.c_str(),
-                        default_text().c_str());
-        }
+    if (loaded_.load(std::memory_order_acquire)) {
+        return;
+    }
+    static std::recursive_mutex load_lock;
+    std::lock_guard<std::recursive_mutex> lock(load_lock);
+    if (loaded_.load(std::memory_order_relaxed) || loading_) {
+        return;
+    }
+    loading_ = true;
+    std::string why;
+    bool ok = const_cast<ParamBase*>(this)->reload(why);
+    loaded_.store(true, std::memory_order_release);
+    if (!ok) {
+        ULMPI_ERROR("%s: %s; using the default %s", env_name().c_str(), why.c_str(),
+                    default_text().c_str());
     }
 }
 

@@ -9,6 +9,7 @@
 // that a mistyped setting stops MPI_Init with a message naming it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -44,7 +45,8 @@ private:
     ParamKind kind_;
     const char* help_;
     const char* choices_;
-    mutable bool loaded_ = false;
+    mutable std::atomic<bool> loaded_{false}; // value_ final (see load_once)
+    mutable bool loading_ = false;            // under the load lock
 };
 
 // Parsers shared by the typed parameters and by mpirun's option checks.
