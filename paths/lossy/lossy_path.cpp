@@ -6,6 +6,7 @@
 #include "runtime/log.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -163,7 +164,9 @@ const DecoratorRegistrar reg{"lossy", &lossy_decorate};
 // Counters of every decorator of the process, and ULM's header length.
 
 LossyCounters g_counters;
-HeaderLengthFn g_header_length = nullptr;
+// Atomic for the same reason as path.cpp's frag header length: several
+// engines in one process (unit tests) install it at once.
+std::atomic<HeaderLengthFn> g_header_length{nullptr};
 
 std::uint64_t splitmix64(std::uint64_t& state)
 {
@@ -203,8 +206,8 @@ std::uint64_t threshold(double p)
 // non-addressable fragment cannot be split (so it cannot be copied).
 std::size_t header_length(const std::byte* data, std::size_t len, bool addressable)
 {
-    if (g_header_length != nullptr) {
-        std::size_t h = g_header_length(data, len);
+    if (HeaderLengthFn fn = g_header_length.load(std::memory_order_relaxed); fn != nullptr) {
+        std::size_t h = fn(data, len);
         if (h != 0 && h <= len) {
             return h;
         }
@@ -335,7 +338,10 @@ LossyFaults& LossyFaults::operator+=(const LossyFaults& o)
 
 LossyCounters lossy_counters() { return g_counters; }
 void reset_lossy_counters() { g_counters = LossyCounters{}; }
-void set_lossy_header_length(HeaderLengthFn fn) { g_header_length = fn; }
+void set_lossy_header_length(HeaderLengthFn fn)
+{
+    g_header_length.store(fn, std::memory_order_relaxed);
+}
 
 std::unique_ptr<Path> lossy_decorate(std::unique_ptr<Path> inner, const rt::JobInfo& job)
 {
