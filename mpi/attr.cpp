@@ -11,10 +11,12 @@
 namespace ulmpi::mpi {
 namespace {
 
+// Never destroyed (as the op and datatype tables): a keyval the program never freed
+// stays reachable, not lost when static destructors run at exit.
 std::unordered_map<int, Keyval*>& keyvals()
 {
-    static std::unordered_map<int, Keyval*> m;
-    return m;
+    static auto* m = new std::unordered_map<int, Keyval*>;
+    return *m;
 }
 
 int g_next_keyval = kFirstUserKeyval;
