@@ -6,6 +6,7 @@
 #include "runtime/log.h"
 
 #include <algorithm>
+#include <bit>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -274,21 +275,29 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
             p.rtt.sample(now - f->sent_at, policy_);
         }
         // Older fragments that left before this one on the same path and
-        // are still not acknowledged may have been lost. Each such ACK is a
-        // vote; a fragment is resent, once, without waiting for the timer
-        // when the votes pass what the path's order allows: one vote where
-        // the path keeps order (per lane: from the same lane), three where a
-        // later fragment may overtake it (as TCP's duplicate-ACK threshold).
+        // that the ACK shows missing (lids + 1 and the clear bits of the
+        // SACK map; beyond the map nothing is known) may have been lost. One
+        // is resent, once, without waiting for the timer when enough
+        // fragments above it are known delivered for the path's order: one
+        // where the path keeps order (per lane: counted from the same lane
+        // as the acknowledged one), three where fragments may overtake each
+        // other (TCP's duplicate threshold, counted from the SACK map as in
+        // RFC 6675).
         const rt::Nanos acked_sent = f->sent_at;
         const path::Path* acked_path = f->path;
         const path::Lane acked_lane = lane_of(f->hdr[1]);
         release_frag(p, f);
         const path::PathInfo::Order order =
             acked_path != nullptr ? acked_path->info().order : path::PathInfo::Order::none;
-        // Only fragments the ACK shows missing get a vote: lids + 1 and the
-        // clear bits of the SACK map. Those beyond the map may have been
-        // delivered as well.
-        const std::uint64_t known_end = std::min(h.ack_seq, h.lids + 2 + 64);
+        const std::uint64_t map_end = h.lids + 2 + 64;
+        const std::uint64_t known_end = std::min(h.ack_seq, map_end);
+        // Delivered fragments above s: the SACK bits above s, and the
+        // acknowledged fragment itself when the map does not hold it.
+        auto delivered_above = [&](std::uint64_t s) {
+            const unsigned from = s < h.lids + 2 ? 0 : static_cast<unsigned>(s - h.lids - 1);
+            const std::uint64_t bits = from >= 64 ? 0 : h.sack >> from;
+            return std::popcount(bits) + (h.ack_seq >= map_end ? 1 : 0);
+        };
         for (std::uint64_t s = std::max(p.unacked.base(), h.lids + 1); s < known_end; ++s) {
             SendFrag* g = p.unacked.find(s);
             if (g == nullptr || g->fast_resent || g->sent_at > acked_sent || g->path != acked_path) {
@@ -299,7 +308,7 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
             }
             const bool ordered = order == path::PathInfo::Order::total ||
                                  (order == path::PathInfo::Order::per_lane && lane_of(g->hdr[1]) == acked_lane);
-            if (++g->later_acked < (ordered ? 1 : kReorderVotes)) {
+            if (!ordered && delivered_above(s) < kReorderThreshold) {
                 continue;
             }
             if (resend(p, g, &PeerCounters::resent_fast)) {

@@ -46,9 +46,9 @@
 
 namespace ulmpi::ulm {
 
-// ACKs of later fragments that make a fragment count as lost on a path that
-// may reorder (see Engine::on_ack).
-constexpr std::uint8_t kReorderVotes = 3;
+// Fragments sent after one and known delivered that make it count as lost
+// on a path that may reorder (see Engine::on_ack).
+constexpr int kReorderThreshold = 3;
 
 struct SendFrag {
     static constexpr std::uint32_t kInlineCopy = 192;
@@ -61,7 +61,6 @@ struct SendFrag {
     std::uint32_t payload_len = 0;
     std::uint32_t retries = 0;   // times sent again (any reason)
     bool fast_resent = false;    // already resent because later fragments got through
-    std::uint8_t later_acked = 0; // ACKs of fragments sent after it (votes that it was lost)
     rt::Nanos sent_at = 0;       // last transmission
     std::byte* copy = nullptr;   // private payload copy (BlockPool) when larger than inline
     alignas(8) std::byte hdr[kMaxHeader];
