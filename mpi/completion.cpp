@@ -442,11 +442,12 @@ int PMPI_Request_free(MPI_Request* request) try {
         }
         return MPI_SUCCESS;
     }
-    // The operation goes on; ULM frees its descriptor when it completes.
-    // It still reads the datatype's runs: keep the request's reference to
-    // the type for good (a freed type whose last use this was stays).
+    // The operation goes on. A send or receive keeps the request (its
+    // descriptor, communicator and datatype) until it completes.
     if ((r->kind == Request::Kind::send || r->kind == Request::Kind::recv) && !r->complete()) {
-        r->type = nullptr;
+        request_detach(r);
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
     }
     if (r->kind == Request::Kind::send && r->send != nullptr) {
         state().engine.release(r->send);

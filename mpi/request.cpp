@@ -4,6 +4,8 @@
 #include "mpi/state.h"
 #include "runtime/pool.h"
 
+#include <vector>
+
 namespace ulmpi::mpi {
 namespace {
 
@@ -20,6 +22,61 @@ rt::Pool<Request>& pool()
 }
 
 int error_of(rt::Errc e) { return e == rt::Errc::ok ? MPI_SUCCESS : to_mpi_class(e); }
+
+// Point-to-point requests freed by MPI_Request_free before they completed.
+// The operation goes on; the request (without a handle) keeps its ULM
+// descriptor, its communicator and its datatype until the descriptor
+// completes, then a progress pass frees it all. So a communicator freed
+// meanwhile keeps its context pair: no later communicator can get it while
+// a stale receive is still posted on it.
+class Detached final : public ulm::ProgressHook {
+public:
+    void add(Request* r)
+    {
+        if (!registered_) {
+            state().engine.add_progress_hook(this);
+            registered_ = true;
+        }
+        list_.push_back(r);
+    }
+
+    int poll() override
+    {
+        if (list_.empty()) {
+            return 0;
+        }
+        int n = 0;
+        for (std::size_t i = 0; i < list_.size();) {
+            Request* r = list_[i];
+            if (!r->complete()) {
+                ++i;
+                continue;
+            }
+            list_[i] = list_.back();
+            list_.pop_back();
+            if (r->kind == Request::Kind::send) {
+                state().engine.release(r->send);
+                r->send = nullptr;
+            } else {
+                state().engine.release(r->recv);
+                r->recv = nullptr;
+            }
+            request_free(r);
+            ++n;
+        }
+        return n;
+    }
+
+private:
+    std::vector<Request*> list_;
+    bool registered_ = false;
+};
+
+Detached& detached()
+{
+    static auto* d = new Detached; // never destroyed: the engine may poll it until exit
+    return *d;
+}
 
 } // namespace
 
@@ -52,8 +109,18 @@ void request_free(Request* r)
     if (r->comm != nullptr) {
         comm_release(r->comm);
     }
-    table().erase(r->handle);
+    if (r->handle != 0) {
+        table().erase(r->handle);
+    }
     pool().put(r);
+}
+
+void request_detach(Request* r)
+{
+    table().erase(r->handle);
+    r->handle = 0;
+    r->persistent = false;
+    detached().add(r);
 }
 
 void status_set(MPI_Status* st, int source, int tag, int error, std::uint64_t bytes, bool cancelled)

@@ -66,6 +66,10 @@ struct Request {
 Request* request_new(Request::Kind kind, Comm* comm);
 Request* request_get(MPI_Request h);   // nullptr for invalid handles and MPI_REQUEST_NULL
 void request_free(Request* r);
+// MPI_Request_free on a send or receive that has not completed: the handle
+// goes now, the request (with its descriptor, communicator and datatype)
+// when the operation completes.
+void request_detach(Request* r);
 
 // Fills *st (unless MPI_STATUS_IGNORE) for a completed request, releases
 // its ULM descriptor and returns the request's error code (MPI_SUCCESS,

@@ -40,7 +40,9 @@ public:
         active_.push_back(s);
     }
 
-    // Completes the request of a finished schedule and recycles it.
+    // Completes the request of a finished schedule, recycles it and drops
+    // its reference to the communicator (start_nonblocking), which may be
+    // the last one.
     void finish(Schedule* s)
     {
         if (Request* r = s->request) {
@@ -49,7 +51,9 @@ public:
             r->sched = nullptr;
             r->sched_done = true;
         }
+        Comm* c = s->comm();
         put(s);
+        comm_release(c);
     }
 
     int poll() override
@@ -103,6 +107,10 @@ int start_nonblocking(Schedule* s, MPI_Request* out)
     r->sched = s;
     s->request = r;
     *out = r->handle;
+    // The schedule holds the communicator (and so its context pair) until
+    // it finishes, also when its request is freed (nbc_detach) and the
+    // program frees the communicator.
+    comm_retain(s->comm());
     s->start();
     if (s->finished()) {
         nbc().finish(s);

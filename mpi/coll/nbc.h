@@ -1,8 +1,11 @@
 // Running schedules: blocking calls reuse one schedule and run it at once;
 // nonblocking calls take a schedule from a pool, start it, and a ULM
 // progress hook advances every live one on each progress pass (so they move
-// even while the program waits on something else). A finished schedule
-// completes its request (status, error) and goes back to the pool.
+// even while the program waits on something else). A running schedule holds
+// a reference to its communicator, so MPI_Comm_free and MPI_Request_free
+// may both come before it finishes: the communicator, and its context pair,
+// stay until then. A finished schedule completes its request (status,
+// error), goes back to the pool and drops that reference.
 #pragma once
 
 #include "mpi/entry.h"
