@@ -729,6 +729,9 @@ int MPI_Comm_dup(MPI_Comm, MPI_Comm *);
 int PMPI_Comm_dup(MPI_Comm, MPI_Comm *);
 int MPI_Comm_dup_with_info(MPI_Comm, MPI_Info, MPI_Comm *);
 int PMPI_Comm_dup_with_info(MPI_Comm, MPI_Info, MPI_Comm *);
+/* (comm, newcomm, request): newcomm is set when the request completes */
+int MPI_Comm_idup(MPI_Comm, MPI_Comm *, MPI_Request *);
+int PMPI_Comm_idup(MPI_Comm, MPI_Comm *, MPI_Request *);
 /* (comm, group, newcomm) */
 int MPI_Comm_create(MPI_Comm, MPI_Group, MPI_Comm *);
 int PMPI_Comm_create(MPI_Comm, MPI_Group, MPI_Comm *);

@@ -21,6 +21,8 @@ Op* band_op()
     return op;
 }
 
+int g_blocking_phases = 0;
+
 coll::Args args_for(const Members& m)
 {
     coll::Args a;
@@ -41,9 +43,20 @@ Phase::Phase(Comm* c) : Phase(c, coll::next_tag(c)) {}
 Phase::Phase(Comm* c, int tag) : s_(&coll::blocking_schedule())
 {
     s_->begin(c, tag);
+    ++g_blocking_phases;
 }
 
-Phase::~Phase() { coll::release_blocking_schedule(*s_); }
+bool blocking_phase_alive() { return g_blocking_phases > 0; }
+
+Phase::Phase(coll::Schedule& s) : s_(&s), owned_(false) {}
+
+Phase::~Phase()
+{
+    if (owned_) {
+        coll::release_blocking_schedule(*s_);
+        --g_blocking_phases;
+    }
+}
 
 void Phase::allreduce_band(const Members& m, std::uint32_t* words, int n)
 {

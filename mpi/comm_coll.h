@@ -44,10 +44,20 @@ struct Members {
 };
 Members local_members(const Comm* c);
 
+// True while a blocking constructor's Phase is alive on this process: its
+// members contributed bitmaps that MPI_Comm_idup must not take a pair from
+// meanwhile (comm_idup.cpp). Progress happens only inside Phase::run, so
+// between the contribution and the reservation of a blocking constructor
+// some Phase is always alive whenever a progress hook can run.
+bool blocking_phase_alive();
+
 class Phase {
 public:
     explicit Phase(Comm* c);   // the next collective tag of c
     Phase(Comm* c, int tag);   // an explicit tag (see above)
+    // Builds into a schedule the caller owns, began on its communicator and
+    // tag, and runs itself (MPI_Comm_idup's rounds); run() is not for it.
+    explicit Phase(coll::Schedule& s);
     ~Phase();
     Phase(const Phase&) = delete;
     Phase& operator=(const Phase&) = delete;
@@ -72,8 +82,11 @@ public:
     // Runs everything; MPI_SUCCESS or an MPI error class.
     int run();
 
+    int error() const { return error_; }
+
 private:
     coll::Schedule* s_;
+    bool owned_ = true;
     int error_ = MPI_SUCCESS;
 };
 

@@ -455,6 +455,8 @@ int PMPI_Request_free(MPI_Request* request) try {
         state().engine.release(r->recv);
     } else if (r->kind == Request::Kind::schedule && r->sched != nullptr) {
         ulmpi::mpi::coll::nbc_detach(r->sched); // the collective goes on without its request
+    } else if (r->idup != nullptr) {
+        comm_idup_detach(r->idup);
     }
     request_free(r);
     *request = MPI_REQUEST_NULL;

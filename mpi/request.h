@@ -18,6 +18,7 @@ namespace ulmpi::mpi {
 namespace coll {
 class Schedule; // mpi/coll/schedule.h
 }
+struct Idup; // mpi/comm_idup.cpp
 
 struct Request {
     enum class Kind : std::uint8_t { send, recv, done, generalized, schedule };
@@ -43,6 +44,8 @@ struct Request {
     // sched_done and `status` when it finishes, see mpi/coll/nbc.cpp).
     coll::Schedule* sched = nullptr;
     bool sched_done = false;
+    // MPI_Comm_idup's operation while it runs (also Kind::schedule).
+    Idup* idup = nullptr;
     // Kind::generalized: the program's callbacks (mpi/grequest.cpp).
     MPI_Grequest_query_function* greq_query = nullptr;
     MPI_Grequest_free_function* greq_free = nullptr;
@@ -83,6 +86,10 @@ int request_finish(MPI_Request* h, Request* r, MPI_Status* st);
 int grequest_finish(Request* r, MPI_Status* st);
 int grequest_cancel(Request* r);
 int grequest_free(Request* r);
+
+// MPI_Request_free on a pending MPI_Comm_idup: it goes on without its
+// request (mpi/comm_idup.cpp).
+void comm_idup_detach(Idup* op);
 
 // Status helpers.
 void status_set(MPI_Status* st, int source, int tag, int error, std::uint64_t bytes, bool cancelled);
