@@ -449,6 +449,51 @@ static void test_dist_graph(void)
     }
     MT_ERR(MPI_ERR_TOPOLOGY, MPI_Dist_graph_neighbors_count(MPI_COMM_WORLD, &indeg, &outdeg,
                                                             &weighted));
+
+    /* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY: distinct special addresses, not
+     * NULL (MPI-3.0). MPI_WEIGHTS_EMPTY is for a process with no edges of a
+     * weighted graph: the graph stays weighted. */
+    MT_CHECK(MPI_UNWEIGHTED != NULL && MPI_WEIGHTS_EMPTY != NULL, "a weights sentinel is NULL");
+    MT_CHECK((void*)MPI_UNWEIGHTED != (void*)MPI_WEIGHTS_EMPTY, "the weights sentinels are equal");
+    {
+        int* all = (int*)malloc(sizeof(int) * (size_t)p);
+        int* ones = (int*)malloc(sizeof(int) * (size_t)p);
+        int* next = (int*)malloc(sizeof(int) * (size_t)p);
+        int* ws = (int*)malloc(sizeof(int) * (size_t)p);
+        int i;
+        for (i = 0; i < p; ++i) {
+            all[i] = i;
+            ones[i] = 1;
+            next[i] = (i + 1) % p;
+            ws[i] = 7 * i + 3;
+        }
+        /* rank 0 names every edge, weighted; the others pass no edges and
+         * MPI_WEIGHTS_EMPTY */
+        MT_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, r == 0 ? p : 0, all, ones, next,
+                                    r == 0 ? ws : MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &dg));
+        MT_OK(MPI_Dist_graph_neighbors_count(dg, &indeg, &outdeg, &weighted));
+        MT_CHECK(indeg == 1 && outdeg == 1 && weighted == 1, "MPI_WEIGHTS_EMPTY: %d %d %d",
+                 indeg, outdeg, weighted);
+        MT_OK(MPI_Dist_graph_neighbors(dg, 1, src, srcw, 1, dst, dstw));
+        MT_CHECK(src[0] == (r + p - 1) % p && srcw[0] == 7 * src[0] + 3 && dst[0] == (r + 1) % p &&
+                     dstw[0] == 7 * r + 3,
+                 "MPI_WEIGHTS_EMPTY: in %d(%d) out %d(%d)", src[0], srcw[0], dst[0], dstw[0]);
+        MT_OK(MPI_Comm_free(&dg));
+        /* adjacent with no edges, weighted by MPI_WEIGHTS_EMPTY */
+        MT_OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_WEIGHTS_EMPTY, 0, NULL,
+                                             MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &dg));
+        MT_OK(MPI_Dist_graph_neighbors_count(dg, &indeg, &outdeg, &weighted));
+        MT_CHECK(indeg == 0 && outdeg == 0 && weighted == 1, "empty, MPI_WEIGHTS_EMPTY: %d %d %d",
+                 indeg, outdeg, weighted);
+        MT_OK(MPI_Comm_free(&dg));
+        /* MPI_WEIGHTS_EMPTY with edges is an error */
+        MT_ERR(MPI_ERR_ARG, MPI_Dist_graph_create(MPI_COMM_WORLD, 1, all, ones, next,
+                                                  MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &dg));
+        free(all);
+        free(ones);
+        free(next);
+        free(ws);
+    }
 }
 
 int main(int argc, char** argv)
