@@ -51,6 +51,10 @@ struct PathInfo {
     // it in the same order has been acknowledged.
     enum class Order : std::uint8_t { total, per_lane, none };
     Order order = Order::total;
+    // Fragments reach the peer through this machine's kernel network stack
+    // (sockets): a waiting rank must not spin without giving the CPU away,
+    // or the kernel's deferred network work (veth, loopback) waits for it.
+    bool kernel_delivery = false;
 };
 
 // Counters every path keeps; ULM adds its own per peer.

@@ -204,6 +204,7 @@ UdpPath::UdpPath(const rt::JobInfo& job, const UdpOptions& opt) : job_(job), opt
     info_.eager_limit = 0;
     info_.reliable_default = true;
     info_.has_get = false;
+    info_.kernel_delivery = true;
 }
 
 UdpPath::~UdpPath() { close(); }
