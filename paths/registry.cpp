@@ -27,7 +27,7 @@ std::vector<NamedDecorator>& decorators()
 }
 
 const rt::TextParam include_param{
-    "path_include", "self,shm",
+    "path_include", "self,shm,udp",
     "comma-separated list of paths to use (ulmpi_info lists the built ones)"};
 
 std::vector<std::string> split(const std::string& s)
