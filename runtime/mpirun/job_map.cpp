@@ -47,7 +47,7 @@ bool JobMap::build_from(const Options& opts, int cpus, const std::string& hostna
     for (std::size_t i = 0; i < opts.hosts.size(); ++i) {
         const HostSpec& h = opts.hosts[i];
         bool here = local[i];
-        int slots = h.slots > 0 ? h.slots : (here ? cpus : 1);
+        int slots = h.slots > 0 ? h.slots : 1; // as Open MPI's -H: a bare name is one slot
         MapHost* same = nullptr;
         if (here && local_index >= 0) {
             same = &hosts[static_cast<std::size_t>(local_index)];

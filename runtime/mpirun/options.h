@@ -23,7 +23,7 @@ struct AppContext {
 // the mapper wraps around (oversubscription is always allowed).
 struct HostSpec {
     std::string name;
-    int slots = 0; // 0: not given (this machine: its CPUs; another host: 1)
+    int slots = 0; // 0: not given (one slot, this machine too)
 };
 
 enum class BindMode { automatic, none, core, hwthread };

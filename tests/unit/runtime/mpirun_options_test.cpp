@@ -245,6 +245,17 @@ TEST(JobMap, npernode_limits_each_host_and_sets_the_count)
     EXPECT_NE(err.find("--npernode 1"), std::string::npos);
 }
 
+TEST(JobMap, a_bare_name_is_one_slot_this_machine_too)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-H", "a,b", "-n", "2", "p"}, o, err), ParseOutcome::run);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 8, "a", local_a, m, err)) << err;
+    EXPECT_EQ(hosts_of(m), "ab") << "mpirun on host a with 8 CPUs: still one rank on each host";
+    EXPECT_EQ(m.universe_size(), 2);
+}
+
 TEST(JobMap, repeated_names_add_slots_and_unused_hosts_leave_the_map)
 {
     Options o;
