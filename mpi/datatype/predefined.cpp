@@ -141,6 +141,9 @@ void datatype_init_predefined()
 #include "mpi/datatype/predefined.def"
 #undef ULMPI_DT_COMPLEX
 #undef ULMPI_DT_PAIR
+    // One handle, two names: MPI_C_COMPLEX is the standard's, MPI_C_FLOAT_COMPLEX
+    // its synonym (MPICH answers the same; its typename test checks it).
+    datatype_get(MPI_C_FLOAT_COMPLEX)->name = "MPI_C_COMPLEX";
 }
 
 Datatype* datatype_get(MPI_Datatype h) { return table().get(h); }
