@@ -25,6 +25,7 @@ constexpr Nanos kInterruptGrace = 2 * kSec;  // ... after Ctrl-C / SIGTERM of mp
 constexpr Nanos kLostGrace = 1 * kSec;       // connection gone, process still there
 constexpr Nanos kDrainGrace = 1 * kSec;      // output still open after every rank ended
 constexpr Nanos kDaemonExitGrace = 5 * kSec; // SHUTDOWN -> the launch agents must have ended
+constexpr Nanos kSilentHostGrace = 10 * kSec; // job ending -> a daemon must have reported its ranks
 constexpr std::size_t kStdinQueue = 256 * 1024; // stdin bytes queued for a daemon at most
 
 const char* signal_name(int sig)
@@ -649,6 +650,7 @@ void Monitor::end_job(int code, const std::string& message, Nanos grace)
     stdin_remote_eof_ = true;
     kill_all(SIGTERM);
     kill_at_ = now_ns() + grace;
+    give_up_at_ = kill_at_ + kSilentHostGrace;
 }
 
 void Monitor::interrupted(int sig)
@@ -666,6 +668,7 @@ void Monitor::interrupted(int sig)
         stdin_remote_eof_ = true;
         kill_all(sig);
         kill_at_ = now_ns() + kInterruptGrace;
+        give_up_at_ = kill_at_ + kSilentHostGrace;
         return;
     }
     kill_all(SIGKILL);
@@ -930,6 +933,7 @@ Nanos Monitor::next_deadline() const
         }
     }
     consider(kill_at_);
+    consider(give_up_at_);
     consider(drain_until_);
     if (drain_until_ != 0) {
         consider(drain_until_ + kDrainGrace);
@@ -967,6 +971,27 @@ void Monitor::check_timers(Nanos now)
         ULMPI_DEBUG("grace period over: killing the ranks that are left");
         kill_all(SIGKILL);
         kill_at_ = 0;
+    }
+    if (give_up_at_ != 0 && now >= give_up_at_) {
+        // A host whose daemon is still connected but has not reported its
+        // ranks' end (its link is down, say, and the keepalive is long): the
+        // job does not wait for it any longer.
+        give_up_at_ = 0;
+        for (Daemon& d : daemons_) {
+            if (d.node < 0 || d.lost) {
+                continue;
+            }
+            bool waiting = false;
+            for (int r : map_.host(d.node).ranks) {
+                waiting = waiting || !ranks_[static_cast<std::size_t>(r)].reaped;
+            }
+            if (waiting) {
+                report("host '" + host_name(d.node) + "' did not report the end of its ranks within " +
+                       std::to_string(kSilentHostGrace / kSec) +
+                       " s of the job's end; not waiting for it (processes may be left there)");
+                host_lost(d.node, "");
+            }
+        }
     }
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
         Rank& r = ranks_[i];

@@ -148,6 +148,7 @@ private:
     int exit_code_ = 0;
     Nanos timeout_at_ = 0;
     Nanos kill_at_ = 0;
+    Nanos give_up_at_ = 0; // ending: when silent hosts are given up
     Nanos drain_until_ = 0;
 };
 
