@@ -91,7 +91,7 @@ public:
     // Cancels a receive not yet matched, or a send whose first fragment has
     // not left. Returns true when cancelled (the descriptor completes).
     bool cancel(RecvMsg* r);
-    bool cancel(SendMsg* s);
+    bool cancel(SendMsg* s);  // false also when it asked the receiver (see protocol.cpp)
     void release(SendMsg* s);
     void release(RecvMsg* r);
 
@@ -214,6 +214,9 @@ private:
     bool on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool checksum);
     void on_cts(Peer& p, const CtsHeader& h);
     void on_fin(Peer& p, const FinHeader& h);
+    void on_cancel(Peer& p, const CancelHeader& h);
+    void on_cancel_reply(Peer& p, const CancelHeader& h);
+    void ask_cancel(Peer& p, const SendMsg& s);
     void complete_recv(RecvMsg* r);
     Unexpected* store_unexpected(int peer, const MatchHeader& h, const std::byte* payload,
                                  std::uint32_t plen);

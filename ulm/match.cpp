@@ -64,6 +64,17 @@ Unexpected* Matcher::probe(ContextId ctx, int src, int tag)
     return nullptr;
 }
 
+Unexpected* Matcher::find_unexpected(ContextId ctx, int src, std::uint64_t msg_seq)
+{
+    Context& c = context(ctx);
+    for (Unexpected* u = c.unexpected.front(); u != nullptr; u = c.unexpected.next(u)) {
+        if (u->source() == src && u->hdr.msg_seq == msg_seq) {
+            return u;
+        }
+    }
+    return nullptr;
+}
+
 void Matcher::take(Unexpected* u) { context(u->ctx()).unexpected.remove(u); }
 
 bool Matcher::cancel(RecvMsg* r)

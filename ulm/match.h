@@ -41,6 +41,9 @@ public:
     void add_unexpected(Unexpected* u);
     // First unexpected message matching (src, tag), left in place.
     Unexpected* probe(ContextId ctx, int src, int tag);
+    // The unexpected message from `src` with message sequence `msg_seq`
+    // (a sender's cancel), left in place.
+    Unexpected* find_unexpected(ContextId ctx, int src, std::uint64_t msg_seq);
     // Removes a message found by probe (matched probe: MPI_Mprobe).
     void take(Unexpected* u);
     // Removes a receive that has not matched yet. false when it is not posted.

@@ -181,10 +181,29 @@ bool Engine::cancel(RecvMsg* r)
     return true;
 }
 
+namespace {
+
+// The match fragment has left and the receiver has not answered yet.
+bool waits_for_receiver(const SendMsg& s)
+{
+    return s.state == SendMsg::State::await_cts || s.state == SendMsg::State::await_sync ||
+           s.state == SendMsg::State::await_fin;
+}
+
+} // namespace
+
 bool Engine::cancel(SendMsg* s)
 {
-    // Only a send whose match fragment never left can be withdrawn: its
-    // message sequence number is assigned when that fragment is written.
+    // A send whose match fragment never left is withdrawn here. One whose
+    // match fragment left but that still waits for the receiver (rendezvous,
+    // synchronous) asks the receiver, which removes the message if no
+    // receive has taken it: the send then completes as cancelled, or else
+    // normally. An eager send that completed locally cannot be cancelled
+    // (MPI allows a cancel to fail).
+    if (!s->complete && waits_for_receiver(*s) && s->id != 0) {
+        ask_cancel(peers_[static_cast<std::size_t>(s->dst)], *s);
+        return false;
+    }
     if (s->complete || s->state != SendMsg::State::queued) {
         return false;
     }
@@ -412,6 +431,50 @@ int Engine::push_pending(Peer& p)
 
 // The protocol needs nothing more from the peer; the MPI request completes
 // once the fragments that point into its buffer are acknowledged.
+void Engine::ask_cancel(Peer& p, const SendMsg& s)
+{
+    CancelHeader c{};
+    fill_base(p, c.base, FragType::cancel, 0, 0);
+    c.send_id = s.id;
+    c.msg_seq = s.msg_seq.value();
+    c.context = s.ctx.value();
+    send_ctrl(p, &c, sizeof c);
+}
+
+// Receiver: the sender wants its message back.
+void Engine::on_cancel(Peer& p, const CancelHeader& h)
+{
+    CancelHeader reply{};
+    fill_base(p, reply.base, FragType::cancel_reply, 0, 0);
+    reply.send_id = h.send_id;
+    reply.msg_seq = h.msg_seq;
+    reply.context = h.context;
+    if (h.msg_seq >= p.expected_in.value()) {
+        reply.result = CancelResult::not_arrived; // or held ahead of sequence
+    } else if (Unexpected* u = matcher_.find_unexpected(ContextId(h.context), p.rank, h.msg_seq)) {
+        matcher_.take(u);
+        free_unexpected(u);
+        reply.result = CancelResult::cancelled;
+    } else {
+        reply.result = CancelResult::matched;
+    }
+    send_ctrl(p, &reply, sizeof reply);
+}
+
+void Engine::on_cancel_reply(Peer& p, const CancelHeader& h)
+{
+    SendMsg* s = sends_.find(h.send_id);
+    if (s == nullptr || s->msg_seq.value() != h.msg_seq || !waits_for_receiver(*s)) {
+        return; // it completed meanwhile (the receive came first)
+    }
+    if (h.result == CancelResult::cancelled) {
+        s->cancelled = true;
+        protocol_done(s);
+    } else if (h.result == CancelResult::not_arrived) {
+        ask_cancel(p, *s); // the match fragment is still on its way: ask again
+    }
+}
+
 void Engine::protocol_done(SendMsg* s)
 {
     s->state = SendMsg::State::done;
@@ -497,6 +560,12 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     case FragType::ack:
         on_ack(p, read_header<AckHeader>(frag.data));
         return; // ACKs are not sequenced
+    case FragType::cancel:
+        on_cancel(p, read_header<CancelHeader>(frag.data));
+        break;
+    case FragType::cancel_reply:
+        on_cancel_reply(p, read_header<CancelHeader>(frag.data));
+        break;
     }
     delivered(p, b);
 }

@@ -33,7 +33,9 @@ namespace ulmpi::ulm {
 
 inline constexpr std::uint8_t kWireVersion = 1;
 
-enum class FragType : std::uint8_t { match = 1, data = 2, cts = 3, fin = 4, ack = 5 };
+// cancel: the sender asks to withdraw an unmatched message (MPI_Cancel of
+// a send whose match fragment has left); cancel_reply answers it.
+enum class FragType : std::uint8_t { match = 1, data = 2, cts = 3, fin = 4, ack = 5, cancel = 6, cancel_reply = 7 };
 
 namespace flag {
 inline constexpr std::uint16_t eager = 1u << 0;  // match: whole message in this fragment
@@ -88,6 +90,21 @@ struct FinHeader {
 };
 static_assert(sizeof(FinHeader) == 40);
 
+enum class CancelResult : std::uint32_t {
+    cancelled = 1,   // the message was still unexpected: removed
+    matched = 2,     // a receive took it: the send completes normally
+    not_arrived = 3, // not (yet) matchable here: ask again
+};
+
+struct CancelHeader {
+    BaseHeader base;
+    std::uint64_t send_id;
+    std::uint64_t msg_seq;      // the message's sequence number from sender to receiver
+    std::uint32_t context;
+    CancelResult result;        // cancel_reply only
+};
+static_assert(sizeof(CancelHeader) == 56);
+
 enum class AckStatus : std::uint8_t { good = 1, corrupt = 2 };
 
 struct AckHeader {
@@ -116,6 +133,8 @@ constexpr std::uint32_t header_size(FragType t)
     case FragType::cts: return sizeof(CtsHeader);
     case FragType::fin: return sizeof(FinHeader);
     case FragType::ack: return sizeof(AckHeader);
+    case FragType::cancel:
+    case FragType::cancel_reply: return sizeof(CancelHeader);
     }
     return 0;
 }

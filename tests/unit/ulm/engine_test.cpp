@@ -628,6 +628,49 @@ TEST(Engine, queued_send_can_be_cancelled_without_leaving_a_sequence_gap)
     EXPECT_EQ(c.e(0).live_sends(), 0u);
 }
 
+TEST(Engine, unmatched_rendezvous_send_is_withdrawn_from_the_receiver)
+{
+    Cluster c;
+    ASSERT_TRUE(c.ok());
+    auto big = pattern(12000, 22); // rendezvous: the sender waits for a cts
+    SendMsg* s = post_send(c.e(0), big, 1, kTag);
+    ASSERT_TRUE(c.run_until([&] { return c.e(1).unexpected_count() == 1; }));
+    EXPECT_FALSE(c.e(0).cancel(s)) << "the answer comes from the receiver";
+    ASSERT_TRUE(c.run_until([&] { return s->complete; }));
+    EXPECT_TRUE(s->cancelled);
+    EXPECT_EQ(c.e(1).unexpected_count(), 0u) << "the message left the receiver";
+    // The next message is received normally: no gap in the message sequence.
+    auto small = pattern(10, 23);
+    std::vector<std::byte> in(10);
+    SendMsg* s2 = post_send(c.e(0), small, 1, kTag);
+    RecvMsg* r = post_recv(c.e(1), in, 0, kTag);
+    ASSERT_TRUE(c.run_until([&] { return r->complete; }));
+    EXPECT_TRUE(same_bytes(in, small));
+    c.e(0).release(s);
+    c.e(0).release(s2);
+    c.e(1).release(r);
+}
+
+TEST(Engine, rendezvous_send_taken_by_a_receive_is_not_cancelled)
+{
+    Cluster c;
+    ASSERT_TRUE(c.ok());
+    auto big = pattern(12000, 24);
+    std::vector<std::byte> in(12000);
+    SendMsg* s = post_send(c.e(0), big, 1, kTag);
+    ASSERT_TRUE(c.run_until([&] { return c.e(1).unexpected_count() == 1; }));
+    c.path(0).set_paused(true); // what the receiver sends waits: its cts, its answer
+    RecvMsg* r = post_recv(c.e(1), in, 0, kTag); // matched
+    EXPECT_FALSE(c.e(0).cancel(s));
+    c.settle();
+    c.path(0).set_paused(false);
+    ASSERT_TRUE(c.run_until([&] { return s->complete && r->complete; }));
+    EXPECT_FALSE(s->cancelled);
+    EXPECT_TRUE(same_bytes(in, big));
+    c.e(0).release(s);
+    c.e(1).release(r);
+}
+
 // ---------------------------------------------------------------------------
 // Flow control and ordering
 
