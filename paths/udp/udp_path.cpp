@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -63,6 +64,16 @@ const rt::SizeParam control_window_param{
 const rt::IntParam probe_param{
     "udp_window_probe_us", 1000,
     "a udp window shut this long (microseconds) lets one datagram through (a credit was lost)"};
+const rt::ChoiceParam gso_param{
+    "udp_gso", "on",
+    "bulk udp datagrams to one peer sent in batches with one sendmsg (UDP GSO: the kernel splits "
+    "them into datagrams of equal size, each with its own header): on, off",
+    "on|off"};
+const rt::ChoiceParam gro_param{
+    "udp_gro", "on",
+    "the long udp socket reads coalesced datagrams (UDP_GRO) into a bounce buffer and splits them; "
+    "off: it peeks and scatters each payload into the user buffer",
+    "on|off"};
 const rt::IntParam batch_param{"udp_rx_batch", 64,
                                "datagrams read from each udp socket per progress call"};
 
@@ -70,6 +81,11 @@ constexpr std::size_t kHdr = sizeof(Header);
 constexpr std::size_t kMaxDatagram = 65507;
 constexpr std::size_t kMinDatagram = kHdr + kMaxFragHeader + 64;
 constexpr int kMaxRxIov = 128;
+// Datagrams in one GSO send: the kernel's UDP_MAX_SEGMENTS (64 before Linux
+// 6.10), and all of them at most one IP datagram's worth of bytes.
+constexpr int kMaxGsoSegs = 64;
+constexpr std::size_t kMaxBatch = kMaxDatagram;
+constexpr std::size_t kGroBuf = 1u << 17; // GRO coalesces at most 64 KiB
 
 const Registrar reg{"udp", 10, &make_udp_path};
 
@@ -177,6 +193,8 @@ bool udp_options_from_params(UdpOptions& out, std::string& why)
     out.window = window_param.get();
     out.control_window = control_window_param.get();
     out.probe_us = std::clamp<std::int64_t>(probe_param.get(), 1, 10000000);
+    out.gso = gso_param.get() == "on";
+    out.gro = gro_param.get() == "on";
     return true;
 }
 
@@ -224,7 +242,8 @@ Status UdpPath::open(rt::Bootstrap& boot)
         ULMPI_ERROR("udp path: %s", why.c_str());
         return Errc::io_error;
     }
-    socks_.assign(ifaces_.size() * 2, Sock{});
+    socks_.clear();
+    socks_.resize(ifaces_.size() * 2);
     mine_.assign(ifaces_.size(), udp::Endpoint{});
     for (std::size_t i = 0; i < ifaces_.size(); ++i) {
         mine_[i].ip = ifaces_[i].ip;
@@ -258,6 +277,20 @@ Status UdpPath::open(rt::Bootstrap& boot)
                 return Errc::io_error;
             }
             mine_[i].port[lane] = ntohs(a.sin_port);
+            if (s.lane == Lane::bulk) {
+                int one = 1;
+                if (opt_.gro) {
+                    s.gro = ::setsockopt(s.fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+                    gro_why_ = s.gro ? "on" : "refused by the kernel";
+                }
+                int zero = 0; // probes UDP_SEGMENT; sizes go with each send
+                if (opt_.gso &&
+                    ::setsockopt(s.fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof zero) != 0) {
+                    gso_why_ = "refused by the kernel";
+                } else if (opt_.gso && i == 0) {
+                    gso_why_ = "on";
+                }
+            }
         }
     }
     std::vector<std::byte> rec = udp::encode_endpoints(mine_);
@@ -330,6 +363,39 @@ Status UdpPath::connect(rt::Bootstrap& boot)
     window_[1] = fit(opt_.window);
     window_[0] = fit(opt_.control_window != 0 ? opt_.control_window : opt_.window);
     probe_ns_ = opt_.probe_us * 1000;
+    // GSO: the kernel refuses segments longer than the route's MTU, and a
+    // batch of one datagram (loopback's 64 KiB ones) gains nothing.
+    gso_segs_ = 0;
+    if (std::strcmp(gso_why_, "on") == 0) {
+        if (datagram + 28 > mtu) {
+            gso_why_ = "off: datagrams exceed the MTU";
+        } else if (kMaxBatch / datagram < 2) {
+            gso_why_ = "off: one datagram fills a batch";
+        } else {
+            gso_segs_ = static_cast<int>(std::min<std::size_t>(kMaxGsoSegs, kMaxBatch / datagram));
+            for (Sock& s : socks_) {
+                if (s.lane == Lane::bulk) {
+                    s.batch.bytes = std::make_unique<std::byte[]>(kMaxBatch);
+                }
+            }
+        }
+    }
+    // GRO: worth its bounce copy only when several datagrams fit 64 KiB;
+    // otherwise (loopback) the payload is scattered straight into the user
+    // buffer after a peek.
+    if (gro() && kMaxBatch / datagram < 2) {
+        for (Sock& s : socks_) {
+            int zero = 0;
+            if (s.gro) {
+                (void)::setsockopt(s.fd, SOL_UDP, UDP_GRO, &zero, sizeof zero);
+                s.gro = false;
+            }
+        }
+        gro_why_ = "off: one datagram fills 64 KiB";
+    }
+    if (gro()) {
+        gro_buf_.assign(kGroBuf, std::byte{0});
+    }
     rx_buf_.assign(65536, std::byte{0});
     stash_.assign(65536, std::byte{0});
     peek_.assign(kHdr + kMaxFragHeader, std::byte{0});
@@ -347,6 +413,9 @@ void UdpPath::close()
             s.fd = -1;
         }
         s.stall = nullptr;
+        s.batch.head = s.batch.fill = 0;
+        s.batch.count = 0;
+        s.batch.sealed = false;
     }
     tx_free_.clear();
     for (auto& t : tx_all_) {
@@ -365,9 +434,19 @@ std::size_t UdpPath::stalled() const
 {
     std::size_t n = 0;
     for (const Sock& s : socks_) {
-        n += s.stall != nullptr ? 1 : 0;
+        n += (s.stall != nullptr ? 1 : 0) + static_cast<std::size_t>(s.batch.count);
     }
     return n;
+}
+
+bool UdpPath::gro() const
+{
+    for (const Sock& s : socks_) {
+        if (s.gro) {
+            return true;
+        }
+    }
+    return false;
 }
 
 const udp::Pair& UdpPath::route(PeerAddr& p, Lane lane)
@@ -551,6 +630,92 @@ bool UdpPath::flush(Sock& s)
     return s.stall == nullptr;
 }
 
+// The kernel will not take GSO sends on this route: datagrams one by one.
+void UdpPath::gso_refused(int err)
+{
+    ULMPI_INFO("udp: the kernel refused a GSO send (%s); sending datagrams one by one",
+               std::strerror(err));
+    gso_segs_ = 0;
+    gso_why_ = "refused by the kernel";
+}
+
+// Sends what the socket's batch holds: one sendmsg with UDP_SEGMENT for
+// several datagrams, a plain one for a single datagram (or once GSO was
+// refused). True when the batch is empty; false when the socket has no room
+// now (the batch is sealed and waits, acquire() answers `again`).
+bool UdpPath::flush_batch(Sock& s)
+{
+    Batch& b = s.batch;
+    while (b.count > 0) {
+        const bool gso = b.count > 1 && gso_segs_ > 1;
+        const std::size_t n = gso ? b.fill - b.head : udp::gro_segment(b.fill, b.seg, b.head);
+        const int segs = gso ? b.count : 1;
+        sockaddr_in to = peers_[static_cast<std::size_t>(b.peer)].to[1][static_cast<std::size_t>(b.remote)];
+        iovec v{b.bytes.get() + b.head, n};
+        msghdr m{};
+        m.msg_name = &to;
+        m.msg_namelen = sizeof to;
+        m.msg_iov = &v;
+        m.msg_iovlen = 1;
+        alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+        if (gso) {
+            m.msg_control = ctl;
+            m.msg_controllen = sizeof ctl;
+            cmsghdr* c = CMSG_FIRSTHDR(&m);
+            c->cmsg_level = SOL_UDP;
+            c->cmsg_type = UDP_SEGMENT;
+            c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+            const auto seg = static_cast<std::uint16_t>(b.seg);
+            std::memcpy(CMSG_DATA(c), &seg, sizeof seg);
+        }
+        ssize_t r = ::sendmsg(s.fd, &m, 0);
+        if (r >= 0) {
+            counters_.frags_sent += static_cast<std::uint64_t>(segs);
+            counters_.bytes_sent += n - kHdr * static_cast<std::size_t>(segs);
+            if (gso) {
+                ++gso_sends_;
+                gso_datagrams_ += static_cast<std::uint64_t>(segs);
+            }
+            b.head += n;
+            b.count -= segs;
+            continue;
+        }
+        const int err = errno;
+        if (err == EINTR) {
+            continue;
+        }
+        if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) {
+            b.sealed = true;
+            return false;
+        }
+        if (gso && (err == EINVAL || err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP ||
+                    err == EMSGSIZE)) {
+            gso_refused(err);
+            continue;
+        }
+        lost(err, b.peer);
+        send_errors_ += static_cast<std::uint64_t>(segs - 1);
+        b.head += n;
+        b.count -= segs;
+    }
+    b.head = b.fill = 0;
+    b.seg = 0;
+    b.sealed = false;
+    return true;
+}
+
+// Sends every staged batch; returns how many were sent.
+int UdpPath::flush_batches()
+{
+    int n = 0;
+    for (Sock& s : socks_) {
+        if (s.batch.count > 0) {
+            n += flush_batch(s) ? 1 : 0;
+        }
+    }
+    return n;
+}
+
 bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
 {
     if (len > info_.max_frag || !can_reach(peer)) {
@@ -558,6 +723,9 @@ bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
     }
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
     if (!window_open(p, out.lane, len)) {
+        if (out.lane == Lane::bulk) {
+            (void)flush_batches(); // what waits staged must go for credit to come back
+        }
         ++counters_.send_again;
         return false;
     }
@@ -566,6 +734,27 @@ bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
     if (s.stall != nullptr && !flush(s)) {
         ++counters_.send_again;
         return false;
+    }
+    Batch& b = s.batch;
+    const std::size_t dg = kHdr + len;
+    const bool batch = out.lane == Lane::bulk && gso_segs_ > 1;
+    if (b.count > 0 &&
+        (!batch || b.sealed || b.peer != peer || b.remote != pair.remote ||
+         b.count >= gso_segs_ || dg > b.seg || b.fill + dg > kMaxBatch) &&
+        !flush_batch(s)) {
+        ++counters_.send_again;
+        return false;
+    }
+    if (batch) {
+        // Staged behind the datagrams already batched for this peer.
+        if (b.count == 0) {
+            b.peer = peer;
+            b.remote = pair.remote;
+        }
+        out.data = b.bytes.get() + b.fill + kHdr;
+        out.cap = b.count > 0 ? b.seg - kHdr : kMaxBatch - kHdr;
+        out.token = (static_cast<std::uintptr_t>(&s - socks_.data()) << 1) | 1;
+        return true;
     }
     if (tx_free_.empty()) {
         auto slot = std::make_unique<TxSlot>();
@@ -586,6 +775,26 @@ bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
 
 SendResult UdpPath::commit(int peer, const TxBuffer& buf, std::size_t len)
 {
+    if ((buf.token & 1) != 0) {
+        Sock& s = socks_[buf.token >> 1];
+        Batch& b = s.batch;
+        ULMPI_ASSERT(b.peer == peer && len <= buf.cap && !b.sealed);
+        Header h;
+        fill_header(h, peer, Lane::bulk, len);
+        std::memcpy(b.bytes.get() + b.fill, &h, sizeof h);
+        const std::size_t dg = kHdr + len;
+        if (b.count == 0) {
+            b.seg = dg;
+        }
+        b.fill += dg;
+        ++b.count;
+        // A shorter datagram ends a GSO batch; a full one goes at once.
+        if (dg < b.seg || b.count >= gso_segs_ || b.fill + b.seg > kMaxBatch) {
+            b.sealed = true;
+            (void)flush_batch(s);
+        }
+        return SendResult::done;
+    }
     auto* slot = reinterpret_cast<TxSlot*>(buf.token);
     ULMPI_ASSERT(slot != nullptr && slot->peer == peer && len <= info_.max_frag);
     slot->len = len;
@@ -620,7 +829,7 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
     }
     const udp::Pair pair = route(p, lane);
     Sock& s = sock(pair.local, lane);
-    if (s.stall != nullptr && !flush(s)) {
+    if ((s.stall != nullptr && !flush(s)) || (s.batch.count > 0 && !flush_batch(s))) {
         ++counters_.send_again;
         return SendResult::again;
     }
@@ -676,10 +885,48 @@ void UdpPath::discard(int fd)
     }
 }
 
+// Checks a datagram (header, source, length) and takes its flow-control
+// fields. True when it carries a fragment for ULM; a refused one is counted,
+// a header-only credit has nothing more.
+bool UdpPath::accept(const Sock& s, const std::byte* d, std::size_t len, const sockaddr_in& from,
+                     bool truncated, int& src)
+{
+    udp::Verdict verdict = udp::check_header(d, len, static_cast<std::uint8_t>(s.lane), token_,
+                                             job_.rank, job_.size, &src);
+    if (verdict == udp::Verdict::ok && !known_source(src, s.lane, from)) {
+        verdict = udp::Verdict::address;
+    }
+    if (verdict == udp::Verdict::ok && (len - kHdr > info_.max_frag || truncated)) {
+        verdict = udp::Verdict::oversize;
+    }
+    if (verdict != udp::Verdict::ok) {
+        refused_.count(verdict);
+        ULMPI_DEBUG("udp: refused a %zu-byte datagram from %s:%u (%s)", len,
+                    udp::ip_text(ntohl(from.sin_addr.s_addr)).c_str(), ntohs(from.sin_port),
+                    verdict == udp::Verdict::token      ? "not this job's token"
+                    : verdict == udp::Verdict::rank     ? "ranks do not fit"
+                    : verdict == udp::Verdict::address  ? "not the sender's address"
+                    : verdict == udp::Verdict::oversize ? "too long"
+                                                        : "malformed");
+        return false;
+    }
+    Header h;
+    std::memcpy(&h, d, sizeof h);
+    took_header(h, src, s.lane);
+    if (len == kHdr) {
+        return false; // a credit: nothing for ULM
+    }
+    ++counters_.frags_received;
+    counters_.bytes_received += len - kHdr;
+    return true;
+}
+
 int UdpPath::receive(Sock& s, Sink& sink)
 {
+    if (s.gro) {
+        return receive_gro(s, sink);
+    }
     const bool peek = s.lane == Lane::bulk || opt_.peek_all;
-    const auto lane = static_cast<std::uint8_t>(s.lane);
     int n = 0;
     for (int k = 0; k < opt_.rx_batch; ++k) {
         sockaddr_in from{};
@@ -700,43 +947,15 @@ int UdpPath::receive(Sock& s, Sink& sink)
             break; // EAGAIN: nothing more now (a pending ICMP error is cleared by reading it)
         }
         const auto len = static_cast<std::size_t>(got);
-        const auto* bytes = static_cast<const std::byte*>(v.iov_base);
         int src = -1;
-        udp::Verdict verdict =
-            udp::check_header(bytes, len, lane, token_, job_.rank, job_.size, &src);
-        if (verdict == udp::Verdict::ok && !known_source(src, s.lane, from)) {
-            verdict = udp::Verdict::address;
-        }
-        if (verdict == udp::Verdict::ok &&
-            (len - kHdr > info_.max_frag || (!peek && (m.msg_flags & MSG_TRUNC) != 0))) {
-            verdict = udp::Verdict::oversize;
-        }
-        if (verdict != udp::Verdict::ok) {
-            refused_.count(verdict);
-            ULMPI_DEBUG("udp: refused a %zu-byte datagram from %s:%u (%s)", len,
-                        udp::ip_text(ntohl(from.sin_addr.s_addr)).c_str(), ntohs(from.sin_port),
-                        verdict == udp::Verdict::token      ? "not this job's token"
-                        : verdict == udp::Verdict::rank     ? "ranks do not fit"
-                        : verdict == udp::Verdict::address  ? "not the sender's address"
-                        : verdict == udp::Verdict::oversize ? "too long"
-                                                            : "malformed");
+        if (!accept(s, static_cast<const std::byte*>(v.iov_base), len, from,
+                    !peek && (m.msg_flags & MSG_TRUNC) != 0, src)) {
             if (peek) {
                 discard(s.fd);
             }
             continue;
         }
-        Header h;
-        std::memcpy(&h, bytes, sizeof h);
-        took_header(h, src, s.lane);
-        if (len == kHdr) {
-            if (peek) {
-                discard(s.fd); // a credit: nothing for ULM
-            }
-            continue;
-        }
         ++n;
-        ++counters_.frags_received;
-        counters_.bytes_received += len - kHdr;
         if (!peek) {
             WholeFrag f;
             f.peer = src;
@@ -755,6 +974,65 @@ int UdpPath::receive(Sock& s, Sink& sink)
         sink.on_frag(*this, rx);
         if (!rx.consumed) {
             discard(s.fd);
+        }
+    }
+    return n;
+}
+
+// The long socket with UDP_GRO: one recvmsg may return several datagrams of
+// one sender back to back (a cmsg gives their size, the last may be
+// shorter); each is checked on its own and goes up whole and addressable
+// (ULM copies the payload out, fused with its CRC check).
+int UdpPath::receive_gro(Sock& s, Sink& sink)
+{
+    int n = 0;
+    for (int k = 0; k < opt_.rx_batch;) {
+        sockaddr_in from{};
+        iovec v{gro_buf_.data(), gro_buf_.size()};
+        alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))];
+        msghdr m{};
+        m.msg_name = &from;
+        m.msg_namelen = sizeof from;
+        m.msg_iov = &v;
+        m.msg_iovlen = 1;
+        m.msg_control = ctl;
+        m.msg_controllen = sizeof ctl;
+        ssize_t got = ::recvmsg(s.fd, &m, MSG_DONTWAIT);
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            break;
+        }
+        const auto len = static_cast<std::size_t>(got);
+        std::size_t seg = 0;
+        for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c)) {
+            if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+                int g = 0;
+                std::memcpy(&g, CMSG_DATA(c), sizeof g);
+                seg = g > 0 ? static_cast<std::size_t>(g) : 0;
+            }
+        }
+        const bool truncated = (m.msg_flags & MSG_TRUNC) != 0;
+        if (seg != 0 && seg < len) {
+            ++gro_reads_;
+            gro_datagrams_ += (len + seg - 1) / seg;
+        }
+        std::size_t dl = 0;
+        for (std::size_t off = 0; (dl = udp::gro_segment(len, seg, off)) != 0; off += dl) {
+            ++k;
+            int src = -1;
+            const bool last = off + dl == len;
+            if (!accept(s, gro_buf_.data() + off, dl, from, truncated && last, src)) {
+                continue;
+            }
+            ++n;
+            WholeFrag f;
+            f.peer = src;
+            f.data = gro_buf_.data() + off + kHdr;
+            f.len = dl - kHdr;
+            f.addressable = true;
+            sink.on_frag(*this, f);
         }
     }
     return n;
@@ -836,7 +1114,7 @@ std::size_t UdpPath::read_datagram(RxDatagram& rx, std::size_t offset, const iov
 
 int UdpPath::progress(Sink& sink)
 {
-    int n = 0;
+    int n = flush_batches();
     if (!credit_due_.empty()) {
         send_credits();
     }
@@ -848,6 +1126,7 @@ int UdpPath::progress(Sink& sink)
     for (Sock& s : socks_) {
         n += receive(s, sink);
     }
+    (void)flush_batches(); // data fragments ULM sent from on_frag()
     return n;
 }
 
@@ -866,13 +1145,19 @@ const char* UdpPath::describe() const
          size_text(static_cast<std::uint64_t>(actual_rcvbuf_)) +
          (opt_.everywhere ? ", also within a host" : "") + (opt_.peek_all ? ", peek all" : "");
     d += ", window " + size_text(window_[0]) + "/" + size_text(window_[1]);
-    char tail[384];
+    d += gso_segs_ > 1 ? "; GSO batches of up to " + std::to_string(gso_segs_) + " datagrams"
+                       : std::string("; GSO ") + (std::strcmp(gso_why_, "on") == 0 ? "off" : gso_why_);
+    d += gro() ? "; GRO on" : std::string("; GRO ") + gro_why_ + ", bulk peeked";
+    char tail[512];
     std::snprintf(
         tail, sizeof tail,
+        "; sent %" PRIu64 " datagrams in %" PRIu64 " GSO batches, read %" PRIu64
+        " in %" PRIu64 " GRO reads"
         "; window shut %" PRIu64 " times (probes %" PRIu64 ", credits %" PRIu64 ")"
         "; refused %" PRIu64 " datagrams (token %" PRIu64 ", address %" PRIu64 ", rank %" PRIu64
         ", malformed %" PRIu64 ", oversize %" PRIu64 "); send errors %" PRIu64,
-        window_stalls_, probes_, credits_sent_, refused_.total(), refused_.token, refused_.address,
+        gso_datagrams_, gso_sends_, gro_datagrams_, gro_reads_, window_stalls_, probes_,
+        credits_sent_, refused_.total(), refused_.token, refused_.address,
         refused_.rank, refused_.malformed, refused_.oversize, send_errors_);
     describe_ = d + tail;
     return describe_.c_str();

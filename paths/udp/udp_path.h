@@ -23,6 +23,15 @@
 // gathered send() (used by the lossy decorator) sends header + iovecs with
 // one sendmsg() and answers `again` without keeping anything. Errors a
 // network makes (unreachable, down) count as a lost datagram; ULM resends.
+// On the long socket, datagrams to one peer endpoint are staged back to back
+// in the socket's Batch and go with one sendmsg() carrying UDP_SEGMENT (UDP
+// GSO): the kernel cuts the batch into datagrams of the first one's size
+// (the last may be shorter), each with the header and ULM fragment we wrote,
+// so loss and checks stay per datagram. A batch goes when full, when a
+// shorter datagram ends it, when the next one cannot join it (another peer
+// endpoint, longer), when a window shuts, and at the start and end of every
+// progress(). ULMPI_UDP_GSO=off, datagrams beyond the MTU, or a kernel that
+// refuses UDP_SEGMENT: datagram by datagram.
 //
 // Flow control. ULM streams every data fragment of a matched message at
 // once, and eager messages as fast as the program posts them; over UDP
@@ -42,7 +51,12 @@
 // header-only credit (which takes no window itself). A window shut for
 // ULMPI_UDP_WINDOW_PROBE_US (every credit lost) lets one datagram go.
 //
-// Receiving. The long socket is peeked: the first bytes (our header and
+// Receiving. With Ethernet-sized datagrams the long socket has UDP_GRO: one
+// recvmsg() returns several datagrams of one sender into a bounce buffer
+// (a cmsg gives their size); each is cut out (udp::gro_segment), checked
+// on its own and goes up whole and addressable (ULM copies the payload out
+// with its CRC check). Otherwise (ULMPI_UDP_GRO=off, refused, or 64 KiB
+// datagrams that never coalesce) the long socket is peeked: the first bytes (our header and
 // ULM's header) go up as a non-addressable RxFrag; if ULM calls
 // read_payload(), one recvmsg() scatters the payload straight into ULM's
 // iovecs (the user buffer), with our header and ULM's into scratch memory
@@ -87,6 +101,8 @@ struct UdpOptions {
     std::uint64_t window = 0;         // cost in flight per peer and lane; 0: from the rcvbuf
     std::uint64_t control_window = 0; // the short socket's; 0: as window
     std::int64_t probe_us = 1000;     // a shut window lets one datagram through after this
+    bool gso = true;                  // bulk datagrams batched into one UDP_SEGMENT send
+    bool gro = true;                  // long socket reads coalesced datagrams (UDP_GRO)
 };
 
 // ULMPI_UDP_* parameters as options; `why` names a malformed one.
@@ -122,6 +138,14 @@ public:
     const std::vector<udp::Endpoint>& endpoints() const { return mine_; }
     std::uint64_t token() const { return token_; }
     std::size_t stalled() const; // datagrams waiting for socket room
+    // UDP GSO / GRO: batches sent and the datagrams in them, reads that
+    // returned several datagrams and the datagrams in them.
+    bool gso() const { return gso_segs_ > 1; }
+    bool gro() const;
+    std::uint64_t gso_sends() const { return gso_sends_; }
+    std::uint64_t gso_datagrams() const { return gso_datagrams_; }
+    std::uint64_t gro_reads() const { return gro_reads_; }
+    std::uint64_t gro_datagrams() const { return gro_datagrams_; }
     // Flow control: acquire()/send() refusals for a full window, datagrams let
     // through a window that stayed shut, header-only credits sent.
     std::uint64_t window_stalls() const { return window_stalls_; }
@@ -134,11 +158,25 @@ public:
 
 private:
     struct TxSlot; // a staged datagram
+    // Consecutive bulk datagrams to one peer endpoint, back to back, sent
+    // with one sendmsg() as a UDP GSO batch: all `seg` bytes but the last.
+    struct Batch {
+        std::unique_ptr<std::byte[]> bytes; // kMaxBatch bytes
+        std::size_t head = 0;  // bytes before this are sent (fallback to single sends)
+        std::size_t fill = 0;  // bytes staged
+        std::size_t seg = 0;   // datagram size (our header + ULM bytes)
+        int count = 0;         // datagrams staged
+        int peer = -1;
+        int remote = -1;       // peer endpoint
+        bool sealed = false;   // no more datagrams: last one short, or the socket was full
+    };
     struct Sock {
         int fd = -1;
         Lane lane = Lane::control;
         int iface = 0;
         TxSlot* stall = nullptr; // sent when the socket has room again
+        Batch batch;             // bulk sockets with GSO
+        bool gro = false;        // UDP_GRO granted
     };
     struct PeerAddr {
         std::vector<udp::Endpoint> eps;
@@ -164,6 +202,9 @@ private:
     // The pair a fragment to `peer` on `lane` takes now.
     const udp::Pair& route(PeerAddr& p, Lane lane);
     bool flush(Sock& s);
+    bool flush_batch(Sock& s);
+    int flush_batches();
+    void gso_refused(int err);
     bool send_slot(Sock& s, TxSlot* slot);
     // `len` ULM bytes follow the header, or kCreditOnly: none, a credit.
     void fill_header(udp::Header& h, int peer, Lane lane, std::size_t len);
@@ -174,6 +215,9 @@ private:
     void send_credits();
     void lost(int err, int peer);
     int receive(Sock& s, Sink& sink);
+    int receive_gro(Sock& s, Sink& sink);
+    bool accept(const Sock& s, const std::byte* d, std::size_t len, const sockaddr_in& from,
+                bool truncated, int& src);
     bool known_source(int peer, Lane lane, const sockaddr_in& from) const;
     std::size_t read_datagram(RxDatagram& rx, std::size_t offset, const iovec* iov, int iovcnt);
     void discard(int fd);
@@ -199,6 +243,15 @@ private:
     std::vector<std::byte> peek_;   // our header + ULM's header
     std::vector<std::byte> head_;   // the same bytes again, consumed by read_payload
     std::vector<std::byte> stash_;  // payload bytes ULM's iovecs did not cover
+    std::vector<std::byte> gro_buf_; // coalesced datagrams (long socket with UDP_GRO)
+
+    int gso_segs_ = 0;             // datagrams per GSO batch; 0: GSO off
+    const char* gso_why_ = "off";  // why GSO is off
+    const char* gro_why_ = "off";  // why GRO is off
+    std::uint64_t gso_sends_ = 0;  // batches sent with one sendmsg
+    std::uint64_t gso_datagrams_ = 0;
+    std::uint64_t gro_reads_ = 0;  // recvmsg calls that returned several datagrams
+    std::uint64_t gro_datagrams_ = 0;
 
     std::uint32_t window_[2] = {0, 0}; // by lane
     std::int64_t probe_ns_ = 0;

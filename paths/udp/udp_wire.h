@@ -64,6 +64,21 @@ struct Refusals {
     void count(Verdict v);
 };
 
+// Splitting what one GRO read returned: the kernel (UDP_GRO) coalesces
+// datagrams of one flow into a buffer of `len` bytes and says their size
+// `seg` (0: no GRO cmsg, one datagram); all are `seg` bytes but the last,
+// which may be shorter. Returns the length of the datagram that starts at
+// `off`, 0 past the end. Each datagram carries its own header and is checked
+// on its own.
+inline std::size_t gro_segment(std::size_t len, std::size_t seg, std::size_t off)
+{
+    if (off >= len) {
+        return 0;
+    }
+    const std::size_t rest = len - off;
+    return seg == 0 || seg > rest ? rest : seg;
+}
+
 // SipHash-2-4 (Aumasson & Bernstein) of `data` under a 128-bit key.
 std::uint64_t siphash24(const std::uint8_t key[16], const void* data, std::size_t len);
 

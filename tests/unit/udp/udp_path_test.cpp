@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -542,6 +543,168 @@ TEST_F(UdpPair, a_window_shut_for_long_lets_one_datagram_through)
     ::usleep(30000);
     EXPECT_EQ(fill_window(*a_), 1);
     EXPECT_EQ(a_->window_probes(), 2u);
+}
+
+// ---------------------------------------------------------------------------
+// UDP GSO and GRO with Ethernet-sized datagrams over loopback (which carries
+// a GSO batch whole to a socket with UDP_GRO, as veth does).
+
+UdpOptions ethernet(bool gso = true, bool gro = true)
+{
+    UdpOptions o;
+    o.frag_size = 1472;
+    o.gso = gso;
+    o.gro = gro;
+    return o;
+}
+
+TEST_F(UdpPair, bulk_datagrams_go_in_gso_batches_and_come_back_apart)
+{
+    make(ethernet(), ethernet());
+    ASSERT_TRUE(a_->gso());
+    ASSERT_TRUE(b_->gro());
+    const std::size_t full = a_->info().max_frag;
+    EXPECT_EQ(full, 1472u - sizeof(path::udp::Header));
+    EXPECT_NE(std::string(a_->describe()).find("GSO batches of up to 44 datagrams; GRO on"),
+              std::string::npos)
+        << a_->describe();
+    std::vector<std::vector<std::byte>> sent;
+    for (int i = 0; i < 100; ++i) {
+        sent.push_back(make_frag(48, full - 48, i));
+        put(*a_, 1, sent.back(), Lane::bulk);
+    }
+    sent.push_back(make_frag(48, 100, 100)); // short: ends the batch
+    put(*a_, 1, sent.back(), Lane::bulk);
+    EXPECT_EQ(a_->stalled(), 0u);
+    TestSink sink;
+    ASSERT_TRUE(collect(*b_, sink, sent.size()));
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+        EXPECT_TRUE(sink.got[i].addressable);
+        EXPECT_TRUE(sink.got[i].bytes == sent[i]) << i;
+    }
+    EXPECT_EQ(a_->gso_sends(), 3u); // 44 + 44 + (12 + the short one)
+    EXPECT_EQ(a_->gso_datagrams(), sent.size());
+    EXPECT_EQ(a_->counters().frags_sent, sent.size());
+    EXPECT_GE(b_->gro_reads(), 1u);
+    EXPECT_EQ(b_->counters().frags_received, sent.size());
+    EXPECT_EQ(b_->refusals().total(), 0u);
+}
+
+TEST_F(UdpPair, a_partial_batch_waits_for_progress_and_control_never_waits)
+{
+    make(ethernet(), ethernet());
+    const std::size_t full = a_->info().max_frag;
+    for (int i = 0; i < 3; ++i) {
+        put(*a_, 1, make_frag(48, full - 48, i), Lane::bulk);
+    }
+    EXPECT_EQ(a_->stalled(), 3u);
+    auto ctl = make_frag(48, 10, 9);
+    put(*a_, 1, ctl, Lane::control);
+    TestSink sink;
+    ASSERT_TRUE(collect(*b_, sink, 1));
+    EXPECT_TRUE(sink.got[0].bytes == ctl);
+    TestSink sa;
+    EXPECT_GE(a_->progress(sa), 1); // sends the batch
+    EXPECT_EQ(a_->stalled(), 0u);
+    ASSERT_TRUE(collect(*b_, sink, 4));
+    EXPECT_EQ(a_->gso_sends(), 1u);
+}
+
+TEST_F(UdpPair, a_batch_ends_at_a_longer_datagram)
+{
+    make(ethernet(), ethernet());
+    put(*a_, 1, make_frag(48, 500, 1), Lane::bulk);
+    put(*a_, 1, make_frag(48, 500, 2), Lane::bulk);
+    put(*a_, 1, make_frag(48, 900, 3), Lane::bulk); // longer than the batch's size
+    EXPECT_EQ(a_->stalled(), 1u);
+    EXPECT_EQ(a_->gso_sends(), 1u);
+    TestSink sa, sink;
+    a_->progress(sa);
+    ASSERT_TRUE(collect(*b_, sink, 3));
+    EXPECT_EQ(sink.got[2].len, 948u);
+    EXPECT_EQ(a_->gso_sends(), 1u); // a single datagram goes plain
+}
+
+TEST_F(UdpPair, without_gso_and_gro_bulk_is_sent_alone_and_peeked)
+{
+    make(ethernet(false, false), ethernet(false, false));
+    EXPECT_FALSE(a_->gso());
+    EXPECT_FALSE(b_->gro());
+    EXPECT_NE(std::string(a_->describe()).find("GSO off; GRO off, bulk peeked"), std::string::npos)
+        << a_->describe();
+    for (int i = 0; i < 5; ++i) {
+        put(*a_, 1, make_frag(48, 1000, i), Lane::bulk);
+    }
+    EXPECT_EQ(a_->stalled(), 0u);
+    TestSink sink;
+    ASSERT_TRUE(collect(*b_, sink, 5));
+    EXPECT_FALSE(sink.got[0].addressable);
+    EXPECT_EQ(a_->gso_sends(), 0u);
+    EXPECT_EQ(b_->gro_reads(), 0u);
+}
+
+TEST_F(UdpPair, gso_and_gro_stay_off_where_one_datagram_fills_a_batch)
+{
+    make(); // loopback: 65507-byte datagrams
+    EXPECT_FALSE(a_->gso());
+    EXPECT_FALSE(a_->gro());
+    EXPECT_NE(std::string(a_->describe()).find("GSO off: one datagram fills a batch; GRO off: "
+                                               "one datagram fills 64 KiB, bulk peeked"),
+              std::string::npos)
+        << a_->describe();
+}
+
+TEST_F(UdpPair, each_datagram_of_a_gro_read_is_checked_on_its_own)
+{
+    make(ethernet(), ethernet());
+    // Three datagrams in one GSO send from a socket outside the job: the
+    // second is malformed, the last is short. All come in one GRO read; the
+    // malformed one is refused as such, the others for their address.
+    int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    ASSERT_GE(fd, 0);
+    path::udp::Header h{};
+    h.magic = path::udp::kMagic;
+    h.version = path::udp::kVersion;
+    h.lane = 1;
+    h.src = 0;
+    h.dst = 1;
+    h.token = b_->token();
+    const std::size_t seg = 1000;
+    std::vector<std::byte> d(2 * seg + 100);
+    std::memcpy(d.data(), &h, sizeof h);
+    std::memcpy(d.data() + 2 * seg, &h, sizeof h);
+    std::memcpy(d.data() + seg, "garbage", 7);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(b_->endpoints()[0].port[1]);
+    iovec v{d.data(), d.size()};
+    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+    msghdr m{};
+    m.msg_name = &to;
+    m.msg_namelen = sizeof to;
+    m.msg_iov = &v;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+    const auto s16 = static_cast<std::uint16_t>(seg);
+    std::memcpy(CMSG_DATA(c), &s16, sizeof s16);
+    ASSERT_EQ(::sendmsg(fd, &m, 0), static_cast<ssize_t>(d.size()));
+    ::close(fd);
+    TestSink sink;
+    for (int i = 0; i < 200 && b_->refusals().total() < 3; ++i) {
+        b_->progress(sink);
+        ::usleep(100);
+    }
+    EXPECT_EQ(b_->gro_reads(), 1u);
+    EXPECT_EQ(b_->gro_datagrams(), 3u);
+    EXPECT_EQ(b_->refusals().malformed, 1u);
+    EXPECT_EQ(b_->refusals().address, 2u);
+    EXPECT_TRUE(sink.got.empty());
 }
 
 // ---------------------------------------------------------------------------

@@ -130,5 +130,30 @@ TEST(UdpHeader, refusals_are_counted_by_reason)
     EXPECT_EQ(r.total(), 6u);
 }
 
+std::vector<std::size_t> split(std::size_t len, std::size_t seg)
+{
+    std::vector<std::size_t> out;
+    std::size_t n = 0;
+    for (std::size_t off = 0; (n = gro_segment(len, seg, off)) != 0; off += n) {
+        out.push_back(n);
+    }
+    return out;
+}
+
+TEST(GroSplit, equal_datagrams_and_a_short_last_one)
+{
+    EXPECT_EQ(split(3 * 1472, 1472), (std::vector<std::size_t>{1472, 1472, 1472}));
+    EXPECT_EQ(split(2 * 1472 + 41, 1472), (std::vector<std::size_t>{1472, 1472, 41}));
+    EXPECT_EQ(split(1, 1472), (std::vector<std::size_t>{1}));
+}
+
+TEST(GroSplit, no_segment_size_is_one_datagram)
+{
+    EXPECT_EQ(split(1472, 0), (std::vector<std::size_t>{1472}));
+    EXPECT_EQ(split(100, 1472), (std::vector<std::size_t>{100}));
+    EXPECT_TRUE(split(0, 1472).empty());
+    EXPECT_TRUE(split(0, 0).empty());
+}
+
 } // namespace
 } // namespace ulmpi::path::udp
