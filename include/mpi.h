@@ -347,8 +347,11 @@ typedef void MPI_Handler_function(MPI_Comm *, int *, ...);
 #define MPI_ERRCODES_IGNORE ULMPI_NULLPTR_(int *)
 #define MPI_ARGV_NULL ULMPI_NULLPTR_(char **)
 #define MPI_ARGVS_NULL ULMPI_NULLPTR_(char ***)
-#define MPI_UNWEIGHTED ULMPI_PTR_(int *, 2)
-#define MPI_WEIGHTS_EMPTY ULMPI_PTR_(int *, 3)
+/* Addresses of objects inside libmpi (as MPICH does): a small constant
+ * address passed where the prototype says int[] makes gcc warn
+ * (-Wstringop-overread) in correct programs. */
+extern int *const MPI_UNWEIGHTED;
+extern int *const MPI_WEIGHTS_EMPTY;
 
 /* ======================================================================== */
 /* Integer constants                                                        */

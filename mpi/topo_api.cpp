@@ -21,6 +21,14 @@
 
 using namespace ulmpi::mpi;
 
+// The weight sentinels of mpi.h: two distinct addresses no program owns.
+namespace {
+int unweighted_anchor;
+int weights_empty_anchor;
+} // namespace
+int* const MPI_UNWEIGHTED = &unweighted_anchor;
+int* const MPI_WEIGHTS_EMPTY = &weights_empty_anchor;
+
 namespace {
 
 int get_intra(MPI_Comm comm, const char* fn, Comm** out)
