@@ -301,6 +301,21 @@ hw_kernel(std::uint32_t c, unsigned char* dst, const unsigned char* src, std::si
 {
     return hw_kernel<false>(c, nullptr, src, len);
 }
+[[gnu::target("sse4.2")]] std::uint32_t hw_words_hole(std::uint32_t c, const unsigned char* src,
+                                                      std::size_t nwords, std::size_t hole) noexcept
+{
+    const std::size_t hole_word = hole / 8;
+    const std::uint64_t keep = (hole & 4u) != 0 ? 0x00000000ffffffffull : 0xffffffff00000000ull;
+    std::uint64_t c64 = c;
+    for (std::size_t i = 0; i < nwords; ++i) {
+        std::uint64_t w = load64(src + 8 * i);
+        if (i == hole_word) {
+            w &= keep;
+        }
+        c64 = _mm_crc32_u64(c64, w);
+    }
+    return static_cast<std::uint32_t>(c64);
+}
 [[gnu::target("sse4.2")]] std::uint32_t hw_copy(std::uint32_t c, unsigned char* dst,
                                                 const unsigned char* src, std::size_t len) noexcept
 {
@@ -344,6 +359,19 @@ inline const Impl* impl() noexcept
 std::uint32_t crc32c(const void* data, std::size_t len, std::uint32_t crc) noexcept
 {
     return ~impl()->crc(~crc, static_cast<const unsigned char*>(data), len);
+}
+
+std::uint32_t crc32c_words_hole(const void* data, std::size_t nwords, std::size_t hole) noexcept
+{
+    const Impl* i = impl();
+    const auto* p = static_cast<const unsigned char*>(data);
+    if (i == &kHardware) {
+        return ~hw_words_hole(~0u, p, nwords, hole);
+    }
+    static constexpr unsigned char kZero[4] = {};
+    std::uint32_t c = i->crc(~0u, p, hole);
+    c = i->crc(c, kZero, sizeof kZero);
+    return ~i->crc(c, p + hole + 4, 8 * nwords - hole - 4);
 }
 
 std::uint32_t crc32c_copy(void* dst, const void* src, std::size_t len, std::uint32_t crc) noexcept

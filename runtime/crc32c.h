@@ -25,6 +25,13 @@ namespace ulmpi::rt {
 // CRC32C of `len` bytes at `data`, continuing from `crc` (0 to start).
 std::uint32_t crc32c(const void* data, std::size_t len, std::uint32_t crc = 0) noexcept;
 
+// CRC32C (from 0) of `nwords` whole 8-byte words at `data` (any
+// alignment) in which the 4 bytes at offset `hole` (a multiple of 4, inside
+// the words) count as zero: the checksum of a header that holds its own
+// checksum field, without copying the header. No set-up of the long-buffer
+// kernels: one crc32 instruction per word when the CPU has it.
+std::uint32_t crc32c_words_hole(const void* data, std::size_t nwords, std::size_t hole) noexcept;
+
 // Copies `len` bytes from `src` to `dst` (they must not overlap) and returns
 // the CRC32C of those bytes, continuing from `crc`. Reads the source once.
 std::uint32_t crc32c_copy(void* dst, const void* src, std::size_t len,

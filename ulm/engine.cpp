@@ -5,6 +5,8 @@
 #include "runtime/log.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <sched.h>
 #include <unistd.h>
 
@@ -41,6 +43,11 @@ const rt::IntParam retries_param{
     "resends in a row to a silent peer before it is declared unreachable (with the 100 ms cap: ~2 min)"};
 const rt::IntParam hang_param{"ulm_hang_report_s", 0,
                               "print what a rank waits for when one wait lasts longer (s; 0: never)"};
+const rt::IntParam ack_delay_param{
+    "ulm_ack_delay_us", 20,
+    "longest wait (us) of an ACK for a fragment to the peer to ride on (0: send ACKs at once)"};
+const rt::IntParam ack_every_param{"ulm_ack_every", 16,
+                                   "fragments one delayed ACK may cover before it is sent"};
 const rt::BoolParam stats_param{"ulm_stats", false,
                                 "print per-peer and per-path counters at MPI_Finalize (mpirun --stats)"};
 const rt::SizeParam get_min_param{
@@ -54,7 +61,9 @@ std::size_t frag_header_length(const std::byte* data, std::size_t len)
     if (len < sizeof(BaseHeader)) {
         return 0;
     }
-    std::uint32_t h = header_size(static_cast<FragType>(data[1]));
+    std::uint16_t flags = 0;
+    std::memcpy(&flags, data + offsetof(BaseHeader, flags), sizeof flags);
+    std::uint32_t h = header_len(static_cast<FragType>(data[1]), flags);
     return h != 0 && h <= len ? h : 0;
 }
 
@@ -170,6 +179,8 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
     policy_.min_timeout = std::max<std::int64_t>(1, retry_min_param.get()) * 1000;
     policy_.max_timeout = std::max<std::int64_t>(retry_max_param.get(), retry_param.get()) * 1000;
     policy_.max_retries = static_cast<std::uint32_t>(std::max<std::int64_t>(1, retries_param.get()));
+    policy_.ack_delay = std::max<std::int64_t>(0, ack_delay_param.get()) * 1000;
+    policy_.ack_every = static_cast<std::uint32_t>(std::max<std::int64_t>(1, ack_every_param.get()));
 
     for (Peer& peer : peers_) {
         for (auto& p : paths_) {
@@ -199,6 +210,7 @@ Status Engine::finalize()
     // Every send we started must have left (and, with reliability, been
     // acknowledged) before the peers may go away.
     wait([this] {
+        flush_acks(true); // nothing we send now could carry them
         return active_.empty() && sends_.live() == 0 && unacked_peers_.empty() && ack_due_.empty();
     });
     if (stats_param.get()) {
@@ -236,7 +248,7 @@ int Engine::progress()
         n += progress_hooks_[i]->poll();
     }
     if (!ack_due_.empty()) {
-        flush_acks();
+        flush_acks(false);
     }
     if (!unacked_peers_.empty() && (++tick_count_ & 3) == 0) {
         n += reliability_tick();
@@ -252,6 +264,9 @@ int Engine::poll()
     } else if (++fruitless_polls_ > backoff_policy_.spin_polls) {
         // A program that polls (MPI_Test in a loop) hands the CPU over like a
         // waiting one, so the rank it waits for can run; it never sleeps here.
+        if (!ack_due_.empty()) {
+            flush_acks(true); // no send of ours will carry them soon
+        }
         sched_yield();
     }
     return n;
@@ -265,6 +280,11 @@ void Engine::remove_progress_hook(ProgressHook* hook)
 
 void Engine::idle(Backoff& backoff)
 {
+    if (!ack_due_.empty() && backoff.idle_polls() >= backoff_policy_.spin_polls) {
+        // About to yield or sleep: no send of ours will carry the ACKs we
+        // owe for a while, and a sleep could outlast the sender's timeout.
+        flush_acks(true);
+    }
     backoff.idle();
     // Failure notices from the launcher, checked now and then while idle.
     if (++idle_events_ >= 1024) {

@@ -193,13 +193,15 @@ private:
               SendMsg* owner);
     bool resend(Peer& p, SendFrag* f, std::uint64_t PeerCounters::*why);
     void release_frag(Peer& p, SendFrag* f);
-    bool accept(Peer& p, path::Path& path, const BaseHeader& b, path::RxFrag& frag,
+    bool accept(Peer& p, path::Path& path, const BaseHeader& b, std::uint32_t hlen, path::RxFrag& frag,
                 const std::byte* payload);
     void delivered(Peer& p, const BaseHeader& b);
-    void queue_ack(Peer& p, std::uint64_t seq);
+    void queue_ack(Peer& p, std::uint64_t seq, bool urgent);
+    void ack_given(Peer& p);
     void send_ack(Peer& p, std::uint64_t seq, AckStatus status);
-    void flush_acks();
+    void flush_acks(bool all);
     void on_ack(Peer& p, const AckHeader& h);
+    void apply_ack(Peer& p, const AckHeader& h);
     int reliability_tick();
     void give_up(Peer& p, const char* path_name);
     int push_pending(Peer& p);

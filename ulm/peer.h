@@ -41,8 +41,10 @@ struct PeerCounters {
     std::uint64_t crc_header_fail = 0;  // dropped: header checksum wrong
     std::uint64_t crc_payload_fail = 0; // answered corrupt: payload checksum wrong
     std::uint64_t duplicates = 0;       // dropped: already delivered
-    std::uint64_t acks_sent = 0;
+    std::uint64_t acks_sent = 0;            // ACK fragments
     std::uint64_t acks_received = 0;
+    std::uint64_t piggy_acks_sent = 0;      // ACKs carried by other fragments (AckExt)
+    std::uint64_t piggy_acks_received = 0;
     std::uint64_t corrupt_acks_received = 0;
 };
 
@@ -70,15 +72,21 @@ struct Peer {
     RangeSet received;                      // header intact
     RangeSet delivered;                     // payload intact and processed
     std::uint64_t ack_latest = 0;           // newest delivered seq not yet acknowledged
-    bool ack_due = false;
+    bool ack_due = false;                   // an ACK is owed (on the engine's ack_due_ list)
+    bool ack_urgent = false;                // ... and must not wait (see Engine::queue_ack)
+    std::uint32_t ack_owed = 0;             // fragments it covers
+    rt::Nanos ack_deadline = 0;             // when it goes out at the latest (0, -1: set in a later pass)
     rt::ListHook ack_hook;                  // on the engine's list of peers owed an ACK
     // Reliability, sender side: what waits for this peer's ACKs.
     SeqWindow unacked;
     RttEstimate rtt;
-    rt::Nanos timer = 0;                    // retransmission timer (while `unacked` is not empty)
+    rt::Nanos timer = 0;                    // retransmission timer (while `unacked` is not empty; 0: to be armed)
+    std::uint64_t tx_count = 0;             // transmissions to the peer, first ones and resends
+    std::uint64_t rtt_seq = 0;              // fragment timed for the round trip (0: none)
+    rt::Nanos rtt_sent = 0;                 // ... when it left
+    std::uint64_t next_rtt_seq = 1;         // the next one timed is at least this
     std::uint32_t backoff = 0;              // timer expiries in a row without progress
     std::uint64_t recover_seq = 0;          // after a timeout: last seq sent then (0: none)
-    rt::Nanos last_heard = 0;               // last time any fragment came from the peer
     rt::ListHook unacked_hook;              // on the engine's list of peers with unacked fragments
 };
 

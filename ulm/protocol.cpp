@@ -510,7 +510,7 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     }
     Peer& p = peers_[static_cast<std::size_t>(frag.peer)];
     BaseHeader b = read_header<BaseHeader>(frag.data);
-    const std::uint32_t hlen = header_size(b.type);
+    const std::uint32_t hlen = header_len(b.type, b.flags);
     if (b.version != kWireVersion || hlen == 0 || frag.len < hlen ||
         (frag.addressable && frag.len != hlen + static_cast<std::size_t>(b.payload_len))) [[unlikely]] {
         if (checksummed(&path)) {
@@ -530,7 +530,7 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
         frag.read_payload(0, &iov, 1);
         payload = bounce_.data();
     }
-    if (!accept(p, path, b, frag, payload)) {
+    if (!accept(p, path, b, hlen, frag, payload)) {
         return; // damaged or a duplicate (accept() answered the sender)
     }
     if (b.src != static_cast<std::uint32_t>(frag.peer) || b.dst != static_cast<std::uint32_t>(rank_))
@@ -723,7 +723,7 @@ bool Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool chec
         n = r->expected - h.offset;
     }
     if (frag.addressable) {
-        const std::byte* src = frag.data + sizeof(DataHeader);
+        const std::byte* src = frag.data + header_len(h.base.type, h.base.flags);
         if (checksum && (h.base.flags & flag::crc)) {
             // Copy and checksum in one pass; bytes beyond the receive
             // buffer (truncation) are checksummed without being copied.

@@ -22,14 +22,25 @@ template <class H> H read_header(const std::byte* p)
     return h;
 }
 
+// Headers are whole 8-byte words (wire.h), from 32 to kMaxHeader bytes: a
+// copy of a known length is a few moves, not a memcpy call.
+[[gnu::always_inline]] inline void copy_header(std::byte* dst, const std::byte* src, std::uint32_t hlen)
+{
+    switch (hlen) {
+    case 40: std::memcpy(dst, src, 40); return;
+    case 48: std::memcpy(dst, src, 48); return;
+    case 56: std::memcpy(dst, src, 56); return;
+    case 64: std::memcpy(dst, src, 64); return;
+    case 72: std::memcpy(dst, src, 72); return;
+    default: std::memcpy(dst, src, hlen); return;
+    }
+}
+
 std::uint32_t header_crc(const std::byte* hdr, std::uint32_t hlen)
 {
     // hcrc is computed with its own field zero.
-    alignas(8) std::byte copy[kMaxHeader];
-    std::memcpy(copy, hdr, hlen);
-    std::uint32_t zero = 0;
-    std::memcpy(copy + offsetof(BaseHeader, hcrc), &zero, sizeof zero);
-    return rt::crc32c(copy, hlen);
+    static_assert(offsetof(BaseHeader, hcrc) % 4 == 0);
+    return rt::crc32c_words_hole(hdr, hlen / 8, offsetof(BaseHeader, hcrc));
 }
 
 // Data fragments of matched messages take the bulk lane, all others (match,
@@ -51,21 +62,39 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
                   SendMsg* owner)
 {
     const PathMode& m = mode(path);
-    path::TxBuffer buf;
-    buf.lane = lane_of(hdr[1]);
-    if (!path->acquire(p.rank, hlen + pl.len, buf)) {
-        return false;
-    }
     BaseHeader b = read_header<BaseHeader>(hdr);
     const bool sequenced = b.type != FragType::ack;
+    // The ACK this peer is owed rides along when everything it sent us so
+    // far was delivered in order (then LIDS says it all) and the path has
+    // room for the extra 8 bytes.
+    const bool piggy = sequenced && p.ack_due && p.delivered.islands() == 0 &&
+                       hlen + sizeof(AckExt) + pl.len <= path->info().max_frag;
+    const std::uint32_t full = hlen + (piggy ? static_cast<std::uint32_t>(sizeof(AckExt)) : 0);
+    path::TxBuffer buf;
+    buf.lane = lane_of(hdr[1]);
+    if (!path->acquire(p.rank, full + pl.len, buf)) {
+        return false;
+    }
     if (sequenced) {
         b.frag_seq = p.next_frag_out.value();
         ++p.next_frag_out;
     }
     if (m.reliable && sequenced) {
         b.flags |= flag::reliable;
+        if (owner != nullptr && pl.ref != nullptr) {
+            b.flags |= flag::ack_now; // the send completes only when this is acknowledged
+        }
     }
-    std::byte* out = buf.data + hlen;
+    alignas(8) std::byte frame[kMaxHeader];
+    copy_header(frame, hdr, hlen);
+    if (piggy) {
+        b.flags |= flag::ack_ext;
+        const AckExt ext{p.delivered.in_order()};
+        std::memcpy(frame + hlen, &ext, sizeof ext);
+        ack_given(p);
+        ++p.counters.piggy_acks_sent;
+    }
+    std::byte* out = buf.data + full;
     std::uint32_t pcrc = 0;
     if (pl.ref != nullptr) {
         if (m.checksum) {
@@ -84,11 +113,12 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
         b.flags |= flag::crc;
         b.pcrc = pcrc;
         b.hcrc = 0;
-        std::memcpy(hdr, &b, sizeof b);
-        b.hcrc = header_crc(hdr, hlen);
+        std::memcpy(frame, &b, sizeof b);
+        b.hcrc = header_crc(frame, full);
     }
+    std::memcpy(frame, &b, sizeof b);
     std::memcpy(hdr, &b, sizeof b);
-    std::memcpy(buf.data, hdr, hlen);
+    copy_header(buf.data, frame, full);
 
     if (m.reliable && sequenced) {
         SendFrag* f = frag_pool_.get();
@@ -97,9 +127,9 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
         }
         f->seq = b.frag_seq;
         f->path = path;
-        f->hdr_len = hlen;
+        f->hdr_len = full;
         f->payload_len = pl.len;
-        std::memcpy(f->hdr, hdr, hlen);
+        copy_header(f->hdr, frame, full);
         if (owner != nullptr && pl.ref != nullptr) {
             f->owner = owner;
             f->offset = pl.offset;
@@ -118,16 +148,22 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
             }
             std::memcpy(dst, out, pl.len);
         }
-        f->sent_at = rt::now_ns();
+        f->tx_order = ++p.tx_count;
+        if (p.rtt_seq == 0 && f->seq >= p.next_rtt_seq) {
+            // Time this one (one timed fragment at a time, as TCP without
+            // timestamps does): the clock is read for every few fragments only.
+            p.rtt_seq = f->seq;
+            p.rtt_sent = rt::now_ns();
+        }
         p.unacked.push(f);
         if (!p.unacked_hook.linked()) {
             unacked_peers_.push_back(&p);
-            p.timer = f->sent_at + retry_timeout(policy_, p.rtt, 0);
+            p.timer = 0; // armed by the next reliability_tick()
             p.backoff = 0;
             p.recover_seq = 0;
         }
     }
-    (void)path->commit(p.rank, buf, hlen + pl.len);
+    (void)path->commit(p.rank, buf, full + pl.len);
     ++p.counters.frags_sent;
     p.counters.bytes_sent += pl.len;
     return true;
@@ -144,7 +180,7 @@ bool Engine::resend(Peer& p, SendFrag* f, std::uint64_t PeerCounters::*why)
     if (!path->acquire(p.rank, f->hdr_len + f->payload_len, buf)) {
         return false;
     }
-    std::memcpy(buf.data, f->hdr, f->hdr_len);
+    copy_header(buf.data, f->hdr, f->hdr_len);
     std::byte* out = buf.data + f->hdr_len;
     if (f->owner != nullptr) {
         pack(f->owner->data, f->offset, out, f->payload_len);
@@ -153,6 +189,10 @@ bool Engine::resend(Peer& p, SendFrag* f, std::uint64_t PeerCounters::*why)
     }
     (void)path->commit(p.rank, buf, f->hdr_len + f->payload_len);
     f->path = path;
+    f->tx_order = ++p.tx_count;
+    if (f->seq == p.rtt_seq) {
+        p.rtt_seq = 0; // Karn: an ACK could answer either transmission
+    }
     ++p.counters.retransmits;
     ++(p.counters.*why);
     ++p.counters.frags_sent;
@@ -174,13 +214,13 @@ void Engine::release_frag(Peer& p, SendFrag* f)
 }
 
 // Receiver: checks an arriving fragment before it is processed. False means
-// drop it (damaged, or a duplicate — answered here).
-bool Engine::accept(Peer& p, path::Path& path, const BaseHeader& b, path::RxFrag& frag,
+// drop it (damaged, or a duplicate — answered here). `hlen` is the whole
+// header, AckExt included.
+bool Engine::accept(Peer& p, path::Path& path, const BaseHeader& b, std::uint32_t hlen, path::RxFrag& frag,
                     const std::byte* payload)
 {
     const bool checksum = checksummed(&path);
     if (checksum) {
-        const std::uint32_t hlen = header_size(b.type);
         if (!(b.flags & flag::crc) || header_crc(frag.data, hlen) != b.hcrc) {
             ++p.counters.crc_header_fail;
             return false; // nothing in it can be trusted, not even its sequence
@@ -189,14 +229,25 @@ bool Engine::accept(Peer& p, path::Path& path, const BaseHeader& b, path::RxFrag
     if (!track_seqs_) {
         return true;
     }
-    p.last_heard = rt::now_ns();
     if (b.type == FragType::ack) {
         return true;
+    }
+    if (b.flags & flag::ack_ext) {
+        // A piggy-backed ACK: valid even on a duplicate (its header is intact).
+        AckExt ext;
+        std::memcpy(&ext, frag.data + header_size(b.type), sizeof ext);
+        AckHeader a{};
+        a.ack_seq = ext.lids;
+        a.lirs = ext.lids;
+        a.lids = ext.lids;
+        a.status = AckStatus::good;
+        ++p.counters.piggy_acks_received;
+        apply_ack(p, a);
     }
     if (b.frag_seq == 0 || p.delivered.contains(b.frag_seq)) {
         ++p.counters.duplicates;
         if (b.flags & flag::reliable) {
-            queue_ack(p, b.frag_seq); // its ACK was lost: say it again
+            queue_ack(p, b.frag_seq, true); // its ACK was lost: say it again, now
         }
         return false;
     }
@@ -215,21 +266,38 @@ void Engine::delivered(Peer& p, const BaseHeader& b)
     if (!track_seqs_) {
         return;
     }
+    // A fragment out of order, or one that fills a hole, is acknowledged at
+    // once: the sender learns of a loss (or its repair) without delay.
+    const bool was_gap = p.delivered.islands() != 0;
     (void)p.delivered.insert(b.frag_seq);
     if (b.flags & flag::reliable) {
-        queue_ack(p, b.frag_seq);
+        queue_ack(p, b.frag_seq, was_gap || p.delivered.islands() != 0 || (b.flags & flag::ack_now));
     }
 }
 
-void Engine::queue_ack(Peer& p, std::uint64_t seq)
+// ACKs are delayed: one is owed to the peer, and goes out (see flush_acks)
+// when it is urgent, when ack_every fragments are owed, or ack_delay after it
+// was first owed, unless a fragment to the peer carries it first.
+void Engine::queue_ack(Peer& p, std::uint64_t seq, bool urgent)
 {
     if (seq > p.ack_latest) {
         p.ack_latest = seq;
     }
+    ++p.ack_owed;
+    p.ack_urgent = p.ack_urgent || urgent;
     if (!p.ack_due) {
         p.ack_due = true;
+        p.ack_deadline = 0;
         ack_due_.push_back(&p);
     }
+}
+
+void Engine::ack_given(Peer& p)
+{
+    p.ack_due = false;
+    p.ack_urgent = false;
+    p.ack_owed = 0;
+    ack_due_.remove(&p);
 }
 
 void Engine::send_ack(Peer& p, std::uint64_t seq, AckStatus status)
@@ -240,9 +308,11 @@ void Engine::send_ack(Peer& p, std::uint64_t seq, AckStatus status)
     a.lirs = p.received.in_order();
     a.lids = p.delivered.in_order();
     a.sack = 0;
-    for (unsigned i = 0; i < 64; ++i) {
-        if (p.delivered.contains(a.lids + 2 + i)) {
-            a.sack |= std::uint64_t{1} << i;
+    if (p.delivered.islands() != 0) {
+        for (unsigned i = 0; i < 64; ++i) {
+            if (p.delivered.contains(a.lids + 2 + i)) {
+                a.sack |= std::uint64_t{1} << i;
+            }
         }
     }
     a.status = status;
@@ -250,30 +320,58 @@ void Engine::send_ack(Peer& p, std::uint64_t seq, AckStatus status)
     ++p.counters.acks_sent;
 }
 
-void Engine::flush_acks()
+void Engine::flush_acks(bool all)
 {
-    while (Peer* p = ack_due_.pop_front()) {
-        p->ack_due = false;
-        send_ack(*p, p->ack_latest, AckStatus::good);
+    rt::Nanos now = 0;
+    for (Peer* p = ack_due_.front(), *next; p != nullptr; p = next) {
+        next = ack_due_.next(p);
+        if (!all && !p->ack_urgent && policy_.ack_delay > 0 && p->ack_owed < policy_.ack_every) {
+            // The pass that queued it does not read the clock: most ACKs
+            // ride on the caller's next send before the next pass.
+            if (p->ack_deadline == 0) {
+                p->ack_deadline = -1;
+                continue;
+            }
+            if (now == 0) {
+                now = rt::now_ns();
+            }
+            if (p->ack_deadline < 0) {
+                p->ack_deadline = now + policy_.ack_delay;
+            }
+            if (now < p->ack_deadline) {
+                continue;
+            }
+        }
+        const std::uint64_t seq = p->ack_latest;
+        ack_given(*p);
+        send_ack(*p, seq, AckStatus::good);
     }
 }
 
 void Engine::on_ack(Peer& p, const AckHeader& h)
 {
     ++p.counters.acks_received;
-    const rt::Nanos now = rt::now_ns();
+    apply_ack(p, h);
+}
+
+void Engine::apply_ack(Peer& p, const AckHeader& h)
+{
     const std::size_t before = p.unacked.live();
+    if (h.status == AckStatus::good && p.rtt_seq != 0 &&
+        (p.rtt_seq <= h.lids || p.rtt_seq == h.ack_seq ||
+         (p.rtt_seq >= h.lids + 2 && p.rtt_seq < h.lids + 2 + 64 &&
+          (h.sack & (std::uint64_t{1} << (p.rtt_seq - h.lids - 2)))))) {
+        // The timed fragment arrived (it was sent once: see resend()).
+        p.rtt.sample(rt::now_ns() - p.rtt_sent, policy_);
+        p.rtt_seq = 0;
+        p.next_rtt_seq = p.next_frag_out.value() + kRttEvery;
+    }
     if (h.status == AckStatus::corrupt) {
         ++p.counters.corrupt_acks_received;
         if (SendFrag* f = p.unacked.find(h.ack_seq)) {
-            if (resend(p, f, &PeerCounters::resent_corrupt)) {
-                f->sent_at = now;
-            }
+            (void)resend(p, f, &PeerCounters::resent_corrupt);
         }
     } else if (SendFrag* f = p.unacked.take(h.ack_seq)) {
-        if (f->retries == 0 && !f->fast_resent) {
-            p.rtt.sample(now - f->sent_at, policy_);
-        }
         // Older fragments that left before this one on the same path and
         // that the ACK shows missing (lids + 1 and the clear bits of the
         // SACK map; beyond the map nothing is known) may have been lost. One
@@ -283,14 +381,16 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
         // as the acknowledged one), three where fragments may overtake each
         // other (TCP's duplicate threshold, counted from the SACK map as in
         // RFC 6675).
-        const rt::Nanos acked_sent = f->sent_at;
+        const std::uint64_t acked_order = f->tx_order;
         const path::Path* acked_path = f->path;
         const path::Lane acked_lane = lane_of(f->hdr[1]);
         release_frag(p, f);
-        const path::PathInfo::Order order =
-            acked_path != nullptr ? acked_path->info().order : path::PathInfo::Order::none;
         const std::uint64_t map_end = h.lids + 2 + 64;
         const std::uint64_t known_end = std::min(h.ack_seq, map_end);
+        const std::uint64_t first = std::max(p.unacked.base(), h.lids + 1);
+        const path::PathInfo::Order order = first >= known_end || acked_path == nullptr
+                                                ? path::PathInfo::Order::none
+                                                : acked_path->info().order;
         // Delivered fragments above s: the SACK bits above s, and the
         // acknowledged fragment itself when the map does not hold it.
         auto delivered_above = [&](std::uint64_t s) {
@@ -298,9 +398,9 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
             const std::uint64_t bits = from >= 64 ? 0 : h.sack >> from;
             return std::popcount(bits) + (h.ack_seq >= map_end ? 1 : 0);
         };
-        for (std::uint64_t s = std::max(p.unacked.base(), h.lids + 1); s < known_end; ++s) {
+        for (std::uint64_t s = first; s < known_end; ++s) {
             SendFrag* g = p.unacked.find(s);
-            if (g == nullptr || g->fast_resent || g->sent_at > acked_sent || g->path != acked_path) {
+            if (g == nullptr || g->fast_resent || g->tx_order > acked_order || g->path != acked_path) {
                 continue;
             }
             if (s >= h.lids + 2 && (h.sack & (std::uint64_t{1} << (s - h.lids - 2)))) {
@@ -314,7 +414,6 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
             if (resend(p, g, &PeerCounters::resent_fast)) {
                 ++g->retries;
                 g->fast_resent = true;
-                g->sent_at = now;
             }
         }
     }
@@ -339,9 +438,10 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
         return;
     }
     if (p.unacked.live() < before) {
-        // Progress: the peer is alive and the path works. Restart the timer.
+        // Progress: the peer is alive and the path works. Restart the timer
+        // (at the next reliability_tick()).
         p.backoff = 0;
-        p.timer = now + retry_timeout(policy_, p.rtt, 0);
+        p.timer = 0;
         // In recovery after a timeout, a partial ACK (it did not cover what
         // was outstanding at the timeout) while the peer holds fragments
         // beyond the oldest one means that one was lost too: resend it now
@@ -355,7 +455,6 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
             if (oldest->seq <= p.recover_seq && hole) {
                 if (resend(p, oldest, &PeerCounters::resent_recovery)) {
                     ++oldest->retries;
-                    oldest->sent_at = now;
                 }
             } else {
                 p.recover_seq = 0;
@@ -375,6 +474,10 @@ int Engine::reliability_tick()
     int n = 0;
     for (Peer* p = unacked_peers_.front(), *next; p != nullptr; p = next) {
         next = unacked_peers_.next(p);
+        if (p->timer == 0) {
+            p->timer = now + retry_timeout(policy_, p->rtt, p->backoff);
+            continue;
+        }
         if (now < p->timer) {
             continue;
         }
@@ -388,7 +491,6 @@ int Engine::reliability_tick()
         }
         if (resend(*p, oldest, &PeerCounters::resent_timer)) {
             ++oldest->retries;
-            oldest->sent_at = now;
             ++p->backoff;
             p->recover_seq = p->next_frag_out.value() - 1;
             ++n;
@@ -433,12 +535,13 @@ void Engine::print_stats() const
                 " bytes_received=%" PRIu64 " retransmits=%" PRIu64 " resent_timer=%" PRIu64
                 " resent_fast=%" PRIu64 " resent_recovery=%" PRIu64 " resent_corrupt=%" PRIu64 " crc_header_fail=%" PRIu64
                 " crc_payload_fail=%" PRIu64 " duplicates=%" PRIu64 " acks_sent=%" PRIu64
-                " acks_received=%" PRIu64 " corrupt_acks=%" PRIu64 " unexpected=%" PRIu64
+                " acks_received=%" PRIu64 " piggy_acks_sent=%" PRIu64 " piggy_acks_received=%" PRIu64
+                " corrupt_acks=%" PRIu64 " unexpected=%" PRIu64
                 " out_of_order=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f rto_us=%.1f\n",
                 rank_, p.rank, p.primary != nullptr ? p.primary->info().name : "-", c.msgs_sent,
                 c.msgs_received, c.frags_sent, c.frags_received, c.bytes_sent, c.bytes_received,
                 c.retransmits, c.resent_timer, c.resent_fast, c.resent_recovery, c.resent_corrupt, c.crc_header_fail, c.crc_payload_fail, c.duplicates, c.acks_sent,
-                c.acks_received, c.corrupt_acks_received, c.unexpected, c.out_of_order, c.bad_frags,
+                c.acks_received, c.piggy_acks_sent, c.piggy_acks_received, c.corrupt_acks_received, c.unexpected, c.out_of_order, c.bad_frags,
                 static_cast<double>(p.rtt.srtt) / 1e3, static_cast<double>(p.rtt.rto) / 1e3);
     }
     for (const auto& path : paths_) {

@@ -27,12 +27,20 @@
 // one whose payload checksum fails is answered with a `corrupt` ACK and the
 // sender resends it at once.
 //
-// ACKs are batched: after each progress pass, one ACK per peer that sent us
-// reliable fragments, carrying the latest delivered sequence, LIRS and LIDS
-// (largest in-order received / delivered) and a bitmap of the 64 sequences
-// after LIDS + 1 that were delivered. The sender frees everything at or
-// below LIDS, plus the fragments named by the bitmap, even when earlier
-// ACKs were lost.
+// ACKs are batched and delayed. An ACK carries the latest delivered
+// sequence, LIRS and LIDS (largest in-order received / delivered) and a
+// bitmap of the 64 sequences after LIDS + 1 that were delivered. The sender
+// frees everything at or below LIDS, plus the fragments named by the bitmap,
+// even when earlier ACKs were lost. When everything from a peer arrived in
+// order, the ACK owed to it rides on the next fragment we send it (an AckExt
+// after the header, 8 bytes: the LIDS), so a ping-pong or any two-way
+// exchange sends no ACK fragments at all. An ACK fragment goes out at the
+// end of a progress pass when no fragment took it along: at once when it is
+// urgent (a duplicate, a fragment out of order or filling a hole, a fragment
+// whose sender waits for its ACK to complete a send: flag::ack_now), else
+// when it covers ack_every fragments or has waited ack_delay (well below the
+// sender's smallest retransmission timeout), or before the rank yields the
+// CPU or sleeps while it waits.
 #pragma once
 
 #include "paths/path.h"
@@ -42,13 +50,15 @@
 #include "ulm/wire.h"
 
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 namespace ulmpi::ulm {
 
 // Fragments sent after one and known delivered that make it count as lost
 // on a path that may reorder (see Engine::on_ack).
 constexpr int kReorderThreshold = 3;
+// The round trip is timed on one fragment at a time, at most one in this many.
+constexpr std::uint64_t kRttEvery = 8;
 
 struct SendFrag {
     static constexpr std::uint32_t kInlineCopy = 192;
@@ -61,7 +71,7 @@ struct SendFrag {
     std::uint32_t payload_len = 0;
     std::uint32_t retries = 0;   // times sent again (any reason)
     bool fast_resent = false;    // already resent because later fragments got through
-    rt::Nanos sent_at = 0;       // last transmission
+    std::uint64_t tx_order = 0;  // of its last transmission among all to the peer (Peer::tx_count)
     std::byte* copy = nullptr;   // private payload copy (BlockPool) when larger than inline
     alignas(8) std::byte hdr[kMaxHeader];
     alignas(8) std::byte inline_copy[kInlineCopy];
@@ -71,66 +81,79 @@ struct SendFrag {
 
 // The sender's unacknowledged fragments of one peer, by sequence number.
 // Sequences are dense (every fragment to the peer takes the next one), so a
-// deque indexed by (seq - base) gives O(1) lookup; unreliable fragments and
-// acknowledged ones leave null holes that are popped from the front.
+// ring indexed by seq modulo its power-of-two size gives O(1) lookup;
+// unreliable fragments and acknowledged ones leave null holes, and the
+// window's base moves past those at the front.
 class SeqWindow {
 public:
     void push(SendFrag* f)
     {
-        if (frags_.empty()) {
-            base_ = f->seq;
+        if (live_ == 0) {
+            base_ = f->seq; // nothing kept: start afresh (the ring holds only nulls)
+            end_ = f->seq;
         }
-        while (base_ + frags_.size() < f->seq) {
-            frags_.push_back(nullptr); // sequences used by unreliable fragments
+        if (f->seq + 1 - base_ > ring_.size()) [[unlikely]] {
+            grow(f->seq + 1 - base_);
         }
-        frags_.push_back(f);
+        ring_[f->seq & mask_] = f;
+        end_ = f->seq + 1;
         ++live_;
     }
     SendFrag* find(std::uint64_t seq) const
     {
-        if (seq < base_ || seq >= base_ + frags_.size()) {
+        if (seq < base_ || seq >= end_) {
             return nullptr;
         }
-        return frags_[static_cast<std::size_t>(seq - base_)];
+        return ring_[seq & mask_];
     }
     // Removes and returns the fragment `seq` (nullptr if absent).
     SendFrag* take(std::uint64_t seq)
     {
-        if (seq < base_ || seq >= base_ + frags_.size()) {
+        if (seq < base_ || seq >= end_) {
             return nullptr;
         }
-        SendFrag*& slot = frags_[static_cast<std::size_t>(seq - base_)];
+        SendFrag*& slot = ring_[seq & mask_];
         SendFrag* f = slot;
         if (f != nullptr) {
             slot = nullptr;
             --live_;
+            while (base_ < end_ && ring_[base_ & mask_] == nullptr) {
+                ++base_;
+            }
         }
-        trim();
         return f;
     }
-    SendFrag* oldest() const { return frags_.empty() ? nullptr : frags_.front(); }
+    SendFrag* oldest() const { return live_ == 0 ? nullptr : ring_[base_ & mask_]; }
     std::uint64_t base() const { return base_; }
     std::size_t live() const { return live_; }
     bool empty() const { return live_ == 0; }
     template <class Fn> void for_each(Fn&& fn) const
     {
-        for (SendFrag* f : frags_) {
-            if (f != nullptr) {
+        for (std::uint64_t s = base_; s < end_; ++s) {
+            if (SendFrag* f = ring_[s & mask_]) {
                 fn(f);
             }
         }
     }
 
 private:
-    void trim()
+    void grow(std::uint64_t span)
     {
-        while (!frags_.empty() && frags_.front() == nullptr) {
-            frags_.pop_front();
-            ++base_;
+        std::size_t n = ring_.empty() ? 64 : ring_.size();
+        while (n < span) {
+            n *= 2;
         }
+        std::vector<SendFrag*> bigger(n, nullptr);
+        for (std::uint64_t s = base_; s < end_; ++s) {
+            bigger[s & (n - 1)] = ring_[s & mask_];
+        }
+        ring_.swap(bigger);
+        mask_ = n - 1;
     }
-    std::deque<SendFrag*> frags_;
-    std::uint64_t base_ = 1;
+    std::vector<SendFrag*> ring_;
+    std::uint64_t mask_ = 0;
+    std::uint64_t base_ = 1; // oldest kept sequence (when live_ > 0)
+    std::uint64_t end_ = 1;  // one past the newest pushed
     std::size_t live_ = 0;
 };
 
@@ -139,6 +162,8 @@ struct ReliabilityPolicy {
     rt::Nanos min_timeout = 0;     // floor of the adaptive timeout
     rt::Nanos max_timeout = 0;     // cap of the doubling
     std::uint32_t max_retries = 0;
+    rt::Nanos ack_delay = 0;       // an ACK waits this long for a fragment to ride on (0: never)
+    std::uint32_t ack_every = 1;   // ... or until it covers this many fragments
 };
 
 // Round-trip estimate of one peer (Jacobson/Karels, as TCP does): samples

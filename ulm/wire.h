@@ -22,6 +22,11 @@
 //   ack    reliability: acknowledges fragment `ack_seq` with a status and
 //          carries the receiver's LIRS/LIDS (see reliability.h).
 //
+// Any sequenced fragment may carry an acknowledgement piggy-backed: with
+// flag::ack_ext an AckExt (the sender's LIDS for the traffic it received)
+// follows the type's header and counts as part of the header (hcrc covers
+// it; the payload starts after it). header_len() gives the whole length.
+//
 // All fields are fixed width and little-endian (the only byte order we run
 // on); padding is spelled out; sizes are asserted.
 #pragma once
@@ -43,6 +48,8 @@ inline constexpr std::uint16_t sync = 1u << 1;   // match: sender waits for the 
 inline constexpr std::uint16_t get = 1u << 2;    // match: payload is a remote key
 inline constexpr std::uint16_t crc = 1u << 3;    // base: crc field is valid
 inline constexpr std::uint16_t reliable = 1u << 4; // base: sender expects an ack
+inline constexpr std::uint16_t ack_ext = 1u << 5;  // base: an AckExt follows the header
+inline constexpr std::uint16_t ack_now = 1u << 6;  // base: the sender waits for this ack: do not delay it
 } // namespace flag
 
 struct BaseHeader {
@@ -118,6 +125,14 @@ struct AckHeader {
 };
 static_assert(sizeof(AckHeader) == 72);
 
+// A piggy-backed acknowledgement: everything up to `lids` from the
+// fragment's receiver to its sender was delivered (an ack of `lids` with an
+// empty SACK map).
+struct AckExt {
+    std::uint64_t lids;
+};
+static_assert(sizeof(AckExt) == 8);
+
 static_assert(std::has_unique_object_representations_v<BaseHeader>);
 static_assert(std::has_unique_object_representations_v<MatchHeader>);
 static_assert(std::has_unique_object_representations_v<DataHeader>);
@@ -139,7 +154,25 @@ constexpr std::uint32_t header_size(FragType t)
     return 0;
 }
 
+// The whole header of a fragment: the type's header and the AckExt when
+// flagged. 0 for an unknown type, and for an ack that claims an AckExt
+// (acks never carry one: such a header is damaged).
+constexpr std::uint32_t header_len(FragType t, std::uint16_t flags)
+{
+    const std::uint32_t h = header_size(t);
+    if (h == 0 || !(flags & flag::ack_ext)) {
+        return h;
+    }
+    return t == FragType::ack ? 0 : h + static_cast<std::uint32_t>(sizeof(AckExt));
+}
+
 inline constexpr std::uint32_t kMaxHeader = sizeof(AckHeader);
-static_assert(kMaxHeader >= sizeof(MatchHeader) && kMaxHeader >= sizeof(CtsHeader));
+// Every header is whole 8-byte words (ULM copies them word by word).
+static_assert(sizeof(MatchHeader) % 8 == 0 && sizeof(DataHeader) % 8 == 0 && sizeof(CtsHeader) % 8 == 0 &&
+              sizeof(FinHeader) % 8 == 0 && sizeof(CancelHeader) % 8 == 0 && sizeof(AckHeader) % 8 == 0 &&
+              sizeof(AckExt) % 8 == 0);
+static_assert(kMaxHeader >= sizeof(MatchHeader) + sizeof(AckExt) &&
+              kMaxHeader >= sizeof(CtsHeader) + sizeof(AckExt) &&
+              kMaxHeader >= sizeof(CancelHeader) + sizeof(AckExt));
 
 } // namespace ulmpi::ulm

@@ -104,6 +104,22 @@ TEST_P(Crc32c, matches_bitwise_reference_at_every_length_and_offset)
     }
 }
 
+TEST_P(Crc32c, words_with_a_hole_equal_the_bytes_with_those_four_zeroed)
+{
+    const auto data = random_bytes(8 * 12 + 8, 2);
+    for (std::size_t n = 1; n <= 12; ++n) {
+        for (std::size_t hole = 0; hole + 4 <= 8 * n; hole += 4) {
+            for (std::size_t off = 0; off < 8; ++off) {
+                std::vector<unsigned char> copy(data.begin() + static_cast<std::ptrdiff_t>(off),
+                                                data.begin() + static_cast<std::ptrdiff_t>(off + 8 * n));
+                std::memset(copy.data() + hole, 0, 4);
+                ASSERT_EQ(crc32c_words_hole(data.data() + off, n, hole), reference_crc(copy.data(), copy.size()))
+                    << n << " words, hole at " << hole << ", offset " << off;
+            }
+        }
+    }
+}
+
 TEST_P(Crc32c, copy_equals_memcpy_plus_crc_at_every_length_and_misalignment)
 {
     constexpr std::size_t kMax = 4096;

@@ -96,6 +96,32 @@ private:
     std::uint64_t old_ = 0;
 };
 
+// Sets an integer parameter for the lifetime of the object (read at init).
+class ScopedIntParam {
+public:
+    ScopedIntParam(const char* name, std::int64_t v) : p_(dynamic_cast<rt::IntParam*>(rt::find_param(name)))
+    {
+        if (p_ == nullptr) {
+            ADD_FAILURE() << "no integer parameter " << name;
+            return;
+        }
+        old_ = p_->get();
+        p_->set(v);
+    }
+    ~ScopedIntParam()
+    {
+        if (p_ != nullptr) {
+            p_->set(old_);
+        }
+    }
+    ScopedIntParam(const ScopedIntParam&) = delete;
+    ScopedIntParam& operator=(const ScopedIntParam&) = delete;
+
+private:
+    rt::IntParam* p_;
+    std::int64_t old_ = 0;
+};
+
 struct ClusterOptions {
     int n = 2;
     MemPathOptions mem;

@@ -2,102 +2,15 @@
 // manual clock: ACKs and LIDS free kept fragments, the timer backs off and
 // gives up, fast retransmission and corrupt ACKs repair losses at once,
 // duplicates are dropped and acknowledged again.
-#include "engine_harness.h"
-
-#include "runtime/clock.h"
-#include "ulm/ft_hooks.h"
+#include "reliability_harness.h"
 
 #include <atomic>
 
 namespace ulmpi::test {
-namespace {
-
-constexpr int kTag = 9;
-
-// Sets an integer parameter for the lifetime of the object (read at init).
-class ScopedIntParam {
-public:
-    ScopedIntParam(const char* name, std::int64_t v) : p_(dynamic_cast<rt::IntParam*>(rt::find_param(name)))
-    {
-        if (p_ == nullptr) {
-            ADD_FAILURE() << "no integer parameter " << name;
-            return;
-        }
-        old_ = p_->get();
-        p_->set(v);
-    }
-    ~ScopedIntParam()
-    {
-        if (p_ != nullptr) {
-            p_->set(old_);
-        }
-    }
-    ScopedIntParam(const ScopedIntParam&) = delete;
-    ScopedIntParam& operator=(const ScopedIntParam&) = delete;
-
-private:
-    rt::IntParam* p_;
-    std::int64_t old_ = 0;
-};
-
-ulm::FragType type_of(const std::vector<std::byte>& b) { return static_cast<ulm::FragType>(b[1]); }
-std::uint64_t seq_of(const std::vector<std::byte>& b)
-{
-    ulm::BaseHeader h;
-    std::memcpy(&h, b.data(), sizeof h);
-    return h.frag_seq;
-}
-
-struct Hooks final : ulm::FailureHooks {
-    void on_peer_failed(int, const char*) override {}
-    void on_peer_unreachable(int peer, const char* path) override
-    {
-        unreachable = peer;
-        path_name = path;
-    }
-    void on_job_ending(const char*) override {}
-    int unreachable = -1;
-    std::string path_name;
-};
-
-ClusterOptions reliable(std::function<int(int, int, std::vector<std::byte>&)> fault = {})
-{
-    ClusterOptions o;
-    o.mem.reliable = true;
-    o.mem.fault = std::move(fault);
-    return o;
-}
-
-SendMsg* send_bytes(Engine& e, const std::vector<std::byte>& v, int dst)
-{
-    SendMsg* s = nullptr;
-    EXPECT_TRUE(e.isend(bytes_ref(const_cast<std::byte*>(v.data()), v.size()), dst, kTag, ContextId(0),
-                        SendMode::standard, &s)
-                    .ok());
-    return s;
-}
-
-RecvMsg* recv_bytes(Engine& e, std::vector<std::byte>& v, int src)
-{
-    RecvMsg* r = nullptr;
-    EXPECT_TRUE(e.irecv(bytes_ref(v.data(), v.size()), src, kTag, ContextId(0), &r).ok());
-    return r;
-}
-
-// Counts fragments of a type from src to dst in the fabric's log.
-std::size_t logged(const MemFabric& f, int src, int dst, ulm::FragType t)
-{
-    std::size_t n = 0;
-    for (const FragRecord& r : f.log) {
-        n += r.src == src && r.dst == dst && type_of(r.bytes) == t ? 1 : 0;
-    }
-    return n;
-}
-
-} // namespace
 
 TEST(Reliability, lids_frees_every_kept_fragment_although_their_acks_were_lost)
 {
+    ScopedIntParam at_once("ulm_ack_delay_us", 0); // an ACK after every pass that delivered
     rt::ManualClock clock; // never advanced: no timer can fire
     int acks_to_drop = 5;
     Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
@@ -313,6 +226,7 @@ TEST(Reliability, damaged_header_is_dropped_silently_and_repaired_by_the_timer)
 
 TEST(Reliability, duplicate_is_dropped_and_acknowledged_again)
 {
+    ScopedIntParam at_once("ulm_ack_delay_us", 0); // the original gets its own ACK
     rt::ManualClock clock;
     bool doubled = false;
     ClusterOptions o = reliable([&](int src, int, std::vector<std::byte>& b) {
