@@ -104,8 +104,8 @@ int check_out_ptr(Comm* c, const void* p, const char* what, const char* fn)
     return MPI_SUCCESS;
 }
 
-int check_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               const char* fn, Comm** c, Datatype** t)
+int check_send_all(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   const char* fn, Comm** c, Datatype** t)
 {
     require_init(fn);
     if (int e = check_comm(comm, fn, c)) {
@@ -129,8 +129,8 @@ int check_send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
     return check_buffer(*c, buf, count, *t, fn);
 }
 
-int check_recv(const void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-               const char* fn, Comm** c, Datatype** t)
+int check_recv_all(const void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                   const char* fn, Comm** c, Datatype** t)
 {
     require_init(fn);
     if (int e = check_comm(comm, fn, c)) {

@@ -37,9 +37,63 @@ int check_buffer(Comm* c, const void* buf, int count, const Datatype* t, const c
 int check_out_ptr(Comm* c, const void* p, const char* what, const char* fn);
 
 // Everything a send-like call checks: (buf, count, type, dest, tag, comm).
-int check_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               const char* fn, Comm** c, Datatype** t);
-int check_recv(const void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-               const char* fn, Comm** c, Datatype** t);
+// The same, one check after the other, raising the first error found.
+int check_send_all(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   const char* fn, Comm** c, Datatype** t);
+int check_recv_all(const void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                   const char* fn, Comm** c, Datatype** t);
+
+// A communicating type: committed and not a marker (see check_type).
+inline bool type_usable(const Datatype* t)
+{
+    return t != nullptr && t->committed && t->category != Category::marker;
+}
+// The buffer test of check_buffer.
+inline bool buffer_fine(const void* buf, int count, const Datatype* t)
+{
+    return !(buf == nullptr && count > 0 && t->size > 0 && t->predefined) && buf != MPI_IN_PLACE;
+}
+
+// Fast paths of every point-to-point call: all tests in one pass, inline;
+// only when one fails does check_*_all run them in order to raise the
+// first error with its message.
+[[gnu::always_inline]] inline int check_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                      const char* fn, Comm** c, Datatype** t)
+{
+    const State& s = state();
+    Comm* cm = comm_get(comm);
+    Datatype* ty = datatype_get(type);
+    if (!s.initialized || s.finalized || cm == nullptr || !type_usable(ty)) [[unlikely]] {
+        return check_send_all(buf, count, type, dest, tag, comm, fn, c, t);
+    }
+    if (s.check_args && (count < 0 || tag < 0 || tag > kTagUb ||
+                         !(dest == MPI_PROC_NULL || (dest >= 0 && dest < cm->peer_count())) ||
+                         !buffer_fine(buf, count, ty))) [[unlikely]] {
+        return check_send_all(buf, count, type, dest, tag, comm, fn, c, t);
+    }
+    *c = cm;
+    *t = ty;
+    return MPI_SUCCESS;
+}
+
+[[gnu::always_inline]] inline int check_recv(const void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                      const char* fn, Comm** c, Datatype** t)
+{
+    const State& s = state();
+    Comm* cm = comm_get(comm);
+    Datatype* ty = datatype_get(type);
+    if (!s.initialized || s.finalized || cm == nullptr || !type_usable(ty)) [[unlikely]] {
+        return check_recv_all(buf, count, type, source, tag, comm, fn, c, t);
+    }
+    if (s.check_args && (count < 0 || (tag != MPI_ANY_TAG && (tag < 0 || tag > kTagUb)) ||
+                         !(source == MPI_PROC_NULL || source == MPI_ANY_SOURCE ||
+                           (source >= 0 && source < cm->peer_count())) ||
+                         !buffer_fine(buf, count, ty))) [[unlikely]] {
+        return check_recv_all(buf, count, type, source, tag, comm, fn, c, t);
+    }
+    *c = cm;
+    *t = ty;
+    return MPI_SUCCESS;
+}
 
 } // namespace ulmpi::mpi

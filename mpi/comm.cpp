@@ -13,11 +13,7 @@ namespace {
 Comm g_world;
 Comm g_self;
 
-HandleTable<Comm, ULMPI_KIND_COMM>& table()
-{
-    static HandleTable<Comm, ULMPI_KIND_COMM> t;
-    return t;
-}
+HandleTable<Comm, ULMPI_KIND_COMM>& table() { return comm_table(); }
 
 void init_predefined(Comm& c, MPI_Comm h, int pair, std::vector<int> members, int rank,
                      const char* name)
@@ -48,7 +44,14 @@ std::string Comm::display_name() const
     return buf;
 }
 
-Comm* comm_get(MPI_Comm h) { return table().get(h); }
+constinit std::atomic<HandleTable<Comm, ULMPI_KIND_COMM>*> g_comm_table{nullptr};
+
+HandleTable<Comm, ULMPI_KIND_COMM>& comm_table()
+{
+    static auto* const t = new HandleTable<Comm, ULMPI_KIND_COMM>;
+    g_comm_table.store(t, std::memory_order_release);
+    return *t;
+}
 
 void comm_init_predefined(int world_rank, int world_size)
 {

@@ -17,10 +17,12 @@
 #include "mpi/entry.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
+#include "mpi/handle.h"
 #include "mpi/info.h"
 #include "mpi/topo.h"
 #include "ulm/types.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -63,7 +65,17 @@ struct Comm {
     std::string display_name() const;
 };
 
-Comm* comm_get(MPI_Comm h); // nullptr for invalid handles and MPI_COMM_NULL
+// The communicator table; never destroyed, so an exit handler may still
+// look a handle up. Created on first use (comm_table()).
+extern std::atomic<HandleTable<Comm, ULMPI_KIND_COMM>*> g_comm_table;
+HandleTable<Comm, ULMPI_KIND_COMM>& comm_table();
+// nullptr for invalid handles and MPI_COMM_NULL. Inline: every call that
+// takes a communicator resolves it.
+inline Comm* comm_get(MPI_Comm h)
+{
+    const HandleTable<Comm, ULMPI_KIND_COMM>* t = g_comm_table.load(std::memory_order_acquire);
+    return t != nullptr ? t->get(h) : nullptr;
+}
 // Creates MPI_COMM_WORLD and MPI_COMM_SELF at MPI_Init.
 void comm_init_predefined(int world_rank, int world_size);
 // Start of MPI_Finalize: deletes the attributes of MPI_COMM_SELF (then of

@@ -2,11 +2,14 @@
 
 namespace ulmpi::mpi {
 
-State& state()
+constinit std::atomic<State*> g_state{nullptr};
+
+State& state_create()
 {
-    // Never destroyed: atexit handlers of the program may still ask
-    // MPI_Finalized after static destructors ran.
-    static State* s = new State;
+    // MPI_Initialized and MPI_Finalized may come from any thread at any
+    // time: the first calls may race here, and the static makes one State.
+    static State* const s = new State;
+    g_state.store(s, std::memory_order_release);
     return *s;
 }
 

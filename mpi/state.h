@@ -7,6 +7,7 @@
 #include "runtime/bootstrap.h"
 #include "ulm/engine.h"
 
+#include <atomic>
 #include <memory>
 #include <pthread.h>
 
@@ -27,6 +28,14 @@ struct State {
     Comm* self = nullptr;
 };
 
-State& state();
+// Never destroyed: atexit handlers of the program may still ask
+// MPI_Finalized after static destructors ran. Created on first use.
+extern std::atomic<State*> g_state;
+State& state_create();
+inline State& state()
+{
+    State* s = g_state.load(std::memory_order_acquire);
+    return s != nullptr ? *s : state_create();
+}
 
 } // namespace ulmpi::mpi

@@ -28,8 +28,10 @@
 #pragma once
 
 #include "mpi/entry.h"
+#include "mpi/handle.h"
 #include "ulm/packer.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -132,7 +134,16 @@ struct Datatype {
 };
 
 void datatype_init_predefined();
-Datatype* datatype_get(MPI_Datatype h); // nullptr for invalid handles and MPI_DATATYPE_NULL
+// The datatype table; never destroyed (the predefined types live as long as
+// the process, and an exit handler may still call MPI). Created on first use.
+extern std::atomic<HandleTable<Datatype, ULMPI_KIND_DATATYPE>*> g_datatype_table;
+// nullptr for invalid handles and MPI_DATATYPE_NULL. Inline: every call
+// that moves data resolves its type.
+inline Datatype* datatype_get(MPI_Datatype h)
+{
+    const HandleTable<Datatype, ULMPI_KIND_DATATYPE>* t = g_datatype_table.load(std::memory_order_acquire);
+    return t != nullptr ? t->get(h) : nullptr;
+}
 const char* datatype_name(MPI_Datatype h);
 
 // References (no-ops on predefined types). Anything that keeps a type past

@@ -12,6 +12,7 @@
 namespace ulmpi::mpi {
 
 TypeAttrHooks type_attr_hooks;
+constinit std::atomic<HandleTable<Datatype, ULMPI_KIND_DATATYPE>*> g_datatype_table{nullptr};
 
 namespace {
 
@@ -20,7 +21,8 @@ namespace {
 // LeakSanitizer reports) and any MPI call from a later exit handler without it.
 HandleTable<Datatype, ULMPI_KIND_DATATYPE>& table()
 {
-    static auto* t = new HandleTable<Datatype, ULMPI_KIND_DATATYPE>;
+    static auto* const t = new HandleTable<Datatype, ULMPI_KIND_DATATYPE>;
+    g_datatype_table.store(t, std::memory_order_release);
     return *t;
 }
 
@@ -146,7 +148,6 @@ void datatype_init_predefined()
     datatype_get(MPI_C_FLOAT_COMPLEX)->name = "MPI_C_COMPLEX";
 }
 
-Datatype* datatype_get(MPI_Datatype h) { return table().get(h); }
 
 const char* datatype_name(MPI_Datatype h)
 {
