@@ -45,6 +45,7 @@ struct PathInfo {
     std::uint64_t eager_limit = 0;
     bool reliable_default = false; // ULM reliability on by default over this path
     bool has_get = false;          // get() usable (single copy rendezvous)
+    std::uint64_t get_max = 0;     // largest message worth a get() (0: any size)
     // Arrival order of fragments to one peer, when none is lost: one order
     // for everything (a FIFO), per lane (a socket per lane), or none
     // (striped). ULM resends a fragment early only when a fragment sent after

@@ -294,6 +294,10 @@ inline constexpr const char* rank = "ULMPI_RANK";
 inline constexpr const char* size = "ULMPI_SIZE";
 inline constexpr const char* local_rank = "ULMPI_LOCAL_RANK";
 inline constexpr const char* local_size = "ULMPI_LOCAL_SIZE";
+// CPUs the launcher could place this host's ranks on (before binding each
+// rank to one of them): what a rank compares local_size with to know it
+// shares a CPU.
+inline constexpr const char* local_cpus = "ULMPI_LOCAL_CPUS";
 inline constexpr const char* node_id = "ULMPI_NODE_ID";
 inline constexpr const char* num_nodes = "ULMPI_NUM_NODES";
 inline constexpr const char* host = "ULMPI_HOST";
@@ -304,7 +308,7 @@ inline constexpr const char* universe_size = "ULMPI_UNIVERSE_SIZE";
 inline constexpr const char* appnum = "ULMPI_APPNUM";
 inline constexpr const char* incarnation = "ULMPI_INCARNATION";
 inline constexpr const char* restarted = "ULMPI_RESTARTED";
-inline constexpr const char* all[] = {rank,   size,      local_rank,    local_size, node_id,
+inline constexpr const char* all[] = {rank,   size,      local_rank,    local_size, local_cpus, node_id,
                                       num_nodes, host,   jobid,         boot_addr,  job_secret,
                                       universe_size, appnum, incarnation, restarted};
 } // namespace env

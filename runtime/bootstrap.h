@@ -32,6 +32,7 @@ struct JobInfo {
     int size = 1;
     int local_rank = 0;  // index among the ranks on my host
     int local_size = 1;
+    int local_cpus = 0;  // CPUs for the ranks of my host before binding (0: unknown)
     int node_id = 0;     // index of my host in the job map
     int num_nodes = 1;
     std::string host;    // my host's name in the job map (not gethostname())

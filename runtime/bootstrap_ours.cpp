@@ -122,6 +122,7 @@ Status OurBootstrap::start(std::string& why)
     job_.universe_size = job_.size;
     if (!env_int(wire::env::local_rank, job_.local_rank, false, why) ||
         !env_int(wire::env::local_size, job_.local_size, false, why) ||
+        !env_int(wire::env::local_cpus, job_.local_cpus, false, why) ||
         !env_int(wire::env::node_id, job_.node_id, false, why) ||
         !env_int(wire::env::num_nodes, job_.num_nodes, false, why) ||
         !env_int(wire::env::universe_size, job_.universe_size, false, why) ||

@@ -331,7 +331,7 @@ ParamBase* find_param(std::string_view name)
 bool is_runtime_variable(std::string_view env_name)
 {
     static constexpr std::string_view contract[] = {
-        "ULMPI_RANK",       "ULMPI_SIZE",      "ULMPI_LOCAL_RANK", "ULMPI_LOCAL_SIZE",
+        "ULMPI_RANK",       "ULMPI_SIZE",      "ULMPI_LOCAL_RANK", "ULMPI_LOCAL_SIZE", "ULMPI_LOCAL_CPUS",
         "ULMPI_NODE_ID",    "ULMPI_NUM_NODES", "ULMPI_HOST",       "ULMPI_JOBID",
         "ULMPI_BOOT_ADDR",  "ULMPI_JOB_SECRET", "ULMPI_UNIVERSE_SIZE", "ULMPI_APPNUM",
         "ULMPI_RESTARTED",  "ULMPI_INCARNATION",

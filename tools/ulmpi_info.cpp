@@ -475,9 +475,14 @@ void print_shm(const SingleCopy& probe)
     std::printf("\nShared memory (shm) large messages:\n");
     if (yes) {
         ParamBase* min = ulmpi::rt::find_param("ulm_single_copy_min");
+        ParamBase* max = ulmpi::rt::find_param("shm_single_copy_max");
         std::printf("  single copy: the receiver reads the sender's buffer with process_vm_readv");
         if (min != nullptr) {
-            std::printf(" (messages of %s bytes and more)", min->value_text().c_str());
+            std::printf(" (messages of %s bytes and more", min->value_text().c_str());
+            if (max != nullptr && max->value_text() != "0") {
+                std::printf(", up to %s; larger ones stream through shared fragments", max->value_text().c_str());
+            }
+            std::printf(")");
         }
         std::printf("\n  why:         %s\n", why.c_str());
     } else {

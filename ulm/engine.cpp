@@ -113,8 +113,11 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
         peers_[static_cast<std::size_t>(i)].rank = i;
     }
 
-    // Spin while we own a core; yield almost at once when ranks outnumber CPUs.
-    bool oversubscribed = job.local_size > online_cpus();
+    // Spin while we own a core; yield almost at once when ranks outnumber
+    // CPUs. Count the CPUs the launcher had for this host's ranks: our own
+    // affinity mask holds one CPU once we are bound to it.
+    const int cpus = job.local_cpus > 0 ? job.local_cpus : online_cpus();
+    bool oversubscribed = job.local_size > cpus;
     backoff_policy_.spin_polls = static_cast<std::uint32_t>(
         std::max<std::int64_t>(0, oversubscribed ? spin_oversub_param.get() : spin_param.get()));
     backoff_policy_.yield_polls = static_cast<std::uint32_t>(
@@ -123,14 +126,6 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
     get_min_ = get_min_param.get();
     hang_report_ns_ = std::max<std::int64_t>(0, hang_param.get()) * 1000000000;
 
-    for (auto& p : paths_) {
-        if (p->info().kernel_delivery) {
-            // A pause loop starves the softirq work that moves datagrams
-            // across veth and loopback on this machine (0-byte latency
-            // between two namespaces: 420 us spinning, 17 us yielding).
-            backoff_policy_.spin_polls = 0;
-        }
-    }
     for (auto& p : paths_) {
         if (Status st = p->open(boot); !st.ok()) {
             why = std::string("path ") + p->info().name + " could not open: " + rt::errc_name(st.code());
@@ -197,6 +192,15 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
             return Errc::unreachable;
         }
         peer.primary = peer.paths[0];
+        if (peer.primary->info().kernel_delivery) {
+            // A pause loop starves the softirq work that moves datagrams
+            // across veth and loopback on this machine (0-byte latency
+            // between two namespaces: 420 us spinning, 17 us yielding).
+            // Only when a peer is reached that way: a udp path that is open
+            // but serves nobody (one host, shm between all) must not cost
+            // the shm ranks their spinning.
+            backoff_policy_.spin_polls = 0;
+        }
     }
     initialized_ = true;
     return Errc::ok;

@@ -145,6 +145,8 @@ public:
     bool checksummed(const path::Path* p) const { return mode(p).checksum; }
     std::size_t unacked_frags() const { return frag_pool_.in_use(); }
     const ReliabilityPolicy& reliability_policy() const { return policy_; }
+    // How a waiting rank spins, yields and sleeps (set at init).
+    const Backoff::Policy& backoff_policy() const { return backoff_policy_; }
     // One line per peer and path with every counter (--stats).
     void print_stats() const;
     // What this rank waits for: queued sends, unacknowledged fragments,

@@ -68,16 +68,14 @@ bool Engine::send_now(const DataRef& data, int dst, int tag, ContextId ctx)
         return false;
     }
     const path::PathInfo& info = path->info();
-    if (total > info.eager_limit || sizeof(MatchHeader) + total > info.max_frag) {
+    if (total > info.eager_limit || sizeof(EagerHeader) + total > info.max_frag) {
         return false;
     }
-    MatchHeader h;
-    fill_base(p, h.base, FragType::match, flag::eager, static_cast<std::uint32_t>(total));
+    EagerHeader h;
+    fill_base(p, h.base, FragType::eager, flag::eager, static_cast<std::uint32_t>(total));
     h.context = ctx.value();
     h.tag = tag;
     h.msg_seq = p.next_msg_out.value();
-    h.msg_len = total;
-    h.send_id = 0;
     Payload pl;
     pl.ref = &data;
     pl.len = static_cast<std::uint32_t>(total);
@@ -272,18 +270,29 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     // Eager only when header and payload fit one fragment of this path.
     if (s->total <= info.eager_limit && sizeof(MatchHeader) + s->total <= info.max_frag) {
         const auto plen = static_cast<std::uint32_t>(s->total);
-        if (sync && s->id == 0) {
-            s->id = sends_.insert(s);
-        }
-        fill_base(p, h.base, FragType::match,
-                  static_cast<std::uint16_t>(flag::eager | (sync ? flag::sync : 0)), plen);
-        h.send_id = s->id;
         Payload pl;
         pl.ref = &s->data;
         pl.len = plen;
         // Eager data is copied for retransmission: the buffer is free at once.
-        if (!emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
-            return false;
+        if (sync) {
+            // Ssend: the full match header names the descriptor to answer.
+            if (s->id == 0) {
+                s->id = sends_.insert(s);
+            }
+            fill_base(p, h.base, FragType::match, static_cast<std::uint16_t>(flag::eager | flag::sync), plen);
+            h.send_id = s->id;
+            if (!emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
+                return false;
+            }
+        } else {
+            EagerHeader e;
+            fill_base(p, e.base, FragType::eager, flag::eager, plen);
+            e.context = h.context;
+            e.tag = h.tag;
+            e.msg_seq = h.msg_seq;
+            if (!emit(p, path, reinterpret_cast<std::byte*>(&e), sizeof e, pl, nullptr)) {
+                return false;
+            }
         }
         s->msg_seq = p.next_msg_out;
         ++p.next_msg_out;
@@ -300,7 +309,8 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     // (not when the path checksums: a direct read could not be verified).
     std::byte key[256];
     std::size_t keylen = 0;
-    if (info.has_get && s->total >= get_min_ && !checksummed(path)) {
+    if (info.has_get && s->total >= get_min_ && (info.get_max == 0 || s->total <= info.get_max) &&
+        !checksummed(path)) {
         iovec iov[kMaxIov];
         std::uint64_t covered = 0;
         int n = to_iovec(s->data, 0, s->total, iov, kMaxIov, &covered);
@@ -544,6 +554,20 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     case FragType::match:
         on_match(p, read_header<MatchHeader>(frag.data), payload, b.payload_len);
         break;
+    case FragType::eager: {
+        const EagerHeader e = read_header<EagerHeader>(frag.data);
+        MatchHeader h;
+        h.base = e.base;
+        h.base.type = FragType::match;
+        h.base.flags = static_cast<std::uint16_t>((e.base.flags | flag::eager) & ~flag::sync);
+        h.context = e.context;
+        h.tag = e.tag;
+        h.msg_seq = e.msg_seq;
+        h.msg_len = e.base.payload_len;
+        h.send_id = 0;
+        on_match(p, h, payload, b.payload_len);
+        break;
+    }
     case FragType::data:
         if (!on_data(p, read_header<DataHeader>(frag.data), frag, checksummed(&path))) {
             ++p.counters.crc_payload_fail;

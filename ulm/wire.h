@@ -8,6 +8,10 @@
 // an intact header but damaged data is answered with a `corrupt` ack and
 // resent at once). The type selects the rest:
 //
+//   eager  a whole small message whose sender waits for nothing (not Ssend):
+//          the match envelope without the rendezvous fields (48 bytes), so
+//          that with a few payload bytes it fills one 64-byte cache line of
+//          a shared-memory FIFO slot. Received as a match with flag eager.
 //   match  first fragment of a message: envelope (context, tag), the 64-bit
 //          per-pair message sequence number that keeps MPI's non-overtaking
 //          order, the message length and the sender's descriptor id.
@@ -40,7 +44,9 @@ inline constexpr std::uint8_t kWireVersion = 1;
 
 // cancel: the sender asks to withdraw an unmatched message (MPI_Cancel of
 // a send whose match fragment has left); cancel_reply answers it.
-enum class FragType : std::uint8_t { match = 1, data = 2, cts = 3, fin = 4, ack = 5, cancel = 6, cancel_reply = 7 };
+enum class FragType : std::uint8_t {
+    match = 1, data = 2, cts = 3, fin = 4, ack = 5, cancel = 6, cancel_reply = 7, eager = 8
+};
 
 namespace flag {
 inline constexpr std::uint16_t eager = 1u << 0;  // match: whole message in this fragment
@@ -74,6 +80,14 @@ struct MatchHeader {
     std::uint64_t send_id;      // sender's descriptor
 };
 static_assert(sizeof(MatchHeader) == 64);
+
+struct EagerHeader {
+    BaseHeader base;
+    std::uint32_t context;
+    std::int32_t tag;
+    std::uint64_t msg_seq;      // per (sender, receiver) pair, from 1 (shared with match)
+};
+static_assert(sizeof(EagerHeader) == 48);
 
 struct DataHeader {
     BaseHeader base;
@@ -135,6 +149,7 @@ static_assert(sizeof(AckExt) == 8);
 
 static_assert(std::has_unique_object_representations_v<BaseHeader>);
 static_assert(std::has_unique_object_representations_v<MatchHeader>);
+static_assert(std::has_unique_object_representations_v<EagerHeader>);
 static_assert(std::has_unique_object_representations_v<DataHeader>);
 static_assert(std::has_unique_object_representations_v<CtsHeader>);
 static_assert(std::has_unique_object_representations_v<FinHeader>);
@@ -144,6 +159,7 @@ constexpr std::uint32_t header_size(FragType t)
 {
     switch (t) {
     case FragType::match: return sizeof(MatchHeader);
+    case FragType::eager: return sizeof(EagerHeader);
     case FragType::data: return sizeof(DataHeader);
     case FragType::cts: return sizeof(CtsHeader);
     case FragType::fin: return sizeof(FinHeader);
@@ -168,7 +184,7 @@ constexpr std::uint32_t header_len(FragType t, std::uint16_t flags)
 
 inline constexpr std::uint32_t kMaxHeader = sizeof(AckHeader);
 // Every header is whole 8-byte words (ULM copies them word by word).
-static_assert(sizeof(MatchHeader) % 8 == 0 && sizeof(DataHeader) % 8 == 0 && sizeof(CtsHeader) % 8 == 0 &&
+static_assert(sizeof(MatchHeader) % 8 == 0 && sizeof(EagerHeader) % 8 == 0 && sizeof(DataHeader) % 8 == 0 && sizeof(CtsHeader) % 8 == 0 &&
               sizeof(FinHeader) % 8 == 0 && sizeof(CancelHeader) % 8 == 0 && sizeof(AckHeader) % 8 == 0 &&
               sizeof(AckExt) % 8 == 0);
 static_assert(kMaxHeader >= sizeof(MatchHeader) + sizeof(AckExt) &&

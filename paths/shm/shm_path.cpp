@@ -24,6 +24,13 @@ const rt::IntParam small_param{"shm_small_frags", 128, "small fragment buffers p
 const rt::IntParam large_param{"shm_large_frags", 32, "large fragment buffers per rank"};
 const rt::BoolParam cma_param{"shm_single_copy", true,
                               "read large messages straight from the sender (process_vm_readv)"};
+// Measured on the 2-core reference machine (docs/benchmarks.md): a direct
+// read wins up to about 2 MiB; above, streaming through fragment buffers
+// (the sender copies in while the receiver copies out, each on its core,
+// in cache-sized pieces) moves more bytes per second.
+const rt::SizeParam cma_max_param{
+    "shm_single_copy_max", 2 * 1024 * 1024,
+    "largest message read straight from the sender; larger ones stream through shared fragments (0: no limit)"};
 
 // Each rank publishes the address of this word; peers read it back with
 // process_vm_readv to learn whether single copy is allowed here.
@@ -188,6 +195,7 @@ Status ShmPath::connect(rt::Bootstrap& boot)
         }
     }
     info_.has_get = cma;
+    info_.get_max = cma_max_param.get();
     describe_ = std::string("shm: ") + std::to_string(layout_.local_size) + " local ranks, " +
                 (cma ? "single copy by process_vm_readv" : "copy in/out (" + why + ")");
     open_ = true;

@@ -317,6 +317,7 @@ void Daemon::launch(const wire::Launch& l)
         set(wire::env::size, std::to_string(l.size));
         set(wire::env::local_rank, std::to_string(lr.local_rank));
         set(wire::env::local_size, std::to_string(l.ranks.size()));
+        set(wire::env::local_cpus, std::to_string(mpirun::usable_cpus()));
         set(wire::env::node_id, std::to_string(l.node));
         set(wire::env::num_nodes, std::to_string(l.num_nodes));
         set(wire::env::host, l.host);

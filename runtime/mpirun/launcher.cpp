@@ -230,6 +230,17 @@ std::vector<std::vector<int>> allowed_cores(const cpu_set_t& allowed)
 
 } // namespace
 
+int usable_cpus()
+{
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+        return 1;
+    }
+    const int n = CPU_COUNT(&allowed);
+    return n > 0 ? n : 1;
+}
+
 std::vector<cpu_set_t> binding_sets(BindMode mode, int nranks)
 {
     std::vector<cpu_set_t> sets;

@@ -62,6 +62,8 @@ std::vector<std::string> base_environment(const Options& opts, std::vector<std::
 // may use. Empty when nothing is to be bound (--bind-to none, or automatic
 // and oversubscribed).
 std::vector<cpu_set_t> binding_sets(BindMode mode, int nranks);
+// CPUs this process may run on (its affinity mask), at least 1.
+int usable_cpus();
 
 // `nbytes` random bytes from getrandom, as lower-case hex.
 std::string random_hex(std::size_t nbytes);

@@ -307,6 +307,7 @@ void Monitor::launch_all()
         set(wire::env::size, std::to_string(map_.size()));
         set(wire::env::local_rank, std::to_string(mr.local_rank));
         set(wire::env::local_size, std::to_string(map_.local_size(mr.node)));
+        set(wire::env::local_cpus, std::to_string(usable_cpus()));
         set(wire::env::node_id, std::to_string(mr.node));
         set(wire::env::num_nodes, std::to_string(map_.num_nodes()));
         set(wire::env::host, host.name);

@@ -126,6 +126,7 @@ struct ClusterOptions {
     int n = 2;
     MemPathOptions mem;
     bool self_path = false; // a SelfPath in front of the MemPath
+    int local_cpus = 0;     // CPUs the launcher had for the ranks (0: unknown)
     std::function<void(int, MemPathOptions&)> tweak;
 };
 
@@ -134,6 +135,7 @@ public:
     explicit Cluster(ClusterOptions o = {}) : n_(o.n)
     {
         job_ = std::make_unique<FakeJob>(o.n);
+        job_->local_cpus = o.local_cpus;
         std::vector<std::vector<std::unique_ptr<path::Path>>> paths(static_cast<std::size_t>(o.n));
         for (int r = 0; r < o.n; ++r) {
             boots_.push_back(std::make_unique<FakeBootstrap>(*job_, r));
@@ -235,6 +237,28 @@ inline std::vector<const FragRecord*> frags(const MemFabric& fab, FragType type,
         }
     }
     return out;
+}
+
+// The first fragment of a message: match, or eager (a small message with
+// the short header).
+inline bool starts_message(FragType t) { return t == FragType::match || t == FragType::eager; }
+
+inline std::vector<const FragRecord*> message_frags(const MemFabric& fab, int src, int dst)
+{
+    std::vector<const FragRecord*> out;
+    for (const FragRecord& f : fab.log) {
+        if (f.src == src && f.dst == dst && starts_message(base_of(f).type)) {
+            out.push_back(&f);
+        }
+    }
+    return out;
+}
+
+// Message sequence number of a match or eager fragment (the same offset in both).
+inline std::uint64_t msg_seq_of(const FragRecord& f)
+{
+    static_assert(offsetof(ulm::MatchHeader, msg_seq) == offsetof(ulm::EagerHeader, msg_seq));
+    return header_of<ulm::EagerHeader>(f).msg_seq;
 }
 
 inline SendMsg* post_send(Engine& e, std::vector<std::byte>& buf, int dst, int tag,

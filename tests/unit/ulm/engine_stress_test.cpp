@@ -287,7 +287,7 @@ TEST_P(EngineStress, delivers_everything_once_in_mpi_order)
     for (const FragRecord& f : c.fabric.log) {
         BaseHeader b = base_of(f);
         auto key = std::make_pair(f.src, f.dst);
-        if (b.frag_seq != 0 || b.type == FragType::match || b.type == FragType::data) {
+        if (b.frag_seq != 0 || starts_message(b.type) || b.type == FragType::data) {
             if (b.frag_seq <= frag_seq[key]) {
                 ++repeats;
                 ASSERT_TRUE(P.reliable) << "fragment sequence " << b.frag_seq << " sent twice";
@@ -295,8 +295,8 @@ TEST_P(EngineStress, delivers_everything_once_in_mpi_order)
                 EXPECT_EQ(b.frag_seq, ++frag_seq[key]) << f.src << "->" << f.dst;
             }
         }
-        if (b.type == FragType::match) {
-            std::uint64_t seq = header_of<MatchHeader>(f).msg_seq;
+        if (starts_message(b.type)) {
+            std::uint64_t seq = msg_seq_of(f);
             if (seq > msg_seq[key]) {
                 EXPECT_EQ(seq, ++msg_seq[key]) << f.src << "->" << f.dst;
             }

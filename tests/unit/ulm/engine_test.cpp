@@ -5,6 +5,8 @@
 // malformed fragments.
 #include "engine_harness.h"
 
+#include <sched.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -82,6 +84,72 @@ TEST(Engine, eager_message_fills_receive_posted_before_it)
     EXPECT_EQ(c.e(0).live_sends(), 0u);
     EXPECT_EQ(c.e(1).counters(0).unexpected, 0u);
     EXPECT_EQ(c.path(0).contract_violations(), 0u);
+}
+
+// A rank bound to one CPU still owns it: it spins while it waits unless the
+// host's ranks outnumber the CPUs the launcher placed them on.
+TEST(Engine, bound_rank_spins_when_the_ranks_fit_the_launchers_cpus)
+{
+    auto spin = dynamic_cast<rt::IntParam*>(rt::find_param("ulm_spin_polls"));
+    auto crowded_spin = dynamic_cast<rt::IntParam*>(rt::find_param("ulm_spin_polls_oversubscribed"));
+    ASSERT_NE(spin, nullptr);
+    ASSERT_NE(crowded_spin, nullptr);
+    ASSERT_NE(spin->get(), crowded_spin->get());
+    cpu_set_t saved;
+    ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &saved)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    }
+    // The engines start in threads of this one, bound as mpirun binds a rank.
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    {
+        ClusterOptions fit;
+        fit.local_cpus = 2; // two ranks, two CPUs: one each
+        Cluster a(fit);
+        ASSERT_TRUE(a.ok());
+        EXPECT_EQ(a.e(0).backoff_policy().spin_polls, static_cast<std::uint32_t>(spin->get()));
+        ClusterOptions crowded;
+        crowded.local_cpus = 1; // two ranks on one CPU
+        Cluster b(crowded);
+        ASSERT_TRUE(b.ok());
+        EXPECT_EQ(b.e(0).backoff_policy().spin_polls, static_cast<std::uint32_t>(crowded_spin->get()));
+    }
+    ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+}
+
+TEST(Engine, small_message_takes_the_short_eager_header_and_ssend_the_full_match)
+{
+    Cluster c;
+    ASSERT_TRUE(c.ok());
+    std::vector<std::byte> empty, in0, in1(8);
+    auto eight = pattern(8, 2);
+    RecvMsg* r0 = post_recv(c.e(1), in0, 0, kTag);
+    RecvMsg* r1 = post_recv(c.e(1), in1, 0, kTag + 1);
+    SendMsg* s0 = post_send(c.e(0), empty, 1, kTag);
+    SendMsg* s1 = post_send(c.e(0), eight, 1, kTag + 1, 0, SendMode::synchronous);
+    ASSERT_TRUE(c.run_until([&] { return r0->complete && r1->complete && s1->complete; }));
+    auto m = message_frags(c.fabric, 0, 1);
+    ASSERT_EQ(m.size(), 2u);
+    // 48 bytes: with an 8-byte shared-memory slot header, one cache line.
+    EXPECT_EQ(base_of(*m[0]).type, FragType::eager);
+    EXPECT_EQ(m[0]->bytes.size(), sizeof(ulm::EagerHeader));
+    EXPECT_EQ(sizeof(ulm::EagerHeader), 48u);
+    EXPECT_EQ(base_of(*m[1]).type, FragType::match) << "Ssend: the receiver must name the send";
+    EXPECT_EQ(msg_seq_of(*m[0]), 1u);
+    EXPECT_EQ(msg_seq_of(*m[1]), 2u);
+    EXPECT_EQ(r0->env.msg_len, 0u);
+    EXPECT_EQ(r1->env.msg_len, 8u);
+    EXPECT_EQ(r1->env.tag, kTag + 1);
+    EXPECT_TRUE(same_bytes(in1, eight));
+    c.e(0).release(s0);
+    c.e(0).release(s1);
+    c.e(1).release(r0);
+    c.e(1).release(r1);
 }
 
 TEST(Engine, eager_message_waits_unexpected_until_receive_is_posted)
@@ -240,6 +308,32 @@ TEST(Engine, rendezvous_reads_sender_memory_with_get_then_answers_fin)
     c.e(0).release(s);
     c.e(1).release(r);
     EXPECT_EQ(c.e(0).live_sends(), 0u);
+}
+
+TEST(Engine, rendezvous_above_the_paths_get_maximum_streams_data_fragments)
+{
+    ScopedSizeParam min("ulm_single_copy_min", 0);
+    ClusterOptions o;
+    o.mem.has_get = true;
+    o.mem.get_max = 30000;
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    auto small = pattern(30000, 1), big = pattern(30001, 2);
+    std::vector<std::byte> in1(30000), in2(30001);
+    RecvMsg* r1 = post_recv(c.e(1), in1, 0, kTag);
+    RecvMsg* r2 = post_recv(c.e(1), in2, 0, kTag);
+    SendMsg* s1 = post_send(c.e(0), small, 1, kTag);
+    SendMsg* s2 = post_send(c.e(0), big, 1, kTag);
+    ASSERT_TRUE(c.run_until([&] { return r1->complete && r2->complete && s1->complete && s2->complete; }));
+    EXPECT_TRUE(same_bytes(in1, small));
+    EXPECT_TRUE(same_bytes(in2, big));
+    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), 1u) << "30000 bytes: read in place";
+    EXPECT_EQ(frags(c.fabric, FragType::cts, 1, 0).size(), 1u) << "30001 bytes: streamed";
+    EXPECT_GT(frags(c.fabric, FragType::data, 0, 1).size(), 0u);
+    c.e(0).release(s1);
+    c.e(0).release(s2);
+    c.e(1).release(r1);
+    c.e(1).release(r2);
 }
 
 TEST(Engine, rendezvous_below_single_copy_minimum_uses_copy)
@@ -618,9 +712,9 @@ TEST(Engine, queued_send_can_be_cancelled_without_leaving_a_sequence_gap)
     EXPECT_EQ(r2->env.tag, 3);
     EXPECT_TRUE(same_bytes(in1, a));
     EXPECT_TRUE(same_bytes(in2, d));
-    auto matches = frags(c.fabric, FragType::match, 0, 1);
+    auto matches = message_frags(c.fabric, 0, 1);
     ASSERT_EQ(matches.size(), 2u);
-    EXPECT_EQ(header_of<MatchHeader>(*matches[1]).msg_seq, 2u);
+    EXPECT_EQ(msg_seq_of(*matches[1]), 2u);
     c.e(0).release(sa);
     c.e(0).release(sd);
     c.e(1).release(r1);
@@ -882,8 +976,8 @@ TEST(Engine, sequence_numbers_increase_by_one_per_peer_and_direction)
             << f.src << "->" << f.dst << " type " << static_cast<int>(b.type);
         EXPECT_EQ(b.src, static_cast<std::uint32_t>(f.src));
         EXPECT_EQ(b.version, ulm::kWireVersion);
-        if (b.type == FragType::match) {
-            EXPECT_EQ(header_of<MatchHeader>(f).msg_seq, ++msg_seq[key]);
+        if (starts_message(b.type)) {
+            EXPECT_EQ(msg_seq_of(f), ++msg_seq[key]);
         }
     }
     EXPECT_EQ(msg_seq.size(), 9u) << "every ordered pair (self included) carried messages";
@@ -1169,7 +1263,7 @@ TEST(Engine, duplicate_of_delivered_match_fragment_is_dropped)
     RecvMsg* r = post_recv(c.e(1), in, 0, kTag);
     SendMsg* s = post_send(c.e(0), msg, 1, kTag);
     ASSERT_TRUE(c.run_until([&] { return r->complete; }));
-    auto dup = frags(c.fabric, FragType::match, 0, 1).at(0)->bytes;
+    auto dup = message_frags(c.fabric, 0, 1).at(0)->bytes;
     c.path(1).inject(0, dup.data(), dup.size());
     c.settle(10);
     EXPECT_EQ(c.e(1).unexpected_count(), 0u);

@@ -28,6 +28,7 @@ struct FakeJob {
     std::mutex mu;
     std::map<std::pair<int, std::string>, std::vector<std::byte>> values;
     int fences = 0; // completed by rank 0, for tests that count them
+    int local_cpus = 0; // JobInfo::local_cpus of every rank
 };
 
 class FakeBootstrap final : public rt::Bootstrap {
@@ -44,6 +45,7 @@ public:
         job_.jobid = "unit";
         job_.node_of_rank.assign(static_cast<std::size_t>(job.size), 0);
         job_.universe_size = job.size;
+        job_.local_cpus = job.local_cpus;
     }
 
     const rt::JobInfo& job() const override { return job_; }

@@ -46,6 +46,7 @@ MemPath::MemPath(MemFabric& fabric, int rank, MemPathOptions opt)
     info_.eager_limit = opt_.eager_limit;
     info_.reliable_default = opt_.reliable;
     info_.has_get = opt_.has_get;
+    info_.get_max = opt_.get_max;
     info_.order = opt_.claim_order.value_or(opt_.order == Order::fifo ? path::PathInfo::Order::total
                                                                        : path::PathInfo::Order::none);
 }

@@ -56,6 +56,7 @@ struct MemPathOptions {
     std::uint64_t eager_limit = 1024;
     std::uint32_t max_frag = 4096;
     bool has_get = false;
+    std::uint64_t get_max = 0; // PathInfo::get_max
     std::size_t capacity = 0; // 0: unlimited
     Order order = Order::fifo;
     // What info() claims about order; default: total for fifo, none otherwise.

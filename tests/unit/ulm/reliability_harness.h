@@ -68,4 +68,10 @@ inline std::size_t logged(const MemFabric& f, int src, int dst, ulm::FragType t)
     return n;
 }
 
+// First fragments of messages (match or eager) from src to dst in the log.
+inline std::size_t logged_messages(const MemFabric& f, int src, int dst)
+{
+    return logged(f, src, dst, ulm::FragType::match) + logged(f, src, dst, ulm::FragType::eager);
+}
+
 } // namespace ulmpi::test

@@ -64,7 +64,7 @@ TEST(Reliability, timer_probes_a_silent_peer_backs_off_and_gives_up)
     auto b = pattern(40, 2);
     SendMsg* s1 = send_bytes(c.e(0), a, 1);
     SendMsg* s2 = send_bytes(c.e(0), b, 1);
-    const std::size_t first = logged(c.fabric, 0, 1, ulm::FragType::match);
+    const std::size_t first = logged_messages(c.fabric, 0, 1);
     ASSERT_EQ(first, 2u);
     // Advance in 100 us steps and note when each resend leaves.
     std::vector<rt::Nanos> resends;
@@ -74,14 +74,14 @@ TEST(Reliability, timer_probes_a_silent_peer_backs_off_and_gives_up)
         for (int k = 0; k < 4; ++k) { // the timer is checked every few passes
             c.e(0).progress();
         }
-        std::size_t n = logged(c.fabric, 0, 1, ulm::FragType::match);
+        std::size_t n = logged_messages(c.fabric, 0, 1);
         while (first + resends.size() < n) {
             resends.push_back(clock.now() - start);
         }
     }
     // Only the oldest fragment is probed: a silent peer is not flooded.
     for (const FragRecord& r : c.fabric.log) {
-        if (r.src == 0 && type_of(r.bytes) == ulm::FragType::match) {
+        if (r.src == 0 && starts_message(type_of(r.bytes))) {
             EXPECT_TRUE(seq_of(r.bytes) == 1 || &r == &c.fabric.log[1] || seq_of(r.bytes) == 2)
                 << "unexpected fragment " << seq_of(r.bytes);
         }
@@ -89,7 +89,7 @@ TEST(Reliability, timer_probes_a_silent_peer_backs_off_and_gives_up)
     std::size_t second_resent = 0;
     for (std::size_t i = 2; i < c.fabric.log.size(); ++i) {
         const FragRecord& r = c.fabric.log[i];
-        second_resent += r.src == 0 && type_of(r.bytes) == ulm::FragType::match && seq_of(r.bytes) == 2 ? 1 : 0;
+        second_resent += r.src == 0 && starts_message(type_of(r.bytes)) && seq_of(r.bytes) == 2 ? 1 : 0;
     }
     EXPECT_EQ(second_resent, 0u) << "the second fragment waits while the peer is silent";
     // Waits before each resend: 1, 1, 1 ms (the base), then 2, 4, 8, 8 ms
@@ -113,7 +113,7 @@ TEST(Reliability, later_fragment_delivered_resends_the_lost_one_at_once)
     rt::ManualClock clock; // no timer: only ACKs can repair the loss
     bool dropped = false;
     Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
-        if (src == 0 && type_of(b) == ulm::FragType::match && seq_of(b) == 1 && !dropped) {
+        if (src == 0 && starts_message(type_of(b)) && seq_of(b) == 1 && !dropped) {
             dropped = true;
             return 0;
         }
@@ -177,9 +177,9 @@ TEST(Reliability, damaged_payload_is_answered_corrupt_and_resent_at_once)
     rt::ManualClock clock;
     bool damaged = false;
     Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
-        if (src == 0 && type_of(b) == ulm::FragType::match && !damaged) {
+        if (src == 0 && starts_message(type_of(b)) && !damaged) {
             damaged = true;
-            b[sizeof(ulm::MatchHeader) + 3] ^= std::byte{0x10}; // payload, not header
+            b[ulm::header_size(type_of(b)) + 3] ^= std::byte{0x10}; // payload, not header
         }
         return 1;
     }));
@@ -202,7 +202,7 @@ TEST(Reliability, damaged_header_is_dropped_silently_and_repaired_by_the_timer)
     rt::ManualClock clock;
     bool damaged = false;
     Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
-        if (src == 0 && type_of(b) == ulm::FragType::match && !damaged) {
+        if (src == 0 && starts_message(type_of(b)) && !damaged) {
             damaged = true;
             b[offsetof(ulm::BaseHeader, frag_seq)] ^= std::byte{0x04}; // the sequence itself
         }
@@ -230,7 +230,7 @@ TEST(Reliability, duplicate_is_dropped_and_acknowledged_again)
     rt::ManualClock clock;
     bool doubled = false;
     ClusterOptions o = reliable([&](int src, int, std::vector<std::byte>& b) {
-        if (src == 0 && type_of(b) == ulm::FragType::match && !doubled) {
+        if (src == 0 && starts_message(type_of(b)) && !doubled) {
             doubled = true;
             return 2;
         }
