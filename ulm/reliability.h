@@ -137,7 +137,7 @@ public:
     }
 
 private:
-    void grow(std::uint64_t span)
+    [[gnu::noinline, gnu::cold]] void grow(std::uint64_t span)
     {
         std::size_t n = ring_.empty() ? 64 : ring_.size();
         while (n < span) {

@@ -1,6 +1,7 @@
 // rt::crc32c: published vectors, software == hardware, crc32c_copy at every
 // length and misalignment, chaining and combine identities. Every test runs
-// once on the best implementation of this CPU and once forced to software.
+// once on each implementation: AVX-512 folding and SSE4.2 (each skipped when
+// the CPU lacks it) and software.
 #include "runtime/crc32c.h"
 
 #include <gtest/gtest.h>
@@ -40,21 +41,36 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::uint32_t seed)
 
 std::uint32_t crc_of(std::string_view s) { return crc32c(s.data(), s.size()); }
 
-enum class Impl { best, software };
+constexpr std::string_view kFoldName = "avx512 vpclmulqdq fold + sse4.2";
+constexpr std::string_view kSse42Name = "sse4.2 (3-way)";
+constexpr std::string_view kSoftwareName = "software (slicing-by-8)";
 
-class Crc32c : public ::testing::TestWithParam<Impl> {
+class Crc32c : public ::testing::TestWithParam<Crc32cImpl> {
 protected:
-    void SetUp() override { crc32c_force_software(GetParam() == Impl::software); }
-    void TearDown() override { crc32c_force_software(false); }
+    void SetUp() override
+    {
+        if (!crc32c_force(GetParam())) {
+            GTEST_SKIP() << (GetParam() == Crc32cImpl::fold
+                                 ? "this CPU lacks AVX-512F or VPCLMULQDQ (or SSE4.2)"
+                                 : "this CPU lacks SSE4.2");
+        }
+    }
+    void TearDown() override { crc32c_force(Crc32cImpl::best); }
 };
 
 TEST_P(Crc32c, reports_the_implementation_in_use)
 {
     const std::string_view name = crc32c_implementation();
-    if (GetParam() == Impl::software || !crc32c_hardware_available()) {
-        EXPECT_EQ(name, "software (slicing-by-8)");
-    } else {
-        EXPECT_EQ(name, "sse4.2 (3-way)");
+    switch (GetParam()) {
+    case Crc32cImpl::fold:
+        EXPECT_EQ(name, kFoldName);
+        break;
+    case Crc32cImpl::sse42:
+        EXPECT_EQ(name, kSse42Name);
+        break;
+    default:
+        EXPECT_EQ(name, kSoftwareName);
+        break;
     }
 }
 
@@ -190,6 +206,42 @@ TEST_P(Crc32c, chains_across_any_split)
     EXPECT_EQ(c, crc32c(data.data(), 1000));
 }
 
+TEST_P(Crc32c, matches_reference_around_fold_steps_and_block_edges)
+{
+    // Lengths k·64 - 7 .. k·64 + 7 up to 4 KiB + 256 B: the fold's threshold
+    // (one 256-byte step), its 256-byte steps, the 64-byte blocks after them,
+    // the < 64-byte tail handed to crc32, and the 2 KiB threshold from which
+    // the head is aligned to 64 bytes. Several source misalignments, a
+    // destination misalignment that varies with the length, and a random
+    // initial crc per source offset.
+    constexpr std::size_t kMax = 4096 + 256 + 7;
+    constexpr unsigned char kGuard = 0xA5;
+    const auto src = random_bytes(kMax + 64, 10);
+    std::vector<unsigned char> dst(kMax + 128, kGuard);
+    std::mt19937_64 rng(11);
+    for (std::size_t so : {0u, 1u, 8u, 33u, 63u}) {
+        const auto seed = static_cast<std::uint32_t>(rng());
+        // want[n]: the reference over the first n bytes, all n in one pass.
+        std::vector<std::uint32_t> want(kMax + 1);
+        want[0] = seed;
+        for (std::size_t n = 1; n <= kMax; ++n) {
+            want[n] = reference_crc(src.data() + so + n - 1, 1, want[n - 1]);
+        }
+        for (std::size_t base = 64; base + 7 <= kMax; base += 64) {
+            for (std::size_t len = base - 7; len <= base + 7; ++len) {
+                const unsigned char* in = src.data() + so;
+                ASSERT_EQ(crc32c(in, len, seed), want[len]) << "len " << len << " src+" << so;
+                unsigned char* out = dst.data() + (so * 7 + len) % 64;
+                ASSERT_EQ(crc32c_copy(out, in, len, seed), want[len])
+                    << "len " << len << " src+" << so;
+                ASSERT_EQ(std::memcmp(out, in, len), 0) << "len " << len << " src+" << so;
+                ASSERT_EQ(out[len], kGuard) << "wrote after dst, len " << len;
+                std::memset(out, kGuard, len);
+            }
+        }
+    }
+}
+
 TEST_P(Crc32c, combine_equals_crc_of_concatenation)
 {
     const auto data = random_bytes(200000, 6);
@@ -223,10 +275,34 @@ TEST_P(Crc32c, combine_is_associative_for_huge_lengths)
               crc32c_combine(a, crc32c_combine(b, c, lc), lb + lc));
 }
 
-INSTANTIATE_TEST_SUITE_P(Impl, Crc32c, ::testing::Values(Impl::best, Impl::software),
-                         [](const ::testing::TestParamInfo<Impl>& info) {
-                             return info.param == Impl::best ? "best" : "software";
+INSTANTIATE_TEST_SUITE_P(Impl, Crc32c,
+                         ::testing::Values(Crc32cImpl::fold, Crc32cImpl::sse42,
+                                           Crc32cImpl::software),
+                         [](const ::testing::TestParamInfo<Crc32cImpl>& info) {
+                             switch (info.param) {
+                             case Crc32cImpl::fold:
+                                 return "fold";
+                             case Crc32cImpl::sse42:
+                                 return "sse42";
+                             default:
+                                 return "software";
+                             }
                          });
+
+TEST(Crc32cDispatch, picks_the_fastest_implementation_this_cpu_runs)
+{
+    const bool fold = crc32c_force(Crc32cImpl::fold);
+    const bool sse42 = crc32c_force(Crc32cImpl::sse42);
+    EXPECT_EQ(sse42, crc32c_hardware_available());
+    EXPECT_TRUE(fold ? sse42 : true) << "folding finishes with the SSE4.2 crc32 instruction";
+    ASSERT_TRUE(crc32c_force(Crc32cImpl::best));
+    const std::string_view best = crc32c_implementation();
+    EXPECT_EQ(best, fold ? kFoldName : sse42 ? kSse42Name : kSoftwareName);
+    crc32c_force_software(true);
+    EXPECT_EQ(crc32c_implementation(), kSoftwareName);
+    crc32c_force_software(false);
+    EXPECT_EQ(crc32c_implementation(), best);
+}
 
 TEST(Crc32cDispatch, software_and_hardware_agree_on_random_data)
 {
@@ -243,15 +319,20 @@ TEST(Crc32cDispatch, software_and_hardware_agree_on_random_data)
             len = data.size() - off;
         }
         const std::uint32_t seed = static_cast<std::uint32_t>(rng());
-        crc32c_force_software(false);
-        const std::uint32_t hw = crc32c(data.data() + off, len, seed);
-        const std::uint32_t hw_copy = crc32c_copy(out.data(), data.data() + off, len, seed);
         crc32c_force_software(true);
         const std::uint32_t sw = crc32c(data.data() + off, len, seed);
         const std::uint32_t sw_copy = crc32c_copy(out.data(), data.data() + off, len, seed);
-        ASSERT_EQ(hw, sw) << "len " << len << " off " << off;
-        ASSERT_EQ(hw_copy, sw) << "len " << len << " off " << off;
         ASSERT_EQ(sw_copy, sw) << "len " << len << " off " << off;
+        // Every hardware implementation this CPU runs (the folding one too).
+        for (Crc32cImpl hw_impl : {Crc32cImpl::sse42, Crc32cImpl::fold}) {
+            if (!crc32c_force(hw_impl)) {
+                continue;
+            }
+            const std::uint32_t hw = crc32c(data.data() + off, len, seed);
+            const std::uint32_t hw_copy = crc32c_copy(out.data(), data.data() + off, len, seed);
+            ASSERT_EQ(hw, sw) << crc32c_implementation() << ", len " << len << " off " << off;
+            ASSERT_EQ(hw_copy, sw) << crc32c_implementation() << ", len " << len << " off " << off;
+        }
     }
     crc32c_force_software(false);
 }
