@@ -85,6 +85,7 @@ struct Peer {
     std::uint64_t rtt_seq = 0;              // fragment timed for the round trip (0: none)
     rt::Nanos rtt_sent = 0;                 // ... when it left
     std::uint64_t next_rtt_seq = 1;         // the next one timed is at least this
+    bool time_all = false;                  // time every fragment (a kernel path: see Engine::init)
     std::uint32_t backoff = 0;              // timer expiries in a row without progress
     std::uint64_t recover_seq = 0;          // after a timeout: last seq sent then (0: none)
     rt::ListHook unacked_hook;              // on the engine's list of peers with unacked fragments

@@ -149,7 +149,9 @@ bool Engine::emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen,
             std::memcpy(dst, out, pl.len);
         }
         f->tx_order = ++p.tx_count;
-        if (p.rtt_seq == 0 && f->seq >= p.next_rtt_seq) {
+        if (p.time_all) {
+            f->sent_at = rt::now_ns();
+        } else if (p.rtt_seq == 0 && f->seq >= p.next_rtt_seq) {
             // Time this one (one timed fragment at a time, as TCP without
             // timestamps does): the clock is read for every few fragments only.
             p.rtt_seq = f->seq;
@@ -357,14 +359,21 @@ void Engine::on_ack(Peer& p, const AckHeader& h)
 void Engine::apply_ack(Peer& p, const AckHeader& h)
 {
     const std::size_t before = p.unacked.live();
-    if (h.status == AckStatus::good && p.rtt_seq != 0 &&
-        (p.rtt_seq <= h.lids || p.rtt_seq == h.ack_seq ||
-         (p.rtt_seq >= h.lids + 2 && p.rtt_seq < h.lids + 2 + 64 &&
-          (h.sack & (std::uint64_t{1} << (p.rtt_seq - h.lids - 2)))))) {
-        // The timed fragment arrived (it was sent once: see resend()).
-        p.rtt.sample(rt::now_ns() - p.rtt_sent, policy_);
-        p.rtt_seq = 0;
-        p.next_rtt_seq = p.next_frag_out.value() + kRttEvery;
+    if (h.status == AckStatus::good && p.rtt_seq != 0) {
+        if (p.rtt_seq == h.ack_seq) {
+            // The ACK the timed fragment's arrival produced (it was sent
+            // once: see resend()).
+            p.rtt.sample(rt::now_ns() - p.rtt_sent, policy_);
+            p.rtt_seq = 0;
+            p.next_rtt_seq = p.next_frag_out.value() + kRttEvery;
+        } else if (p.rtt_seq <= h.lids || p.rtt_seq < h.ack_seq) {
+            // Known delivered, but not when: an ACK that names a later
+            // fragment, or LIDS passing it after a hole below it was
+            // repaired, would count the repair (a timeout) as round trip and
+            // inflate the estimate. No sample; time the next fragment.
+            p.rtt_seq = 0;
+            p.next_rtt_seq = p.next_frag_out.value();
+        }
     }
     if (h.status == AckStatus::corrupt) {
         ++p.counters.corrupt_acks_received;
@@ -372,6 +381,9 @@ void Engine::apply_ack(Peer& p, const AckHeader& h)
             (void)resend(p, f, &PeerCounters::resent_corrupt);
         }
     } else if (SendFrag* f = p.unacked.take(h.ack_seq)) {
+        if (f->sent_at != 0 && f->retries == 0 && !f->fast_resent) {
+            p.rtt.sample(rt::now_ns() - f->sent_at, policy_); // time_all: the fragment the ACK names
+        }
         // Older fragments that left before this one on the same path and
         // that the ACK shows missing (lids + 1 and the clear bits of the
         // SACK map; beyond the map nothing is known) may have been lost. One
