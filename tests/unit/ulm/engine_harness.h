@@ -69,58 +69,34 @@ inline ::testing::AssertionResult same_bytes(const std::vector<std::byte>& got,
     return ::testing::AssertionSuccess();
 }
 
-// Sets a size parameter for the lifetime of the object (read at Engine::init).
-class ScopedSizeParam {
+// Sets a parameter for the lifetime of the object (parameters are read at
+// Engine::init): ScopedSizeParam, ScopedIntParam.
+template <class Param, class Value> class ScopedParam {
 public:
-    ScopedSizeParam(const char* name, std::uint64_t v)
-        : p_(dynamic_cast<rt::SizeParam*>(rt::find_param(name)))
+    ScopedParam(const char* name, Value v) : p_(dynamic_cast<Param*>(rt::find_param(name)))
     {
         if (p_ == nullptr) {
-            ADD_FAILURE() << "no size parameter " << name;
+            ADD_FAILURE() << "no parameter " << name << " of this kind";
             return;
         }
         old_ = p_->get();
         p_->set(v);
     }
-    ~ScopedSizeParam()
+    ~ScopedParam()
     {
         if (p_ != nullptr) {
             p_->set(old_);
         }
     }
-    ScopedSizeParam(const ScopedSizeParam&) = delete;
-    ScopedSizeParam& operator=(const ScopedSizeParam&) = delete;
+    ScopedParam(const ScopedParam&) = delete;
+    ScopedParam& operator=(const ScopedParam&) = delete;
 
 private:
-    rt::SizeParam* p_;
-    std::uint64_t old_ = 0;
+    Param* p_;
+    Value old_{};
 };
-
-// Sets an integer parameter for the lifetime of the object (read at init).
-class ScopedIntParam {
-public:
-    ScopedIntParam(const char* name, std::int64_t v) : p_(dynamic_cast<rt::IntParam*>(rt::find_param(name)))
-    {
-        if (p_ == nullptr) {
-            ADD_FAILURE() << "no integer parameter " << name;
-            return;
-        }
-        old_ = p_->get();
-        p_->set(v);
-    }
-    ~ScopedIntParam()
-    {
-        if (p_ != nullptr) {
-            p_->set(old_);
-        }
-    }
-    ScopedIntParam(const ScopedIntParam&) = delete;
-    ScopedIntParam& operator=(const ScopedIntParam&) = delete;
-
-private:
-    rt::IntParam* p_;
-    std::int64_t old_ = 0;
-};
+using ScopedSizeParam = ScopedParam<rt::SizeParam, std::uint64_t>;
+using ScopedIntParam = ScopedParam<rt::IntParam, std::int64_t>;
 
 struct ClusterOptions {
     int n = 2;
