@@ -104,8 +104,14 @@ class Path;
 class Sink {
 public:
     virtual void on_frag(Path& path, RxFrag& frag) = 0;
-    // The path lost the ability to reach `peer` (link down, peer silent).
+    // Evidence the path has of its own: it cannot reach `peer` now (a link
+    // or port went down, error completions), or it can again (the port came
+    // back). `peer` -1 means every peer. ULM's per-peer link decides what to
+    // do (fail over to another path, probe, take the path back); the path
+    // keeps working as well as it can and never drops a fragment silently
+    // because of it.
     virtual void on_path_down(Path& path, int peer) = 0;
+    virtual void on_path_up(Path& path, int peer) = 0;
 
 protected:
     ~Sink() = default;
@@ -123,6 +129,10 @@ struct TxBuffer {
     Lane lane = Lane::control; // set by the caller before acquire()
 };
 
+// done: the fragment left (or will: the path owns it now). again: no room
+// now; nothing was consumed, ULM queues and retries. failed: the path knows
+// it cannot reach the peer now (the local link is down, the endpoint is in
+// error); the fragment did not leave, and ULM sends it over another path.
 enum class SendResult : std::uint8_t { done, again, failed };
 
 class Path {
@@ -169,18 +179,14 @@ public:
     // Delivers received fragments to the sink; returns how many.
     virtual int progress(Sink& sink) = 0;
 
-    // Fail-over: an inactive path is not chosen for new fragments.
-    bool active() const { return active_; }
-    void set_active(bool on) { active_ = on; }
+    // Whether a path is used for a peer (up, suspect, down, probed again) is
+    // the per-peer link's business in ULM, not the path's.
     const PathCounters& counters() const { return counters_; }
     // One line for ulmpi_info / --stats about how this path moves data.
     virtual const char* describe() const { return info().name; }
 
 protected:
     PathCounters counters_;
-
-private:
-    bool active_ = true;
 };
 
 } // namespace ulmpi::path

@@ -83,14 +83,13 @@ std::vector<std::unique_ptr<Path>> make_paths(const rt::JobInfo& job, std::strin
         if (std::find(wanted.begin(), wanted.end(), r.name) == wanted.end()) {
             continue;
         }
-        std::unique_ptr<Path> p = r.factory(job);
-        if (!p) {
-            continue; // the path is not usable for this job (e.g. one host only)
+        // Empty: the kind is not usable for this job (e.g. one host only).
+        for (std::unique_ptr<Path>& p : r.factory(job)) {
+            for (const auto& d : decorators()) {
+                p = d.decorate(std::move(p), job);
+            }
+            out.push_back(std::move(p));
         }
-        for (const auto& d : decorators()) {
-            p = d.decorate(std::move(p), job);
-        }
-        out.push_back(std::move(p));
     }
     return out;
 }

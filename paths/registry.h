@@ -1,7 +1,13 @@
 // Path registry. Each path folder registers a factory with one line:
-//     static const path::Registrar reg{"shm", 20, &make_shm_path};
+//     static const path::Registrar reg{"shm", 20, &make_shm_paths};
 // (meson builds optional paths or not; no #ifdef). make_paths() builds the
 // paths chosen by the ULMPI_PATH_INCLUDE parameter, highest priority first.
+//
+// A factory returns one path per rail: a path kind with two network
+// interfaces (or two HCA ports) gives two paths, each with its own name
+// (udp0, udp1), which ULM's per-peer link stripes over and fails over
+// between. An empty list: the kind is not usable for this job (e.g. shm
+// with one rank on the host).
 #pragma once
 
 #include "paths/path.h"
@@ -12,7 +18,7 @@
 
 namespace ulmpi::path {
 
-using Factory = std::unique_ptr<Path> (*)(const rt::JobInfo& job);
+using Factory = std::vector<std::unique_ptr<Path>> (*)(const rt::JobInfo& job);
 
 struct Registrar {
     Registrar(const char* name, int priority, Factory factory);

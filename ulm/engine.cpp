@@ -354,8 +354,27 @@ void Engine::mark_peer_failed(int peer)
     peers_[static_cast<std::size_t>(peer)].failed = true;
 }
 
+void Engine::on_path_up(path::Path& path, int peer)
+{
+    for (int r = peer < 0 ? 0 : peer; r < (peer < 0 ? size_ : peer + 1); ++r) {
+        Peer& p = peers_[static_cast<std::size_t>(r)];
+        if (p.failed || !path.can_reach(r) || p.npaths >= Peer::kMaxPaths ||
+            std::find(p.paths, p.paths + p.npaths, &path) != p.paths + p.npaths) {
+            continue;
+        }
+        p.paths[p.npaths++] = &path;
+        p.primary = p.paths[0];
+    }
+}
+
 void Engine::on_path_down(path::Path& path, int peer)
 {
+    if (peer < 0) {
+        for (int r = 0; r < size_; ++r) {
+            on_path_down(path, r);
+        }
+        return;
+    }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     // Drop the path from the peer's list; rebind to the next one.
     int j = 0;

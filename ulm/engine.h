@@ -156,6 +156,7 @@ public:
     // path::Sink
     void on_frag(path::Path& path, path::RxFrag& frag) override;
     void on_path_down(path::Path& path, int peer) override;
+    void on_path_up(path::Path& path, int peer) override;
 
 private:
     struct PathMode {

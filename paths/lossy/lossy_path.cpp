@@ -38,6 +38,7 @@ public:
     RxSink(LossyPath& owner, Sink& up) : owner_(owner), up_(up) {}
     void on_frag(Path&, RxFrag& frag) override { owner_.on_rx(up_, frag); }
     void on_path_down(Path&, int peer) override { up_.on_path_down(owner_, peer); }
+    void on_path_up(Path&, int peer) override { up_.on_path_up(owner_, peer); }
 
 private:
     LossyPath& owner_;

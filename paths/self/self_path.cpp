@@ -11,12 +11,14 @@ namespace {
 const rt::SizeParam eager_param{"self_eager_limit", 65536,
                                 "messages to oneself up to this size are copied eagerly"};
 
-std::unique_ptr<Path> make_self_path(const rt::JobInfo& job)
+std::vector<std::unique_ptr<Path>> make_self_paths(const rt::JobInfo& job)
 {
-    return std::make_unique<SelfPath>(job.rank);
+    std::vector<std::unique_ptr<Path>> out;
+    out.push_back(std::make_unique<SelfPath>(job.rank));
+    return out;
 }
 
-const Registrar reg{"self", 100, &make_self_path};
+const Registrar reg{"self", 100, &make_self_paths};
 
 struct SelfFrag final : RxFrag {};
 

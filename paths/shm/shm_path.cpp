@@ -47,19 +47,20 @@ struct RkeyEntry {
     std::uint64_t len;
 };
 
-std::unique_ptr<Path> make_shm_path(const rt::JobInfo& job)
+std::vector<std::unique_ptr<Path>> make_shm_paths(const rt::JobInfo& job)
 {
+    std::vector<std::unique_ptr<Path>> out;
     int local = 0;
     for (int node : job.node_of_rank) {
         local += node == job.node_id ? 1 : 0;
     }
-    if (local < 2) {
-        return nullptr;
+    if (local >= 2) {
+        out.push_back(std::make_unique<ShmPath>(job));
     }
-    return std::make_unique<ShmPath>(job);
+    return out;
 }
 
-const Registrar reg{"shm", 50, &make_shm_path};
+const Registrar reg{"shm", 50, &make_shm_paths};
 
 std::uint32_t power_of_two_at_least(std::int64_t v)
 {

@@ -87,7 +87,7 @@ constexpr int kMaxGsoSegs = 64;
 constexpr std::size_t kMaxBatch = kMaxDatagram;
 constexpr std::size_t kGroBuf = 1u << 17; // GRO coalesces at most 64 KiB
 
-const Registrar reg{"udp", 10, &make_udp_path};
+const Registrar reg{"udp", 10, &make_udp_paths};
 
 struct WholeFrag final : RxFrag {};
 
@@ -198,18 +198,20 @@ bool udp_options_from_params(UdpOptions& out, std::string& why)
     return true;
 }
 
-std::unique_ptr<Path> make_udp_path(const rt::JobInfo& job)
+std::vector<std::unique_ptr<Path>> make_udp_paths(const rt::JobInfo& job)
 {
+    std::vector<std::unique_ptr<Path>> out;
     UdpOptions opt;
     std::string why;
     if (!udp_options_from_params(opt, why)) {
         ULMPI_ERROR("udp path: %s", why.c_str());
-        return nullptr;
+        return out;
     }
     if (!opt.everywhere && job.num_nodes <= 1) {
-        return nullptr; // one host: shm and self do it all
+        return out; // one host: shm and self do it all
     }
-    return std::make_unique<UdpPath>(job, opt);
+    out.push_back(std::make_unique<UdpPath>(job, opt));
+    return out;
 }
 
 UdpPath::UdpPath(const rt::JobInfo& job, const UdpOptions& opt) : job_(job), opt_(opt)

@@ -267,6 +267,6 @@ private:
     bool open_ = false;
 };
 
-std::unique_ptr<Path> make_udp_path(const rt::JobInfo& job);
+std::vector<std::unique_ptr<Path>> make_udp_paths(const rt::JobInfo& job);
 
 } // namespace ulmpi::path

@@ -207,8 +207,10 @@ public:
         got.push_back({frag.peer, std::move(b), frag.data, frag.addressable, &path});
     }
     void on_path_down(Path& path, int peer) override { down.emplace_back(&path, peer); }
+    void on_path_up(Path& path, int peer) override { up.emplace_back(&path, peer); }
     std::vector<Got> got;
     std::vector<std::pair<const Path*, int>> down;
+    std::vector<std::pair<const Path*, int>> up;
 };
 
 class Lossy : public ::testing::Test {

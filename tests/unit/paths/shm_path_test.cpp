@@ -136,6 +136,7 @@ struct FnSink final : path::Sink {
     int down = 0;
     void on_frag(path::Path&, RxFrag& f) override { fn(f); }
     void on_path_down(path::Path&, int) override { ++down; }
+    void on_path_up(path::Path&, int) override {}
 };
 
 // Checks fragments from `from` arrive in order and intact.

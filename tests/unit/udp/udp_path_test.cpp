@@ -142,6 +142,7 @@ public:
         got.push_back(std::move(g));
     }
     void on_path_down(path::Path&, int peer) override { down.push_back(peer); }
+    void on_path_up(path::Path&, int) override {}
 };
 
 class UdpPair : public ::testing::Test {
