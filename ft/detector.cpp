@@ -26,14 +26,13 @@ void Detector::on_peer_failed(int peer, const char* detail)
     ULMPI_DEBUG("rank %d failed (%s)", peer, detail);
 }
 
-void Detector::on_peer_unreachable(int peer, const char* path_name)
+void Detector::on_peer_unreachable(int peer, const char* why)
 {
     if (!failed(peer)) {
         failed_.push_back(peer);
     }
     std::string msg = "rank " + std::to_string(engine_.rank()) + " lost contact with rank " +
-                      std::to_string(peer) + ": no path can reach it (last path: " + path_name +
-                      ", retries exhausted)";
+                      std::to_string(peer) + ": no path can reach it (" + why + ")";
     boot_.abort(1, msg);
 }
 

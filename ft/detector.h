@@ -21,7 +21,7 @@ public:
     Detector(rt::Bootstrap& boot, ulm::Engine& engine);
 
     void on_peer_failed(int peer, const char* detail) override;
-    void on_peer_unreachable(int peer, const char* path_name) override;
+    void on_peer_unreachable(int peer, const char* why) override;
     void on_job_ending(const char* detail) override;
 
     bool failed(int rank) const;

@@ -48,6 +48,17 @@ public:
     }
 
     std::size_t live() const { return entries_.size() - free_.size(); }
+    // The live objects, in slot order (a copy: the caller may erase).
+    std::vector<T*> all() const
+    {
+        std::vector<T*> out;
+        for (const Entry& e : entries_) {
+            if (e.obj != nullptr) {
+                out.push_back(e.obj);
+            }
+        }
+        return out;
+    }
 
 private:
     struct Entry {

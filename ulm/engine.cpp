@@ -25,29 +25,8 @@ const rt::IntParam yield_oversub_param{
     "idle polls that yield before sleeping when there are more local ranks than CPUs"};
 const rt::IntParam sleep_param{"ulm_max_sleep_us", 200,
                                "longest sleep (microseconds) of a rank that waits for long"};
-const rt::ChoiceParam reliability_param{
-    "ulm_reliability", "auto",
-    "acknowledge and retransmit fragments: auto (on for network paths, off for shm/self), on, off",
-    "auto|on|off"};
-const rt::ChoiceParam checksum_param{
-    "ulm_checksum", "auto",
-    "CRC32C over every fragment: auto (where reliability is on), crc32c, none", "auto|crc32c|none"};
-const rt::IntParam retry_param{"ulm_retry_timeout_us", 1000,
-                               "retransmission timeout before a peer's round trip is measured (us)"};
-const rt::IntParam retry_min_param{"ulm_retry_min_timeout_us", 200,
-                                   "floor of the adaptive retransmission timeout (us)"};
-const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 100000,
-                                   "cap of the doubling retransmission timeout (us)"};
-const rt::IntParam retries_param{
-    "ulm_max_retries", 1200,
-    "resends in a row to a silent peer before it is declared unreachable (with the 100 ms cap: ~2 min)"};
 const rt::IntParam hang_param{"ulm_hang_report_s", 0,
                               "print what a rank waits for when one wait lasts longer (s; 0: never)"};
-const rt::IntParam ack_delay_param{
-    "ulm_ack_delay_us", 20,
-    "longest wait (us) of an ACK for a fragment to the peer to ride on (0: send ACKs at once)"};
-const rt::IntParam ack_every_param{"ulm_ack_every", 16,
-                                   "fragments one delayed ACK may cover before it is sent"};
 const rt::BoolParam stats_param{"ulm_stats", false,
                                 "print per-peer and per-path counters at MPI_Finalize (mpirun --stats)"};
 const rt::SizeParam get_min_param{
@@ -89,9 +68,6 @@ Engine::~Engine()
     for (Peer& p : peers_) {
         while (Unexpected* u = p.ahead.pop_front()) {
             free_unexpected(u);
-        }
-        while (CtrlFrag* c = p.ctrl_pending.pop_front()) {
-            ctrl_pool_.put(c);
         }
         while (p.pending.pop_front() != nullptr) {
         }
@@ -153,61 +129,18 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
         }
     }
 
-    // Reliability and checksums per path.
-    const std::string& rel = reliability_param.get();
-    const std::string& sum = checksum_param.get();
-    std::size_t copy_block = SendFrag::kInlineCopy;
-    modes_.clear();
-    for (auto& p : paths_) {
-        PathMode m{p.get(), false, false};
-        m.reliable = rel == "on" || (rel == "auto" && p->info().reliable_default);
-        m.checksum = sum == "crc32c" || (sum == "auto" && m.reliable);
-        track_seqs_ = track_seqs_ || m.reliable;
-        if (m.reliable) {
-            copy_block = std::max<std::size_t>(copy_block, p->info().eager_limit);
-            copy_block = std::max<std::size_t>(copy_block, 256);
-        }
-        modes_.push_back(m);
+    // The per-peer links: which paths reach whom, reliability, checksums.
+    if (Status st = links_.init(rank_, size_, job.incarnation, paths_, *this, why); !st.ok()) {
+        return st;
     }
-    copy_pool_.set_block_size(copy_block);
-    policy_.initial_timeout = std::max<std::int64_t>(1, retry_param.get()) * 1000;
-    policy_.min_timeout = std::max<std::int64_t>(1, retry_min_param.get()) * 1000;
-    policy_.max_timeout = std::max<std::int64_t>(retry_max_param.get(), retry_param.get()) * 1000;
-    policy_.max_retries = static_cast<std::uint32_t>(std::max<std::int64_t>(1, retries_param.get()));
-    policy_.ack_delay = std::max<std::int64_t>(0, ack_delay_param.get()) * 1000;
-    policy_.ack_every = static_cast<std::uint32_t>(std::max<std::int64_t>(1, ack_every_param.get()));
-
-    for (Peer& peer : peers_) {
-        for (auto& p : paths_) {
-            if (p->can_reach(peer.rank) && peer.npaths < Peer::kMaxPaths) {
-                peer.paths[peer.npaths++] = p.get();
-            }
-        }
-        if (peer.npaths == 0) {
-            why = "no path reaches rank " + std::to_string(peer.rank) + " (paths in use:";
-            for (auto& p : paths_) {
-                why += std::string(" ") + p->info().name;
-            }
-            why += "; see ULMPI_PATH_INCLUDE)";
-            return Errc::unreachable;
-        }
-        peer.primary = peer.paths[0];
-        // Over a kernel path a fragment may wait in socket and window queues
-        // before it leaves, so timing one fragment in eight (what shm does,
-        // to keep the clock off the fast path) picks biased samples: under
-        // the lossy decorator on udp srtt rose from 4 to 20 ms and a 64 MiB
-        // transfer took 4x as long. There every fragment is timed (one clock
-        // read is nothing next to a datagram's system call).
-        peer.time_all = peer.primary->info().kernel_delivery;
-        if (peer.primary->info().kernel_delivery) {
-            // A pause loop starves the softirq work that moves datagrams
-            // across veth and loopback on this machine (0-byte latency
-            // between two namespaces: 420 us spinning, 17 us yielding).
-            // Only when a peer is reached that way: a udp path that is open
-            // but serves nobody (one host, shm between all) must not cost
-            // the shm ranks their spinning.
-            backoff_policy_.spin_polls = 0;
-        }
+    if (links_.any_kernel_path()) {
+        // A pause loop starves the softirq work that moves datagrams
+        // across veth and loopback on this machine (0-byte latency
+        // between two namespaces: 420 us spinning, 17 us yielding).
+        // Only when a peer is reached that way: a udp path that is open
+        // but serves nobody (one host, shm between all) must not cost
+        // the shm ranks their spinning.
+        backoff_policy_.spin_polls = 0;
     }
     initialized_ = true;
     return Errc::ok;
@@ -221,8 +154,8 @@ Status Engine::finalize()
     // Every send we started must have left (and, with reliability, been
     // acknowledged) before the peers may go away.
     wait([this] {
-        flush_acks(true); // nothing we send now could carry them
-        return active_.empty() && sends_.live() == 0 && unacked_peers_.empty() && ack_due_.empty();
+        links_.flush_acks(true); // nothing we send now could carry them
+        return active_.empty() && sends_.live() == 0 && links_.kept_frags() == 0 && !links_.acks_due();
     });
     if (stats_param.get()) {
         print_stats();
@@ -258,11 +191,11 @@ int Engine::progress()
     for (std::size_t i = 0; i < progress_hooks_.size(); ++i) {
         n += progress_hooks_[i]->poll();
     }
-    if (!ack_due_.empty()) {
-        flush_acks(false);
+    if (links_.acks_due()) {
+        links_.flush_acks(false);
     }
-    if (!unacked_peers_.empty() && (++tick_count_ & 3) == 0) {
-        n += reliability_tick();
+    if (links_.needs_tick() && (++tick_count_ & 3) == 0) {
+        n += links_.tick();
     }
     return n;
 }
@@ -275,8 +208,8 @@ int Engine::poll()
     } else if (++fruitless_polls_ > backoff_policy_.spin_polls) {
         // A program that polls (MPI_Test in a loop) hands the CPU over like a
         // waiting one, so the rank it waits for can run; it never sleeps here.
-        if (!ack_due_.empty()) {
-            flush_acks(true); // no send of ours will carry them soon
+        if (links_.acks_due()) {
+            links_.flush_acks(true); // no send of ours will carry them soon
         }
         sched_yield();
     }
@@ -291,10 +224,10 @@ void Engine::remove_progress_hook(ProgressHook* hook)
 
 void Engine::idle(Backoff& backoff)
 {
-    if (!ack_due_.empty() && backoff.idle_polls() >= backoff_policy_.spin_polls) {
+    if (links_.acks_due() && backoff.idle_polls() >= backoff_policy_.spin_polls) {
         // About to yield or sleep: no send of ours will carry the ACKs we
         // owe for a while, and a sleep could outlast the sender's timeout.
-        flush_acks(true);
+        links_.flush_acks(true);
     }
     backoff.idle();
     // Failure notices from the launcher, checked now and then while idle.
@@ -346,51 +279,106 @@ void Engine::check_hang()
     }
 }
 
-void Engine::mark_peer_failed(int peer)
+void Engine::on_path_down(path::Path& path, int peer)
 {
-    if (peer < 0 || peer >= size_) {
-        return;
-    }
-    peers_[static_cast<std::size_t>(peer)].failed = true;
+    links_.path_down(path, peer, "the path reported it cannot reach the peer");
 }
 
 void Engine::on_path_up(path::Path& path, int peer)
 {
-    for (int r = peer < 0 ? 0 : peer; r < (peer < 0 ? size_ : peer + 1); ++r) {
-        Peer& p = peers_[static_cast<std::size_t>(r)];
-        if (p.failed || !path.can_reach(r) || p.npaths >= Peer::kMaxPaths ||
-            std::find(p.paths, p.paths + p.npaths, &path) != p.paths + p.npaths) {
-            continue;
-        }
-        p.paths[p.npaths++] = &path;
-        p.primary = p.paths[0];
+    links_.path_up(path, peer);
+}
+
+void Engine::link_unreachable(Link& link, const std::string& why)
+{
+    fail_peer(link.rank, Errc::unreachable);
+    if (hooks_ != nullptr) {
+        hooks_->on_peer_unreachable(link.rank, why.c_str());
     }
 }
 
-void Engine::on_path_down(path::Path& path, int peer)
+void Engine::fail_peer(int rank, Errc why)
 {
-    if (peer < 0) {
-        for (int r = 0; r < size_; ++r) {
-            on_path_down(path, r);
-        }
+    if (rank < 0 || rank >= size_) {
         return;
     }
-    Peer& p = peers_[static_cast<std::size_t>(peer)];
-    // Drop the path from the peer's list; rebind to the next one.
-    int j = 0;
-    for (int i = 0; i < p.npaths; ++i) {
-        if (p.paths[i] != &path) {
-            p.paths[j++] = p.paths[i];
+    Link& l = links_[rank];
+    Peer& p = peer(rank);
+    links_.fail(l, why); // kept fragments freed; their sends see `why`
+    auto fail_send = [&](SendMsg* s) {
+        if (s->error == Errc::ok) {
+            s->error = why;
+        }
+        protocol_done(s);
+    };
+    while (SendMsg* s = p.pending.pop_front()) {
+        fail_send(s);
+    }
+    for (SendMsg* s : sends_.all()) {
+        if (s->dst == rank && s->state != SendMsg::State::done) {
+            fail_send(s); // waiting for the receiver's answer, or streaming
         }
     }
-    p.npaths = j;
-    p.primary = j > 0 ? p.paths[0] : nullptr;
-    if (j == 0) {
-        p.failed = true;
-        if (hooks_ != nullptr) {
-            hooks_->on_peer_unreachable(peer, path.info().name);
+    for (RecvMsg* r : recvs_.all()) {
+        if (r->env.source == rank && !r->complete) {
+            recvs_.erase(r->id);
+            r->id = 0;
+            r->error = why;
+            complete_recv(r);
         }
     }
+    for (RecvMsg* r : matcher_.take_posted([&](const RecvMsg& r) { return r.src == rank; })) {
+        r->error = why;
+        complete_recv(r);
+    }
+    while (Unexpected* u = p.ahead.pop_front()) {
+        free_unexpected(u); // behind a gap that can never fill
+    }
+    if (p.active_hook.linked()) {
+        active_.remove(&p);
+    }
+}
+
+void Engine::reset_peer(int rank, int incarnation)
+{
+    if (rank < 0 || rank >= size_) {
+        return;
+    }
+    fail_peer(rank, Errc::peer_failed); // whatever was outstanding with the old one
+    links_.reset(links_[rank], incarnation);
+    Peer& p = peer(rank);
+    p.next_msg_out = MsgSeq(1);
+    p.expected_in = MsgSeq(1);
+}
+
+PeerCounters Engine::counters(int rank) const
+{
+    PeerCounters c;
+    static_cast<MsgCounters&>(c) = peers_[static_cast<std::size_t>(rank)].counters;
+    static_cast<LinkCounters&>(c) = links_[rank].counters;
+    return c;
+}
+
+bool Engine::reliable(const path::Path* p) const
+{
+    for (int r = 0; r < links_.size(); ++r) {
+        for (int i = 0; i < links_[r].nrails; ++i) {
+            if (links_[r].rails[i].path == p) {
+                return links_[r].rails[i].reliable;
+            }
+        }
+    }
+    return false;
+}
+
+bool Engine::checksummed(const path::Path* p) const
+{
+    for (int r = 0; r < links_.size(); ++r) {
+        if (links_.checksummed(links_[r], *p)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 } // namespace ulmpi::ulm

@@ -1,13 +1,14 @@
-// The ULM engine: one per process. It owns the paths, the peers, the
-// matcher and the descriptor pools, and runs the protocols:
+// The ULM engine: one per process. It owns the paths, the per-peer links
+// (link_set.h: rails, reliability, lifetime), the matcher and the message
+// descriptor pools, and runs the protocols:
 //
 //   eager       msg <= path eager limit: one match fragment carries it all.
 //   rendezvous  larger: the match fragment carries the first bytes (or a
 //               remote key when the path can read the sender's memory); the
 //               receiver, once matched, either reads the rest itself and
 //               answers fin, or answers cts and the sender streams data
-//               fragments (possibly over several paths) to the receiver's
-//               descriptor.
+//               fragments, striped by the link over every path to the
+//               peer, to the receiver's descriptor.
 //   Ssend       eager ones carry the sync flag; the receiver answers cts on
 //               match. Rendezvous ones complete on cts/fin anyway.
 //
@@ -22,6 +23,7 @@
 #include "runtime/pool.h"
 #include "ulm/desc_table.h"
 #include "ulm/ft_hooks.h"
+#include "ulm/link_set.h"
 #include "ulm/match.h"
 #include "ulm/message.h"
 #include "ulm/peer.h"
@@ -48,7 +50,7 @@ protected:
     ~ProgressHook() = default;
 };
 
-class Engine final : public path::Sink {
+class Engine final : public path::Sink, private LinkOwner {
 public:
     Engine();
     ~Engine();
@@ -125,26 +127,30 @@ public:
     // At most a few hooks; each is polled by every progress() call.
     void add_progress_hook(ProgressHook* hook) { progress_hooks_.push_back(hook); }
     void remove_progress_hook(ProgressHook* hook);
-    bool peer_failed(int peer) const { return peers_[static_cast<std::size_t>(peer)].failed; }
-    void mark_peer_failed(int peer);
+
+    // A peer's lifetime (link.h). fail_peer: every operation outstanding
+    // with the peer completes with `why` (sends, receives naming it,
+    // rendezvous in flight both ways), its held-back messages and kept
+    // fragments are freed, and nothing is sent to or accepted from it until
+    // reset_peer() starts a new incarnation of it (fresh sequence spaces).
+    // Receives from MPI_ANY_SOURCE are the fault-tolerance policy's business.
+    bool peer_failed(int peer) const { return !links_[peer].alive(); }
+    void fail_peer(int peer, Errc why);
+    void mark_peer_failed(int peer) { fail_peer(peer, Errc::peer_failed); }
+    void reset_peer(int peer, int incarnation);
 
     const std::vector<std::unique_ptr<path::Path>>& paths() const { return paths_; }
-    const PeerCounters& counters(int peer) const
-    {
-        return peers_[static_cast<std::size_t>(peer)].counters;
-    }
-    path::Path* primary_path(int peer) const
-    {
-        return peers_[static_cast<std::size_t>(peer)].primary;
-    }
+    PeerCounters counters(int peer) const;
+    const Link& link(int peer) const { return links_[peer]; }
+    path::Path* primary_path(int peer) const { return links_[peer].control_path(); }
     std::size_t unexpected_count() const { return matcher_.unexpected_count(); }
     std::size_t live_sends() const { return send_pool_.in_use(); }
     // Reliability and checksums in force on a path (ULMPI_ULM_RELIABILITY /
     // ULMPI_ULM_CHECKSUM, or the path's default).
-    bool reliable(const path::Path* p) const { return mode(p).reliable; }
-    bool checksummed(const path::Path* p) const { return mode(p).checksum; }
-    std::size_t unacked_frags() const { return frag_pool_.in_use(); }
-    const ReliabilityPolicy& reliability_policy() const { return policy_; }
+    bool reliable(const path::Path* p) const;
+    bool checksummed(const path::Path* p) const;
+    std::size_t unacked_frags() const { return links_.kept_frags(); }
+    const ReliabilityPolicy& reliability_policy() const { return links_.policy(); }
     // How a waiting rank spins, yields and sleeps (set at init).
     const Backoff::Policy& backoff_policy() const { return backoff_policy_; }
     // One line per peer and path with every counter (--stats).
@@ -159,63 +165,31 @@ public:
     void on_path_up(path::Path& path, int peer) override;
 
 private:
-    struct PathMode {
-        const path::Path* path;
-        bool reliable;
-        bool checksum;
-    };
-    // What a fragment carries after its header.
-    struct Payload {
-        const DataRef* ref = nullptr;    // bytes [offset, offset + len) of a message
-        std::uint64_t offset = 0;
-        const std::byte* bytes = nullptr; // or these bytes
-        std::uint32_t len = 0;
-    };
+    // LinkOwner
+    void frag_released(SendMsg* owner) override { check_complete(owner); }
+    void link_has_work(Link& link) override { mark_active(peers_[static_cast<std::size_t>(link.rank)]); }
+    void link_unreachable(Link& link, const std::string& why) override;
 
-    const PathMode& mode(const path::Path* p) const
-    {
-        for (const PathMode& m : modes_) {
-            if (m.path == p) {
-                return m;
-            }
-        }
-        return modes_.front();
-    }
+    Peer& peer(int rank) { return peers_[static_cast<std::size_t>(rank)]; }
 
     // send side (protocol.cpp)
     bool start_send(Peer& p, SendMsg* s);
     bool continue_send(Peer& p, SendMsg* s);
-    void send_ctrl(Peer& p, void* hdr, std::uint32_t len);
-    bool try_ctrl(Peer& p, const void* hdr, std::uint32_t len);
     void protocol_done(SendMsg* s);
     void check_complete(SendMsg* s);
     void maybe_free(SendMsg* s);
-
-    // fragments on the wire (reliability.cpp)
-    bool emit(Peer& p, path::Path* path, std::byte* hdr, std::uint32_t hlen, const Payload& pl,
-              SendMsg* owner);
-    bool resend(Peer& p, SendFrag* f, std::uint64_t PeerCounters::*why);
-    void release_frag(Peer& p, SendFrag* f);
-    bool accept(Peer& p, path::Path& path, const BaseHeader& b, std::uint32_t hlen, path::RxFrag& frag,
-                const std::byte* payload);
-    void delivered(Peer& p, const BaseHeader& b);
-    void queue_ack(Peer& p, std::uint64_t seq, bool urgent);
-    void ack_given(Peer& p);
-    void send_ack(Peer& p, std::uint64_t seq, AckStatus status);
-    void flush_acks(bool all);
-    void on_ack(Peer& p, const AckHeader& h);
-    void apply_ack(Peer& p, const AckHeader& h);
-    int reliability_tick();
-    void give_up(Peer& p, const char* path_name);
     int push_pending(Peer& p);
     void mark_active(Peer& p);
+    std::size_t make_get_key(Link& l, Rail& rail, SendMsg* s, std::byte* key, std::size_t cap);
 
     // receive side (protocol.cpp)
-    void on_match(Peer& p, const MatchHeader& h, const std::byte* payload, std::uint32_t plen);
-    void deliver_in_order(Peer& p, const MatchHeader& h, const std::byte* payload,
+    void on_match(Peer& p, path::Path& via, const MatchHeader& h, const std::byte* payload,
+                  std::uint32_t plen);
+    void deliver_in_order(Peer& p, path::Path* via, const MatchHeader& h, const std::byte* payload,
                           std::uint32_t plen, Unexpected* stored);
-    void deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* payload,
+    void deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h, const std::byte* payload,
                          std::uint32_t plen, int src);
+    bool read_direct(RecvMsg* r, path::Path* via, int src, const std::byte* key, std::uint32_t keylen);
     bool on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool checksum);
     void on_cts(Peer& p, const CtsHeader& h);
     void on_fin(Peer& p, const FinHeader& h);
@@ -223,35 +197,35 @@ private:
     void on_cancel_reply(Peer& p, const CancelHeader& h);
     void ask_cancel(Peer& p, const SendMsg& s);
     void complete_recv(RecvMsg* r);
-    Unexpected* store_unexpected(int peer, const MatchHeader& h, const std::byte* payload,
-                                 std::uint32_t plen);
+    Unexpected* store_unexpected(int peer, path::Path* via, const MatchHeader& h,
+                                 const std::byte* payload, std::uint32_t plen);
     void free_unexpected(Unexpected* u);
-    void fill_base(Peer& p, BaseHeader& b, FragType type, std::uint16_t flags,
-                   std::uint32_t payload_len);
+    void fill_base(const Peer& p, BaseHeader& b, FragType type, std::uint8_t flags,
+                   std::uint32_t payload_len) const
+    {
+        links_.fill_base(links_[p.rank], b, type, flags, payload_len);
+    }
+    void send_ctrl(const Peer& p, const void* hdr, std::uint32_t len)
+    {
+        links_.send_ctrl(links_[p.rank], hdr, len);
+    }
 
     rt::Bootstrap* boot_ = nullptr;
     int rank_ = 0;
     int size_ = 1;
     std::vector<std::unique_ptr<path::Path>> paths_;
+    LinkSet links_;
     std::vector<Peer> peers_;
     rt::IntrusiveList<Peer, &Peer::active_hook> active_;
     Matcher matcher_;
     rt::Pool<SendMsg> send_pool_{256};
     rt::Pool<RecvMsg> recv_pool_{256};
     rt::Pool<Unexpected> unexpected_pool_{256};
-    rt::Pool<CtrlFrag> ctrl_pool_{64};
     DescTable<SendMsg> sends_;
     DescTable<RecvMsg> recvs_;
     FailureHooks* hooks_ = nullptr;
     std::vector<ProgressHook*> progress_hooks_;
     Backoff::Policy backoff_policy_{};
-    std::vector<PathMode> modes_;
-    ReliabilityPolicy policy_{};
-    bool track_seqs_ = false;         // some path is reliable: keep range sets
-    rt::Pool<SendFrag> frag_pool_{256};
-    rt::BlockPool copy_pool_;
-    rt::IntrusiveList<Peer, &Peer::ack_hook> ack_due_;
-    rt::IntrusiveList<Peer, &Peer::unacked_hook> unacked_peers_;
     std::uint32_t tick_count_ = 0;
     std::uint32_t fruitless_polls_ = 0;
     rt::Nanos wait_start_ = 0;

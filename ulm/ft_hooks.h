@@ -9,8 +9,9 @@ class FailureHooks {
 public:
     // The runtime reported that a process died.
     virtual void on_peer_failed(int peer, const char* detail) = 0;
-    // Every path to `peer` gave up (retries exhausted, links down).
-    virtual void on_peer_unreachable(int peer, const char* path_name) = 0;
+    // No path reaches `peer` any more (retries exhausted with every path
+    // down or silent); `why` says so in one line naming the paths.
+    virtual void on_peer_unreachable(int peer, const char* why) = 0;
     // The launcher is ending the job (its connection closed, or it said so).
     virtual void on_job_ending(const char* detail) = 0;
 

@@ -49,6 +49,32 @@ public:
     // Removes a receive that has not matched yet. false when it is not posted.
     bool cancel(RecvMsg* r);
 
+    // Removes every posted receive `pick` selects and returns them, in
+    // posting order within each context.
+    template <class Pick> std::vector<RecvMsg*> take_posted(Pick&& pick)
+    {
+        std::vector<RecvMsg*> out;
+        auto scan = [&](Context& c) {
+            for (RecvMsg* r = c.posted.front(), *next; r != nullptr; r = next) {
+                next = c.posted.next(r);
+                if (pick(*r)) {
+                    c.posted.remove(r);
+                    r->posted = false;
+                    out.push_back(r);
+                }
+            }
+        };
+        for (auto& c : dense_) {
+            if (c) {
+                scan(*c);
+            }
+        }
+        for (auto& [id, c] : sparse_) {
+            scan(*c);
+        }
+        return out;
+    }
+
     std::size_t posted_count() const;
     std::size_t unexpected_count() const;
     // Calls fn(Unexpected*) for every stored message (used at shutdown).

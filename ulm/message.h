@@ -18,6 +18,10 @@
 
 #include <cstdint>
 
+namespace ulmpi::path {
+class Path;
+}
+
 namespace ulmpi::ulm {
 
 using rt::Errc;
@@ -89,6 +93,7 @@ struct Unexpected {
     rt::ListHook hook;
     MatchHeader hdr;
     int peer = -1;
+    path::Path* via = nullptr;  // the path it came by (a single-copy read goes back over it)
     std::uint32_t payload_len = 0;
     std::byte* heap = nullptr;
     alignas(16) std::byte inline_payload[kInline];

@@ -14,6 +14,13 @@ namespace {
 
 constexpr int kMaxIov = 64;
 
+// In front of a path's remote key in a get match fragment.
+struct GetPrefix {
+    std::uint32_t crc;     // CRC32C of the whole message (when checked)
+    std::uint32_t checked; // 1: the receiver checks the bytes it read against crc
+};
+static_assert(sizeof(GetPrefix) == 8);
+
 template <class H> H read_header(const std::byte* p)
 {
     H h;
@@ -32,8 +39,8 @@ Status Engine::isend(const DataRef& data, int dst, int tag, ContextId ctx, SendM
     if (dst < 0 || dst >= size_) {
         return Errc::invalid_arg;
     }
-    Peer& p = peers_[static_cast<std::size_t>(dst)];
-    if (p.failed) {
+    Peer& p = peer(dst);
+    if (!links_[dst].alive()) {
         return Errc::peer_failed;
     }
     SendMsg* s = send_pool_.get();
@@ -61,25 +68,26 @@ bool Engine::send_now(const DataRef& data, int dst, int tag, ContextId ctx)
     if (dst < 0 || dst >= size_) [[unlikely]] {
         return false;
     }
-    Peer& p = peers_[static_cast<std::size_t>(dst)];
-    path::Path* path = p.primary;
+    Peer& p = peer(dst);
+    Link& l = links_[dst];
+    Rail* rail = l.control_rail();
     const std::uint64_t total = data.bytes();
-    if (!p.pending.empty() || p.failed || path == nullptr) [[unlikely]] {
+    if (!p.pending.empty() || rail == nullptr) [[unlikely]] {
         return false;
     }
-    const path::PathInfo& info = path->info();
+    const path::PathInfo& info = rail->path->info();
     if (total > info.eager_limit || sizeof(EagerHeader) + total > info.max_frag) {
         return false;
     }
     EagerHeader h;
-    fill_base(p, h.base, FragType::eager, flag::eager, static_cast<std::uint32_t>(total));
+    links_.fill_base(l, h.base, FragType::eager, flag::eager, static_cast<std::uint32_t>(total));
     h.context = ctx.value();
     h.tag = tag;
     h.msg_seq = p.next_msg_out.value();
     Payload pl;
     pl.ref = &data;
     pl.len = static_cast<std::uint32_t>(total);
-    if (!emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
+    if (!links_.emit(l, *rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
         return false;
     }
     ++p.next_msg_out;
@@ -122,9 +130,9 @@ Status Engine::irecv_into(RecvMsg& rr, const DataRef& data, int src, int tag, Co
         return Errc::ok;
     }
     if (Unexpected* u = matcher_.post(r)) {
-        deliver_matched(r, u->hdr, u->payload(), u->payload_len, u->peer);
+        deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer);
         free_unexpected(u);
-    } else if (src != kAnySource && peers_[static_cast<std::size_t>(src)].failed) {
+    } else if (src != kAnySource && !links_[src].alive()) {
         matcher_.cancel(r);
         r->error = Errc::peer_failed;
         complete_recv(r);
@@ -164,7 +172,7 @@ Status Engine::imrecv(Unexpected* msg, const DataRef& data, RecvMsg** out)
     r->tag = msg->hdr.tag;
     r->ctx = msg->ctx();
     *out = r;
-    deliver_matched(r, msg->hdr, msg->payload(), msg->payload_len, msg->peer);
+    deliver_matched(r, msg->via, msg->hdr, msg->payload(), msg->payload_len, msg->peer);
     free_unexpected(msg);
     return Errc::ok;
 }
@@ -199,13 +207,13 @@ bool Engine::cancel(SendMsg* s)
     // normally. An eager send that completed locally cannot be cancelled
     // (MPI allows a cancel to fail).
     if (!s->complete && waits_for_receiver(*s) && s->id != 0) {
-        ask_cancel(peers_[static_cast<std::size_t>(s->dst)], *s);
+        ask_cancel(peer(s->dst), *s);
         return false;
     }
     if (s->complete || s->state != SendMsg::State::queued) {
         return false;
     }
-    Peer& p = peers_[static_cast<std::size_t>(s->dst)];
+    Peer& p = peer(s->dst);
     if (s->hook.linked()) {
         p.pending.remove(s);
     }
@@ -234,31 +242,20 @@ void Engine::release(RecvMsg* r)
 // ---------------------------------------------------------------------------
 // Send side
 
-// Headers are filled here without their fragment sequence number: emit()
-// assigns it when the fragment really leaves (control fragments may wait in
-// a queue first).
-void Engine::fill_base(Peer& p, BaseHeader& b, FragType type, std::uint16_t flags,
-                       std::uint32_t payload_len)
-{
-    b.version = kWireVersion;
-    b.type = type;
-    b.flags = flags;
-    b.src = static_cast<std::uint32_t>(rank_);
-    b.dst = static_cast<std::uint32_t>(p.rank);
-    b.payload_len = payload_len;
-    b.frag_seq = 0;
-    b.hcrc = 0;
-    b.pcrc = 0;
-}
+// Headers are filled (LinkSet::fill_base) without their fragment sequence
+// number: emit() assigns it when the fragment really leaves (control
+// fragments may wait in a queue first).
 
 bool Engine::start_send(Peer& p, SendMsg* s)
 {
-    path::Path* path = p.primary;
-    if (path == nullptr) {
-        s->error = Errc::unreachable;
+    Link& l = links_[p.rank];
+    Rail* rail = l.control_rail();
+    if (rail == nullptr) {
+        s->error = Errc::peer_failed;
         protocol_done(s);
         return true;
     }
+    path::Path* path = rail->path;
     const path::PathInfo& info = path->info();
     const bool sync = s->mode == SendMode::synchronous;
     MatchHeader h;
@@ -281,7 +278,7 @@ bool Engine::start_send(Peer& p, SendMsg* s)
             }
             fill_base(p, h.base, FragType::match, static_cast<std::uint16_t>(flag::eager | flag::sync), plen);
             h.send_id = s->id;
-            if (!emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
+            if (!links_.emit(l, *rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
                 return false;
             }
         } else {
@@ -290,7 +287,7 @@ bool Engine::start_send(Peer& p, SendMsg* s)
             e.context = h.context;
             e.tag = h.tag;
             e.msg_seq = h.msg_seq;
-            if (!emit(p, path, reinterpret_cast<std::byte*>(&e), sizeof e, pl, nullptr)) {
+            if (!links_.emit(l, *rail, reinterpret_cast<std::byte*>(&e), sizeof e, pl, nullptr)) {
                 return false;
             }
         }
@@ -305,18 +302,11 @@ bool Engine::start_send(Peer& p, SendMsg* s)
         return true;
     }
 
-    // Rendezvous. Single copy when the path can read our memory directly
-    // (not when the path checksums: a direct read could not be verified).
+    // Rendezvous. Single copy when the path can read our memory directly.
     std::byte key[256];
     std::size_t keylen = 0;
-    if (info.has_get && s->total >= get_min_ && (info.get_max == 0 || s->total <= info.get_max) &&
-        !checksummed(path)) {
-        iovec iov[kMaxIov];
-        std::uint64_t covered = 0;
-        int n = to_iovec(s->data, 0, s->total, iov, kMaxIov, &covered);
-        if (covered == s->total) {
-            keylen = path->make_rkey(iov, n, key, sizeof key);
-        }
+    if (info.has_get && s->total >= get_min_ && (info.get_max == 0 || s->total <= info.get_max)) {
+        keylen = make_get_key(l, *rail, s, key, sizeof key);
     }
     if (s->id == 0) {
         s->id = sends_.insert(s);
@@ -330,7 +320,7 @@ bool Engine::start_send(Peer& p, SendMsg* s)
         h.send_id = s->id;
         pl.bytes = key;
         pl.len = static_cast<std::uint32_t>(keylen);
-        ok = emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr);
+        ok = links_.emit(l, *rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr);
     } else {
         std::uint64_t room = info.max_frag - sizeof(MatchHeader);
         auto plen = static_cast<std::uint32_t>(std::min<std::uint64_t>({s->total, room, info.eager_limit}));
@@ -338,7 +328,7 @@ bool Engine::start_send(Peer& p, SendMsg* s)
         h.send_id = s->id;
         pl.ref = &s->data;
         pl.len = plen;
-        ok = emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, s);
+        ok = links_.emit(l, *rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, s);
         s->next_offset = plen;
     }
     if (!ok) {
@@ -355,14 +345,21 @@ bool Engine::start_send(Peer& p, SendMsg* s)
 // out of room (the caller keeps the send on the peer's pending list).
 bool Engine::continue_send(Peer& p, SendMsg* s)
 {
+    Link& l = links_[p.rank];
     while (s->next_offset < s->limit) {
-        path::Path* path = p.primary;
-        if (path == nullptr) {
-            s->error = Errc::unreachable;
+        if (!l.alive()) {
+            s->error = Errc::peer_failed;
             break;
         }
-        std::uint64_t room = path->info().max_frag - sizeof(DataHeader);
-        auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(s->limit - s->next_offset, room));
+        // The link picks the rail for each fragment (striping); nullptr:
+        // every rail is at its cap for now.
+        const std::uint64_t left = s->limit - s->next_offset;
+        Rail* rail = l.bulk_rail(std::min<std::uint64_t>(left, 65536));
+        if (rail == nullptr) {
+            return false;
+        }
+        const std::uint64_t room = rail->max_frag - sizeof(DataHeader);
+        auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, room));
         DataHeader h;
         fill_base(p, h.base, FragType::data, 0, chunk);
         h.recv_id = s->recv_id;
@@ -371,39 +368,13 @@ bool Engine::continue_send(Peer& p, SendMsg* s)
         pl.ref = &s->data;
         pl.offset = s->next_offset;
         pl.len = chunk;
-        if (!emit(p, path, reinterpret_cast<std::byte*>(&h), sizeof h, pl, s)) {
+        if (!links_.emit(l, *rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, s)) {
             return false;
         }
         s->next_offset += chunk;
     }
     protocol_done(s);
     return true;
-}
-
-bool Engine::try_ctrl(Peer& p, const void* hdr, std::uint32_t len)
-{
-    path::Path* path = p.primary;
-    if (path == nullptr) {
-        return true; // nobody to tell; the peer is gone
-    }
-    alignas(8) std::byte copy[kMaxHeader];
-    std::memcpy(copy, hdr, len);
-    return emit(p, path, copy, len, Payload{}, nullptr);
-}
-
-void Engine::send_ctrl(Peer& p, void* hdr, std::uint32_t len)
-{
-    if (p.ctrl_pending.empty() && try_ctrl(p, hdr, len)) {
-        return;
-    }
-    CtrlFrag* c = ctrl_pool_.get();
-    if (c == nullptr) {
-        rt::fatal("out of memory queueing a control fragment for rank %d", p.rank);
-    }
-    c->len = len;
-    std::memcpy(c->bytes, hdr, len);
-    p.ctrl_pending.push_back(c);
-    mark_active(p);
 }
 
 void Engine::mark_active(Peer& p)
@@ -415,14 +386,10 @@ void Engine::mark_active(Peer& p)
 
 int Engine::push_pending(Peer& p)
 {
-    int n = 0;
-    while (CtrlFrag* c = p.ctrl_pending.front()) {
-        if (!try_ctrl(p, c->bytes, c->len)) {
-            return n;
-        }
-        p.ctrl_pending.remove(c);
-        ctrl_pool_.put(c);
-        ++n;
+    bool drained = false;
+    int n = links_.push(links_[p.rank], &drained);
+    if (!drained) {
+        return n;
     }
     while (SendMsg* s = p.pending.front()) {
         bool ok = s->state == SendMsg::State::queued ? start_send(p, s) : continue_send(p, s);
@@ -518,15 +485,16 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     if (frag.len < sizeof(BaseHeader) || frag.peer < 0 || frag.peer >= size_) [[unlikely]] {
         return;
     }
-    Peer& p = peers_[static_cast<std::size_t>(frag.peer)];
+    Peer& p = peer(frag.peer);
+    Link& l = links_[frag.peer];
     BaseHeader b = read_header<BaseHeader>(frag.data);
     const std::uint32_t hlen = header_len(b.type, b.flags);
     if (b.version != kWireVersion || hlen == 0 || frag.len < hlen ||
         (frag.addressable && frag.len != hlen + static_cast<std::size_t>(b.payload_len))) [[unlikely]] {
-        if (checksummed(&path)) {
-            ++p.counters.crc_header_fail; // most likely a damaged header
+        if (links_.checksummed(l, path)) {
+            ++l.counters.crc_header_fail; // most likely a damaged header
         } else {
-            ++p.counters.bad_frags;
+            ++l.counters.bad_frags;
         }
         ULMPI_DEBUG("dropped a malformed fragment from rank %d", frag.peer);
         return;
@@ -540,38 +508,30 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
         frag.read_payload(0, &iov, 1);
         payload = bounce_.data();
     }
-    if (!accept(p, path, b, hlen, frag, payload)) {
-        return; // damaged or a duplicate (accept() answered the sender)
+    if (!links_.accept(l, path, b, hlen, frag, payload)) {
+        return; // damaged, stale, a duplicate, or an ACK or probe (handled there)
     }
-    if (b.src != static_cast<std::uint32_t>(frag.peer) || b.dst != static_cast<std::uint32_t>(rank_))
-        [[unlikely]] {
-        ++p.counters.bad_frags;
-        ULMPI_DEBUG("dropped a fragment from rank %d addressed %u -> %u", frag.peer, b.src, b.dst);
-        return;
-    }
-    ++p.counters.frags_received;
     switch (b.type) {
     case FragType::match:
-        on_match(p, read_header<MatchHeader>(frag.data), payload, b.payload_len);
+        on_match(p, path, read_header<MatchHeader>(frag.data), payload, b.payload_len);
         break;
     case FragType::eager: {
         const EagerHeader e = read_header<EagerHeader>(frag.data);
         MatchHeader h;
         h.base = e.base;
         h.base.type = FragType::match;
-        h.base.flags = static_cast<std::uint16_t>((e.base.flags | flag::eager) & ~flag::sync);
+        h.base.flags = static_cast<std::uint8_t>((e.base.flags | flag::eager) & ~flag::sync);
         h.context = e.context;
         h.tag = e.tag;
         h.msg_seq = e.msg_seq;
         h.msg_len = e.base.payload_len;
         h.send_id = 0;
-        on_match(p, h, payload, b.payload_len);
+        on_match(p, path, h, payload, b.payload_len);
         break;
     }
     case FragType::data:
-        if (!on_data(p, read_header<DataHeader>(frag.data), frag, checksummed(&path))) {
-            ++p.counters.crc_payload_fail;
-            send_ack(p, b.frag_seq, AckStatus::corrupt);
+        if (!on_data(p, read_header<DataHeader>(frag.data), frag, links_.checksummed(l, path))) {
+            links_.payload_corrupt(l, b);
             return;
         }
         break;
@@ -581,20 +541,21 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     case FragType::fin:
         on_fin(p, read_header<FinHeader>(frag.data));
         break;
-    case FragType::ack:
-        on_ack(p, read_header<AckHeader>(frag.data));
-        return; // ACKs are not sequenced
     case FragType::cancel:
         on_cancel(p, read_header<CancelHeader>(frag.data));
         break;
     case FragType::cancel_reply:
         on_cancel_reply(p, read_header<CancelHeader>(frag.data));
         break;
+    default:
+        ++l.counters.bad_frags; // link-level types never get here
+        return;
     }
-    delivered(p, b);
+    links_.delivered(l, b);
 }
 
-void Engine::on_match(Peer& p, const MatchHeader& h, const std::byte* payload, std::uint32_t plen)
+void Engine::on_match(Peer& p, path::Path& via, const MatchHeader& h, const std::byte* payload,
+                      std::uint32_t plen)
 {
     ++p.counters.msgs_received;
     p.counters.bytes_received += (h.base.flags & flag::get) ? 0 : plen;
@@ -612,41 +573,41 @@ void Engine::on_match(Peer& p, const MatchHeader& h, const std::byte* payload, s
             return; // a duplicate of one already held
         }
         ++p.counters.out_of_order;
-        Unexpected* u = store_unexpected(p.rank, h, payload, plen);
+        Unexpected* u = store_unexpected(p.rank, &via, h, payload, plen);
         p.ahead.insert_before(after != nullptr ? p.ahead.next(after) : p.ahead.front(), u);
         return;
     }
-    deliver_in_order(p, h, payload, plen, nullptr);
+    deliver_in_order(p, &via, h, payload, plen, nullptr);
     ++p.expected_in;
     while (Unexpected* u = p.ahead.front()) {
         if (u->hdr.msg_seq != p.expected_in.value()) {
             break;
         }
         p.ahead.remove(u);
-        deliver_in_order(p, u->hdr, u->payload(), u->payload_len, u);
+        deliver_in_order(p, u->via, u->hdr, u->payload(), u->payload_len, u);
         ++p.expected_in;
     }
 }
 
-void Engine::deliver_in_order(Peer& p, const MatchHeader& h, const std::byte* payload,
-                              std::uint32_t plen, Unexpected* stored)
+void Engine::deliver_in_order(Peer& p, path::Path* via, const MatchHeader& h,
+                              const std::byte* payload, std::uint32_t plen, Unexpected* stored)
 {
     RecvMsg* r = matcher_.arrive(ContextId(h.context), p.rank, h.tag);
     if (r != nullptr) {
-        deliver_matched(r, h, payload, plen, p.rank);
+        deliver_matched(r, via, h, payload, plen, p.rank);
         if (stored != nullptr) {
             free_unexpected(stored);
         }
         return;
     }
     ++p.counters.unexpected;
-    matcher_.add_unexpected(stored != nullptr ? stored : store_unexpected(p.rank, h, payload, plen));
+    matcher_.add_unexpected(stored != nullptr ? stored : store_unexpected(p.rank, via, h, payload, plen));
 }
 
-void Engine::deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* payload,
-                             std::uint32_t plen, int src)
+void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
+                             const std::byte* payload, std::uint32_t plen, int src)
 {
-    Peer& p = peers_[static_cast<std::size_t>(src)];
+    Peer& p = peer(src);
     r->matched = true;
     r->env = Envelope{src, h.tag, h.msg_len};
     r->expected = std::min(h.msg_len, r->capacity);
@@ -654,9 +615,10 @@ void Engine::deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* 
     if (h.msg_len > r->capacity) {
         r->error = Errc::truncated;
     }
-    const std::uint16_t flags = h.base.flags;
+    const std::uint8_t flags = h.base.flags;
 
     if (flags & flag::eager) {
+        // Whole: deliverable even when the sender has failed since.
         unpack(r->data, 0, payload, std::min<std::uint64_t>(plen, r->expected));
         r->received = r->expected;
         if (flags & flag::sync) {
@@ -671,23 +633,15 @@ void Engine::deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* 
         complete_recv(r);
         return;
     }
+    if (!links_[src].alive()) {
+        // The rest of the message was to come from a process that failed.
+        r->error = Errc::peer_failed;
+        complete_recv(r);
+        return;
+    }
 
     if (flags & flag::get) {
-        // Read the sender's memory directly, in slices of kMaxIov segments.
-        bool ok = p.primary != nullptr;
-        std::uint64_t pos = 0;
-        while (ok && pos < r->expected) {
-            iovec iov[kMaxIov];
-            std::uint64_t covered = 0;
-            int n = to_iovec(r->data, pos, r->expected - pos, iov, kMaxIov, &covered);
-            Status st = p.primary->get(src, payload, plen, pos, iov, n);
-            if (!st.ok()) {
-                ok = false;
-                break;
-            }
-            pos += covered;
-        }
-        if (ok) {
+        if (read_direct(r, via, src, payload, plen)) {
             FinHeader f{};
             fill_base(p, f.base, FragType::fin, 0, 0);
             f.send_id = h.send_id;
@@ -696,7 +650,8 @@ void Engine::deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* 
             complete_recv(r);
             return;
         }
-        // The path cannot read after all: ask the sender to stream it.
+        // The path cannot read after all (or the data did not check): ask
+        // the sender to stream it.
         r->received = 0;
         r->id = recvs_.insert(r);
         CtsHeader c{};
@@ -732,6 +687,71 @@ void Engine::deliver_matched(RecvMsg* r, const MatchHeader& h, const std::byte* 
     r->id = recvs_.insert(r);
     c.recv_id = r->id;
     send_ctrl(p, &c, sizeof c);
+}
+
+// The key a single-copy read needs: what the path's make_rkey writes, behind
+// a GetPrefix. Over a checksummed rail the prefix carries the CRC32C of the
+// whole message, which the receiver checks after its read (a direct read is
+// otherwise unverified). 0: no key (the message streams instead).
+std::size_t Engine::make_get_key(Link& l, Rail& rail, SendMsg* s, std::byte* key, std::size_t cap)
+{
+    (void)l;
+    iovec iov[kMaxIov];
+    std::uint64_t covered = 0;
+    const int n = to_iovec(s->data, 0, s->total, iov, kMaxIov, &covered);
+    if (covered != s->total || cap < sizeof(GetPrefix)) {
+        return 0;
+    }
+    GetPrefix pre{};
+    if (rail.checksum) {
+        pre.checked = 1;
+        for (int i = 0; i < n; ++i) {
+            pre.crc = rt::crc32c(iov[i].iov_base, iov[i].iov_len, pre.crc);
+        }
+    }
+    const std::size_t k = rail.path->make_rkey(iov, n, key + sizeof pre, cap - sizeof pre);
+    if (k == 0) {
+        return 0;
+    }
+    std::memcpy(key, &pre, sizeof pre);
+    return sizeof pre + k;
+}
+
+// Reads a message's bytes straight from the sender's memory (flag::get), in
+// slices of kMaxIov segments, over the path the key came by. False: the
+// path could not, or the bytes failed their checksum; the caller asks the
+// sender to stream instead.
+bool Engine::read_direct(RecvMsg* r, path::Path* via, int src, const std::byte* key, std::uint32_t keylen)
+{
+    if (via == nullptr || keylen < sizeof(GetPrefix)) {
+        return false;
+    }
+    GetPrefix pre;
+    std::memcpy(&pre, key, sizeof pre);
+    if (pre.checked != 0 && r->expected != r->env.msg_len) {
+        return false; // truncated: the message's checksum cannot be checked on part of it
+    }
+    std::uint64_t pos = 0;
+    std::uint32_t crc = 0;
+    while (pos < r->expected) {
+        iovec iov[kMaxIov];
+        std::uint64_t covered = 0;
+        const int n = to_iovec(r->data, pos, r->expected - pos, iov, kMaxIov, &covered);
+        if (!via->get(src, key + sizeof pre, keylen - sizeof pre, pos, iov, n).ok()) {
+            return false;
+        }
+        if (pre.checked != 0) {
+            for (int i = 0; i < n; ++i) {
+                crc = rt::crc32c(iov[i].iov_base, iov[i].iov_len, crc);
+            }
+        }
+        pos += covered;
+    }
+    if (pre.checked != 0 && crc != pre.crc) {
+        ++links_[src].counters.crc_payload_fail;
+        return false;
+    }
+    return true;
 }
 
 bool Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool checksum)
@@ -846,8 +866,8 @@ void Engine::complete_recv(RecvMsg* r)
     }
 }
 
-Unexpected* Engine::store_unexpected(int peer, const MatchHeader& h, const std::byte* payload,
-                                     std::uint32_t plen)
+Unexpected* Engine::store_unexpected(int peer, path::Path* via, const MatchHeader& h,
+                                     const std::byte* payload, std::uint32_t plen)
 {
     Unexpected* u = unexpected_pool_.get();
     if (u == nullptr) {
@@ -855,6 +875,7 @@ Unexpected* Engine::store_unexpected(int peer, const MatchHeader& h, const std::
     }
     u->hdr = h;
     u->peer = peer;
+    u->via = via;
     u->payload_len = plen;
     if (plen > Unexpected::kInline) {
         u->heap = static_cast<std::byte*>(std::malloc(plen));

@@ -45,6 +45,7 @@
 
 #include "paths/path.h"
 #include "runtime/clock.h"
+#include "ulm/rail.h"
 #include "runtime/intrusive_list.h"
 #include "ulm/message.h"
 #include "ulm/wire.h"
@@ -64,7 +65,7 @@ struct SendFrag {
     static constexpr std::uint32_t kInlineCopy = 192;
 
     std::uint64_t seq = 0;
-    path::Path* path = nullptr;  // path of the last transmission
+    Rail* rail = nullptr;        // rail of the last transmission (counts in its inflight)
     SendMsg* owner = nullptr;    // payload = owner->data at `offset` (no copy)
     std::uint64_t offset = 0;
     std::uint32_t hdr_len = 0;
@@ -78,6 +79,7 @@ struct SendFrag {
     alignas(8) std::byte inline_copy[kInlineCopy];
 
     const std::byte* payload_copy() const { return copy != nullptr ? copy : inline_copy; }
+    std::uint32_t wire_len() const { return hdr_len + payload_len; }
 };
 
 // The sender's unacknowledged fragments of one peer, by sequence number.

@@ -1,8 +1,9 @@
 // ULM fragment headers as they travel on every path (docs/wire_protocol.md).
 //
-// Every fragment starts with a BaseHeader: version, type, flags, sender and
-// receiver ranks, payload length, the 64-bit per-(sender, receiver) fragment
-// sequence number used by reliability, and two CRC32C checksums: one over
+// Every fragment starts with a BaseHeader: version, type, flags, the pair's
+// epoch, sender and receiver ranks, payload length, the 64-bit
+// per-(sender, receiver) fragment sequence number used by reliability, and
+// two CRC32C checksums: one over
 // the header (so a fragment whose header is damaged is dropped without
 // trusting any of its fields) and one over the payload (so a fragment with
 // an intact header but damaged data is answered with a `corrupt` ack and
@@ -25,6 +26,17 @@
 //   fin    the receiver finished a single-copy read; the sender completes.
 //   ack    reliability: acknowledges fragment `ack_seq` with a status and
 //          carries the receiver's LIRS/LIDS (see reliability.h).
+//   probe, probe_ack
+//          the per-peer link asks whether a path it declared down carries
+//          traffic again; the peer answers over the path the probe came by
+//          (not sequenced, like ACKs).
+//
+// The epoch names the incarnations of the pair: (sender's incarnation +
+// receiver's incarnation) mod 256. A process that replaces a dead one (a
+// respawn, a re-created replica) is a new incarnation, so both directions
+// change epoch: fragments of the dead process still in flight, and
+// fragments sent to it before the survivors learned of its death, are
+// refused, and the new pair starts a fresh sequence space.
 //
 // Any sequenced fragment may carry an acknowledgement piggy-backed: with
 // flag::ack_ext an AckExt (the sender's LIDS for the traffic it received)
@@ -40,28 +52,30 @@
 
 namespace ulmpi::ulm {
 
-inline constexpr std::uint8_t kWireVersion = 1;
+inline constexpr std::uint8_t kWireVersion = 2;
 
 // cancel: the sender asks to withdraw an unmatched message (MPI_Cancel of
 // a send whose match fragment has left); cancel_reply answers it.
 enum class FragType : std::uint8_t {
-    match = 1, data = 2, cts = 3, fin = 4, ack = 5, cancel = 6, cancel_reply = 7, eager = 8
+    match = 1, data = 2, cts = 3, fin = 4, ack = 5, cancel = 6, cancel_reply = 7, eager = 8,
+    probe = 9, probe_ack = 10
 };
 
 namespace flag {
-inline constexpr std::uint16_t eager = 1u << 0;  // match: whole message in this fragment
-inline constexpr std::uint16_t sync = 1u << 1;   // match: sender waits for the match (Ssend)
-inline constexpr std::uint16_t get = 1u << 2;    // match: payload is a remote key
-inline constexpr std::uint16_t crc = 1u << 3;    // base: crc field is valid
-inline constexpr std::uint16_t reliable = 1u << 4; // base: sender expects an ack
-inline constexpr std::uint16_t ack_ext = 1u << 5;  // base: an AckExt follows the header
-inline constexpr std::uint16_t ack_now = 1u << 6;  // base: the sender waits for this ack: do not delay it
+inline constexpr std::uint8_t eager = 1u << 0;  // match: whole message in this fragment
+inline constexpr std::uint8_t sync = 1u << 1;   // match: sender waits for the match (Ssend)
+inline constexpr std::uint8_t get = 1u << 2;    // match: payload is a remote key
+inline constexpr std::uint8_t crc = 1u << 3;    // base: crc field is valid
+inline constexpr std::uint8_t reliable = 1u << 4; // base: sender expects an ack
+inline constexpr std::uint8_t ack_ext = 1u << 5;  // base: an AckExt follows the header
+inline constexpr std::uint8_t ack_now = 1u << 6;  // base: the sender waits for this ack: do not delay it
 } // namespace flag
 
 struct BaseHeader {
     std::uint8_t version;
     FragType type;
-    std::uint16_t flags;
+    std::uint8_t flags;
+    std::uint8_t epoch;         // (sender's + receiver's incarnation) mod 256
     std::uint32_t src;          // sender's world rank
     std::uint32_t dst;          // receiver's world rank
     std::uint32_t payload_len;  // bytes after the header
@@ -128,6 +142,15 @@ static_assert(sizeof(CancelHeader) == 56);
 
 enum class AckStatus : std::uint8_t { good = 1, corrupt = 2 };
 
+// probe / probe_ack: `nonce` is echoed back; `sent` is the prober's clock
+// (a round-trip sample of the path).
+struct ProbeHeader {
+    BaseHeader base;
+    std::uint64_t nonce;
+    std::int64_t sent;
+};
+static_assert(sizeof(ProbeHeader) == 48);
+
 struct AckHeader {
     BaseHeader base;
     std::uint64_t ack_seq;      // fragment acknowledged (0: only LIRS/LIDS news)
@@ -154,6 +177,7 @@ static_assert(std::has_unique_object_representations_v<DataHeader>);
 static_assert(std::has_unique_object_representations_v<CtsHeader>);
 static_assert(std::has_unique_object_representations_v<FinHeader>);
 static_assert(std::has_unique_object_representations_v<AckHeader>);
+static_assert(std::has_unique_object_representations_v<ProbeHeader>);
 
 constexpr std::uint32_t header_size(FragType t)
 {
@@ -166,27 +190,35 @@ constexpr std::uint32_t header_size(FragType t)
     case FragType::ack: return sizeof(AckHeader);
     case FragType::cancel:
     case FragType::cancel_reply: return sizeof(CancelHeader);
+    case FragType::probe:
+    case FragType::probe_ack: return sizeof(ProbeHeader);
     }
     return 0;
 }
 
 // The whole header of a fragment: the type's header and the AckExt when
-// flagged. 0 for an unknown type, and for an ack that claims an AckExt
-// (acks never carry one: such a header is damaged).
-constexpr std::uint32_t header_len(FragType t, std::uint16_t flags)
+// flagged. 0 for an unknown type, and for an unsequenced fragment (ack,
+// probe) that claims an AckExt (they never carry one: such a header is
+// damaged).
+constexpr bool sequenced(FragType t)
+{
+    return t != FragType::ack && t != FragType::probe && t != FragType::probe_ack;
+}
+
+constexpr std::uint32_t header_len(FragType t, std::uint8_t flags)
 {
     const std::uint32_t h = header_size(t);
     if (h == 0 || !(flags & flag::ack_ext)) {
         return h;
     }
-    return t == FragType::ack ? 0 : h + static_cast<std::uint32_t>(sizeof(AckExt));
+    return !sequenced(t) ? 0 : h + static_cast<std::uint32_t>(sizeof(AckExt));
 }
 
 inline constexpr std::uint32_t kMaxHeader = sizeof(AckHeader);
 // Every header is whole 8-byte words (ULM copies them word by word).
 static_assert(sizeof(MatchHeader) % 8 == 0 && sizeof(EagerHeader) % 8 == 0 && sizeof(DataHeader) % 8 == 0 && sizeof(CtsHeader) % 8 == 0 &&
               sizeof(FinHeader) % 8 == 0 && sizeof(CancelHeader) % 8 == 0 && sizeof(AckHeader) % 8 == 0 &&
-              sizeof(AckExt) % 8 == 0);
+              sizeof(ProbeHeader) % 8 == 0 && sizeof(AckExt) % 8 == 0);
 static_assert(kMaxHeader >= sizeof(MatchHeader) + sizeof(AckExt) &&
               kMaxHeader >= sizeof(CtsHeader) + sizeof(AckExt) &&
               kMaxHeader >= sizeof(CancelHeader) + sizeof(AckExt));

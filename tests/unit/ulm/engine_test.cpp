@@ -1307,7 +1307,7 @@ TEST(Engine, malformed_fragments_are_counted_and_dropped)
     }
     {
         auto h = good;
-        h.base.type = static_cast<FragType>(9);
+        h.base.type = static_cast<FragType>(99);
         bad.push_back(frag_bytes(h, std::byte{1}));
     }
     {
@@ -1382,16 +1382,26 @@ TEST(Engine, failed_peer_fails_new_sends_and_receives)
     c.e(0).set_failure_hooks(nullptr);
 }
 
-TEST(Engine, losing_last_path_to_peer_marks_it_unreachable)
+TEST(Engine, last_path_reported_down_is_probed_and_kept_not_given_up)
 {
+    // A peer is unreachable only when every path is down and the peer stays
+    // silent past the retries: one report of the only path does not end it.
     Cluster c;
     ASSERT_TRUE(c.ok());
     RecordingHooks hooks;
     c.e(0).set_failure_hooks(&hooks);
     c.e(0).on_path_down(c.path(0), 1);
-    EXPECT_EQ(hooks.unreachable, std::vector<int>{1});
-    EXPECT_TRUE(c.e(0).peer_failed(1));
-    EXPECT_EQ(c.e(0).primary_path(1), nullptr);
+    EXPECT_TRUE(hooks.unreachable.empty());
+    EXPECT_FALSE(c.e(0).peer_failed(1));
+    EXPECT_EQ(c.e(0).link(1).up_rails(), 0);
+    EXPECT_EQ(c.e(0).primary_path(1), &c.path(0)) << "the last path still carries traffic";
+    // The probe is answered: the path is up again.
+    for (int i = 0; i < 200 && c.e(0).link(1).up_rails() == 0; ++i) {
+        c.settle(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(c.e(0).link(1).up_rails(), 1);
+    EXPECT_EQ(c.e(0).link(1).rails[0].counters.ups, 1u);
     c.e(0).set_failure_hooks(nullptr);
 }
 

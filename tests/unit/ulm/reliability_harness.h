@@ -24,10 +24,10 @@ inline std::uint64_t seq_of(const std::vector<std::byte>& b)
 
 struct Hooks final : ulm::FailureHooks {
     void on_peer_failed(int, const char*) override {}
-    void on_peer_unreachable(int peer, const char* path) override
+    void on_peer_unreachable(int peer, const char* why) override
     {
         unreachable = peer;
-        path_name = path;
+        path_name = why;
     }
     void on_job_ending(const char*) override {}
     int unreachable = -1;

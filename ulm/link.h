@@ -1,0 +1,158 @@
+// The per-peer link: everything about one peer that is not about a message.
+//
+// Between the protocols (engine.h) and the paths, one Link per peer owns:
+//   * the rails: every path that reaches the peer, each with its state and
+//     measurements (rail.h), and the choice of rail for every fragment:
+//     control fragments and small messages take the up rail of lowest
+//     latency; the data fragments of a large message are striped over every
+//     up rail, each fragment to the rail that would deliver it first given
+//     what it already has in flight and its measured rate (so each rail's
+//     share follows its bandwidth), never beyond a rail's in-flight cap
+//     (rate x twice its shortest round trip, at least kMinRailCap) so that
+//     queues, and the time to notice a dead rail, stay short;
+//   * reliability in both directions (reliability.h): fragment sequence
+//     numbers, the window of unacknowledged fragments, the range sets of
+//     what arrived, the ACK owed, timers and the round trip;
+//   * the peer's lifetime: alive, or failed (nothing is sent or accepted;
+//     every fragment kept for it was freed and its owner told), and the
+//     pair's epoch, which changes when either process is replaced by a new
+//     incarnation (wire.h) and then starts a fresh sequence space.
+// LinkSet (link_set.h) holds the links and runs these protocols.
+#pragma once
+
+#include "paths/path.h"
+#include "runtime/intrusive_list.h"
+#include "ulm/message.h"
+#include "ulm/rail.h"
+#include "ulm/range_set.h"
+#include "ulm/reliability.h"
+#include "ulm/types.h"
+#include "ulm/wire.h"
+
+#include <cstdint>
+
+namespace ulmpi::ulm {
+
+// A control fragment (cts, fin, ack) that found no room on its path.
+struct CtrlFrag {
+    rt::ListHook hook;
+    std::uint32_t len = 0;
+    alignas(8) std::byte bytes[kMaxHeader];
+};
+
+struct LinkCounters {
+    std::uint64_t frags_sent = 0;
+    std::uint64_t frags_received = 0;
+    std::uint64_t bytes_sent = 0;       // payload bytes
+    std::uint64_t bad_frags = 0;        // malformed or misaddressed fragments dropped
+    std::uint64_t retransmits = 0;      // fragments sent again, for one of these reasons:
+    std::uint64_t resent_timer = 0;     //   the retransmission timer expired
+    std::uint64_t resent_fast = 0;      //   later fragments were acknowledged
+    std::uint64_t resent_recovery = 0;  //   a partial ACK after a timeout showed a hole
+    std::uint64_t resent_corrupt = 0;   //   the peer answered corrupt
+    std::uint64_t resent_failover = 0;  //   their rail went down: sent over another
+    std::uint64_t crc_header_fail = 0;  // dropped: header checksum wrong
+    std::uint64_t crc_payload_fail = 0; // answered corrupt: payload checksum wrong
+    std::uint64_t duplicates = 0;       // dropped: already delivered
+    std::uint64_t stale = 0;            // dropped: another epoch (a dead incarnation's)
+    std::uint64_t acks_sent = 0;        // ACK fragments
+    std::uint64_t acks_received = 0;
+    std::uint64_t piggy_acks_sent = 0;  // ACKs carried by other fragments (AckExt)
+    std::uint64_t piggy_acks_received = 0;
+    std::uint64_t corrupt_acks_received = 0;
+};
+
+// Data fragments of matched messages take the bulk lane, all others (match,
+// control, ACK) the control lane. `type` is the header's second byte.
+inline path::Lane lane_of(std::byte type)
+{
+    return type == static_cast<std::byte>(FragType::data) ? path::Lane::bulk : path::Lane::control;
+}
+
+class Link {
+public:
+    static constexpr int kMaxRails = 8;
+    static constexpr std::uint64_t kMinRailCap = 256u << 10;
+
+    enum class Lifetime : std::uint8_t { alive, failed };
+
+    int rank = -1;
+    Lifetime life = Lifetime::alive;
+    int peer_incarnation = 0;
+    std::uint8_t epoch = 0;        // of fragments both ways (wire.h)
+    bool reliable = false;         // some rail is reliable: sequences tracked, ACKs sent
+    bool time_all = false;         // time every fragment (a kernel path: see LinkSet::bind)
+
+    Rail rails[kMaxRails];
+    int nrails = 0;
+
+    // Sender side.
+    FragSeq next_frag_out{1};
+    SeqWindow unacked;
+    RttEstimate rtt;
+    rt::Nanos timer = 0;           // retransmission timer (while `unacked` is not empty; 0: to be armed)
+    std::uint64_t tx_count = 0;    // transmissions to the peer, first ones and resends
+    std::uint64_t rtt_seq = 0;     // fragment timed for the round trip (0: none)
+    rt::Nanos rtt_sent = 0;        // ... when it left
+    std::uint64_t next_rtt_seq = 1; // the next one timed is at least this
+    std::uint32_t backoff = 0;     // timer expiries in a row without progress
+    std::uint64_t recover_seq = 0; // after a timeout: last seq sent then (0: none)
+    bool failover_due = false;     // kept fragments wait to leave a down rail
+    rt::IntrusiveList<CtrlFrag, &CtrlFrag::hook> ctrl_pending;
+
+    // Receiver side.
+    RangeSet received;             // header intact
+    RangeSet delivered;            // payload intact and processed
+    std::uint64_t ack_latest = 0;  // newest delivered seq not yet acknowledged
+    bool ack_due = false;          // an ACK is owed (on LinkSet's ack list)
+    bool ack_urgent = false;       // ... and must not wait
+    std::uint32_t ack_owed = 0;    // fragments it covers
+    rt::Nanos ack_deadline = 0;    // when it goes out at the latest (0, -1: set in a later pass)
+    Rail* ack_rail = nullptr;      // where the last reliable fragment came from
+
+    rt::ListHook ack_hook;         // LinkSet's list of links owed an ACK
+    rt::ListHook unacked_hook;     // LinkSet's list of links with fragments kept
+    rt::ListHook probe_hook;       // LinkSet's list of links with a rail down
+    LinkCounters counters;
+
+    bool alive() const { return life == Lifetime::alive; }
+    bool multi() const { return nrails > 1; }
+    int up_rails() const { return nup_; }
+    // The rail for control fragments and small messages (nullptr: failed).
+    Rail* control_rail() const { return ctrl_; }
+    path::Path* control_path() const { return ctrl_ != nullptr ? ctrl_->path : nullptr; }
+    // The rail for `bytes` of bulk data: the up rail that would deliver them
+    // first and has room; nullptr when every up rail is at its cap.
+    Rail* bulk_rail(std::uint64_t bytes)
+    {
+        if (nup_ <= 1) [[likely]] {
+            return ctrl_;
+        }
+        return striped_rail(bytes);
+    }
+    // Another up rail than `r`, for a resend that should avoid it.
+    Rail* other_rail(const Rail* r);
+    Rail* rail_of(const path::Path* p)
+    {
+        for (int i = 0; i < nrails; ++i) {
+            if (rails[i].path == p) {
+                return &rails[i];
+            }
+        }
+        return nullptr;
+    }
+    int index_of(const Rail* r) const { return static_cast<int>(r - rails); }
+    std::uint64_t rail_cap(const Rail& r) const;
+
+    // Recomputes the control rail and the count of up rails (after a rail
+    // changes state, or its latency estimate moves).
+    void choose();
+
+private:
+    Rail* striped_rail(std::uint64_t bytes);
+
+    Rail* ctrl_ = nullptr;
+    int nup_ = 0;
+};
+
+} // namespace ulmpi::ulm

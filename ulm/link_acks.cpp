@@ -1,0 +1,300 @@
+// ACKs and retransmission timers of the links (see reliability.h for the
+// design, link_set.cpp for the sending side).
+#include "ulm/link_set.h"
+
+#include "runtime/log.h"
+
+#include <algorithm>
+#include <bit>
+#include <cinttypes>
+#include <cstring>
+
+namespace ulmpi::ulm {
+// ACKs are delayed: one is owed to the peer, and goes out (see flush_acks)
+// when it is urgent, when ack_every fragments are owed, or ack_delay after it
+// was first owed, unless a fragment to the peer carries it first.
+void LinkSet::queue_ack(Link& l, std::uint64_t seq, bool urgent)
+{
+    if (seq > l.ack_latest) {
+        l.ack_latest = seq;
+    }
+    ++l.ack_owed;
+    l.ack_urgent = l.ack_urgent || urgent;
+    if (!l.ack_due) {
+        l.ack_due = true;
+        l.ack_deadline = 0;
+        ack_due_.push_back(&l);
+    }
+}
+
+void LinkSet::ack_given(Link& l)
+{
+    l.ack_due = false;
+    l.ack_urgent = false;
+    l.ack_owed = 0;
+    ack_due_.remove(&l);
+}
+
+void LinkSet::send_ack(Link& l, std::uint64_t seq, AckStatus status)
+{
+    AckHeader a{};
+    fill_base(l, a.base, FragType::ack, 0, 0);
+    a.ack_seq = seq;
+    a.lirs = l.received.in_order();
+    a.lids = l.delivered.in_order();
+    a.sack = 0;
+    if (l.delivered.islands() != 0) {
+        for (unsigned i = 0; i < 64; ++i) {
+            if (l.delivered.contains(a.lids + 2 + i)) {
+                a.sack |= std::uint64_t{1} << i;
+            }
+        }
+    }
+    a.status = status;
+    ++l.counters.acks_sent;
+    // Back over the rail the last fragment came by: if another rail died,
+    // the ACKs of what still arrives do not die with it.
+    Rail* r = l.ack_rail != nullptr && l.ack_rail->up() ? l.ack_rail : l.control_rail();
+    if (r != nullptr && l.ctrl_pending.empty() &&
+        emit(l, *r, reinterpret_cast<std::byte*>(&a), sizeof a, Payload{}, nullptr)) {
+        return;
+    }
+    send_ctrl(l, &a, sizeof a);
+}
+
+void LinkSet::flush_acks(bool all)
+{
+    rt::Nanos now = 0;
+    for (Link* p = ack_due_.front(), *next; p != nullptr; p = next) {
+        next = ack_due_.next(p);
+        if (!all && !p->ack_urgent && policy_.ack_delay > 0 && p->ack_owed < policy_.ack_every) {
+            // The pass that queued it does not read the clock: most ACKs
+            // ride on the caller's next send before the next pass.
+            if (p->ack_deadline == 0) {
+                p->ack_deadline = -1;
+                continue;
+            }
+            if (now == 0) {
+                now = rt::now_ns();
+            }
+            if (p->ack_deadline < 0) {
+                p->ack_deadline = now + policy_.ack_delay;
+            }
+            if (now < p->ack_deadline) {
+                continue;
+            }
+        }
+        const std::uint64_t seq = p->ack_latest;
+        ack_given(*p);
+        send_ack(*p, seq, AckStatus::good);
+    }
+}
+
+void LinkSet::on_ack(Link& l, const AckHeader& h)
+{
+    ++l.counters.acks_received;
+    apply_ack(l, h);
+}
+
+void LinkSet::apply_ack(Link& l, const AckHeader& h)
+{
+    const std::size_t before = l.unacked.live();
+    // Rails are told when their fragments are acknowledged (their rate and
+    // evidence of life) only on links with several of them.
+    const rt::Nanos now = l.multi() ? rt::now_ns() : 0;
+    if (h.status == AckStatus::good && l.rtt_seq != 0) {
+        if (l.rtt_seq == h.ack_seq) {
+            // The ACK the timed fragment's arrival produced (it was sent
+            // once: see resend()).
+            l.rtt.sample(rt::now_ns() - l.rtt_sent, policy_);
+            l.rtt_seq = 0;
+            l.next_rtt_seq = l.next_frag_out.value() + kRttEvery;
+        } else if (l.rtt_seq <= h.lids || l.rtt_seq < h.ack_seq) {
+            // Known delivered, but not when: an ACK that names a later
+            // fragment, or LIDS passing it after a hole below it was
+            // repaired, would count the repair (a timeout) as round trip and
+            // inflate the estimate. No sample; time the next fragment.
+            l.rtt_seq = 0;
+            l.next_rtt_seq = l.next_frag_out.value();
+        }
+    }
+    if (h.status == AckStatus::corrupt) {
+        ++l.counters.corrupt_acks_received;
+        if (SendFrag* f = l.unacked.find(h.ack_seq)) {
+            (void)resend_any(l, f, &LinkCounters::resent_corrupt);
+        }
+    } else if (SendFrag* f = l.unacked.take(h.ack_seq)) {
+        if (f->sent_at != 0 && f->retries == 0 && !f->fast_resent) {
+            // time_all: the fragment the ACK names.
+            const rt::Nanos rtt = (now != 0 ? now : rt::now_ns()) - f->sent_at;
+            l.rtt.sample(rtt, policy_);
+            if (l.multi()) {
+                rail_sample(*f->rail, rtt);
+            }
+        }
+        // Older fragments that left before this one on the same rail and
+        // that the ACK shows missing (lids + 1 and the clear bits of the
+        // SACK map; beyond the map nothing is known) may have been lost. One
+        // is resent, once, without waiting for the timer when enough
+        // fragments above it are known delivered for the path's order: one
+        // where the path keeps order (per lane: counted from the same lane
+        // as the acknowledged one), three where fragments may overtake each
+        // other (TCP's duplicate threshold, counted from the SACK map as in
+        // RFC 6675).
+        const std::uint64_t acked_order = f->tx_order;
+        const Rail* acked_rail = f->rail;
+        const path::Lane acked_lane = lane_of(f->hdr[1]);
+        release_frag(l, f, now);
+        const std::uint64_t map_end = h.lids + 2 + 64;
+        const std::uint64_t known_end = std::min(h.ack_seq, map_end);
+        const std::uint64_t first = std::max(l.unacked.base(), h.lids + 1);
+        const path::PathInfo::Order order = first >= known_end ? path::PathInfo::Order::none
+                                                               : acked_rail->path->info().order;
+        // Delivered fragments above s: the SACK bits above s, and the
+        // acknowledged fragment itself when the map does not hold it.
+        auto delivered_above = [&](std::uint64_t s) {
+            const unsigned from = s < h.lids + 2 ? 0 : static_cast<unsigned>(s - h.lids - 1);
+            const std::uint64_t bits = from >= 64 ? 0 : h.sack >> from;
+            return std::popcount(bits) + (h.ack_seq >= map_end ? 1 : 0);
+        };
+        for (std::uint64_t s = first; s < known_end; ++s) {
+            SendFrag* g = l.unacked.find(s);
+            if (g == nullptr || g->fast_resent || g->tx_order > acked_order || g->rail != acked_rail) {
+                continue;
+            }
+            if (s >= h.lids + 2 && (h.sack & (std::uint64_t{1} << (s - h.lids - 2)))) {
+                continue; // delivered: freed just below
+            }
+            const bool ordered = order == path::PathInfo::Order::total ||
+                                 (order == path::PathInfo::Order::per_lane && lane_of(g->hdr[1]) == acked_lane);
+            if (!ordered && delivered_above(s) < kReorderThreshold) {
+                continue;
+            }
+            if (resend_any(l, g, &LinkCounters::resent_fast)) {
+                ++g->retries;
+                g->fast_resent = true;
+            }
+        }
+    }
+    while (!l.unacked.empty() && l.unacked.base() <= h.lids) {
+        if (SendFrag* f = l.unacked.take(l.unacked.base())) {
+            release_frag(l, f, now);
+        }
+    }
+    for (unsigned i = 0; h.sack != 0 && i < 64; ++i) {
+        if (h.sack & (std::uint64_t{1} << i)) {
+            if (SendFrag* f = l.unacked.take(h.lids + 2 + i)) {
+                release_frag(l, f, now);
+            }
+        }
+    }
+    if (l.unacked.empty()) {
+        if (l.unacked_hook.linked()) {
+            unacked_.remove(&l);
+        }
+        l.recover_seq = 0;
+        l.backoff = 0;
+        return;
+    }
+    if (l.unacked.live() < before) {
+        // Progress: the peer is alive and a rail works. Restart the timer
+        // (at the next tick()).
+        l.backoff = 0;
+        l.timer = 0;
+        // In recovery after a timeout, a partial ACK (it did not cover what
+        // was outstanding at the timeout) while the peer holds fragments
+        // beyond the oldest one means that one was lost too: resend it now
+        // rather than one timeout later. Without such evidence the timeout
+        // was probably spurious (a peer descheduled for a while) and the
+        // oldest fragment is still on its way: resending would only
+        // duplicate what is in flight.
+        SendFrag* oldest = l.unacked.oldest();
+        if (l.recover_seq != 0) {
+            const bool hole = h.sack != 0 || h.ack_seq > oldest->seq;
+            if (oldest->seq <= l.recover_seq && hole) {
+                if (resend_any(l, oldest, &LinkCounters::resent_recovery)) {
+                    ++oldest->retries;
+                }
+            } else {
+                l.recover_seq = 0;
+            }
+        }
+    }
+}
+
+// One retransmission timer per link, as in TCP: it runs while fragments to
+// the peer wait for an ACK and restarts whenever an ACK makes progress. When
+// it expires, the oldest fragment is resent (a probe: the rest follow through
+// ACK-driven recovery, never as a burst) — over another rail when the link
+// has one, so that a rail that died silently costs one timeout, not the
+// rail's deadline; expiries in a row without progress back the timer off,
+// and too many of them make the peer unreachable. The rails' own evidence
+// and probes run here too (link_rails.cpp).
+int LinkSet::tick()
+{
+    const rt::Nanos now = rt::now_ns();
+    int n = 0;
+    for (Link* l = unacked_.front(), *next; l != nullptr; l = next) {
+        next = unacked_.next(l);
+        retry_timer(*l, now, n);
+        if (l->multi() && l->alive()) {
+            n += check_rails(*l, now);
+        }
+    }
+    for (Link* l = probing_.front(), *next; l != nullptr; l = next) {
+        next = probing_.next(l);
+        n += probe_rails(*l, now);
+    }
+    return n;
+}
+
+void LinkSet::retry_timer(Link& l, rt::Nanos now, int& n)
+{
+    if (l.timer == 0) {
+        l.timer = now + retry_timeout(policy_, l.rtt, l.backoff);
+        return;
+    }
+    if (now < l.timer) {
+        return;
+    }
+    SendFrag* oldest = l.unacked.oldest();
+    if (oldest == nullptr) {
+        return;
+    }
+    if (l.backoff >= policy_.max_retries) {
+        give_up(l);
+        return;
+    }
+    Rail* r = l.up_rails() > 1 ? l.other_rail(oldest->rail) : nullptr;
+    if (r == nullptr) {
+        r = oldest->rail->up() ? oldest->rail : l.control_rail();
+    }
+    if (resend(l, oldest, r, &LinkCounters::resent_timer)) {
+        ++oldest->retries;
+        ++l.backoff;
+        l.recover_seq = l.next_frag_out.value() - 1;
+        ++n;
+    }
+    l.timer = now + retry_timeout(policy_, l.rtt, l.backoff);
+}
+
+void LinkSet::give_up(Link& l)
+{
+    const SendFrag* oldest = l.unacked.oldest();
+    char head[160];
+    std::snprintf(head, sizeof head,
+                  "rank %d does not answer: %u retransmissions of fragment %" PRIu64
+                  " went unacknowledged; paths:",
+                  l.rank, policy_.max_retries, oldest != nullptr ? oldest->seq : 0);
+    std::string why = head;
+    for (int i = 0; i < l.nrails; ++i) {
+        const Rail& r = l.rails[i];
+        why += std::string(i == 0 ? " " : ", ") + r.path->info().name;
+        why += r.up() ? " (silent)" : std::string(" (down: ") + r.down_reason + ")";
+    }
+    ULMPI_ERROR("%s", why.c_str());
+    fail(l, rt::Errc::unreachable);
+    owner_->link_unreachable(l, why);
+}
+
+} // namespace ulmpi::ulm

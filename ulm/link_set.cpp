@@ -1,0 +1,660 @@
+// Links: binding peers to rails, fragments on the wire (sequence numbers,
+// epochs, checksums, retention for retransmission), the receive-side checks
+// and the links' lifetime. ACKs and timers are in link_acks.cpp, rail
+// evidence, fail-over and probes in link_rails.cpp. See link.h and
+// reliability.h for the design.
+#include "ulm/link_set.h"
+
+#include "runtime/config.h"
+#include "runtime/crc32c.h"
+#include "runtime/log.h"
+#include "ulm/packer.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+
+namespace ulmpi::ulm {
+namespace {
+
+const rt::ChoiceParam reliability_param{
+    "ulm_reliability", "auto",
+    "acknowledge and retransmit fragments: auto (on for network paths, off for shm/self), on, off",
+    "auto|on|off"};
+const rt::ChoiceParam checksum_param{
+    "ulm_checksum", "auto",
+    "CRC32C over every fragment: auto (where reliability is on), crc32c, none", "auto|crc32c|none"};
+const rt::IntParam retry_param{"ulm_retry_timeout_us", 1000,
+                               "retransmission timeout before a peer's round trip is measured (us)"};
+const rt::IntParam retry_min_param{"ulm_retry_min_timeout_us", 200,
+                                   "floor of the adaptive retransmission timeout (us)"};
+const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 100000,
+                                   "cap of the doubling retransmission timeout (us)"};
+const rt::IntParam retries_param{
+    "ulm_max_retries", 1200,
+    "resends in a row to a silent peer before it is declared unreachable (with the 100 ms cap: ~2 min)"};
+const rt::IntParam ack_delay_param{
+    "ulm_ack_delay_us", 20,
+    "longest wait (us) of an ACK for a fragment to the peer to ride on (0: send ACKs at once)"};
+const rt::IntParam ack_every_param{"ulm_ack_every", 16,
+                                   "fragments one delayed ACK may cover before it is sent"};
+const rt::IntParam rail_timeout_param{
+    "ulm_rail_timeout_us", 20000,
+    "a path whose fragments stay unacknowledged this long (or 4 round trips) while the peer is "
+    "heard through another path is declared down and its fragments resent over the others (us)"};
+const rt::IntParam probe_param{"ulm_rail_probe_us", 20000,
+                               "first interval (us) between probes of a path declared down "
+                               "(doubling up to ulm_rail_probe_max_us)"};
+const rt::IntParam probe_max_param{"ulm_rail_probe_max_us", 500000,
+                                   "longest interval (us) between probes of a path declared down"};
+const rt::ChoiceParam stripe_param{
+    "ulm_stripe", "on",
+    "spread the data of large messages over every path to a peer (on), or keep it on the path "
+    "of lowest latency (off: the others only take over when it goes down)",
+    "on|off"};
+
+template <class H> H read_header(const std::byte* p)
+{
+    H h;
+    std::memcpy(&h, p, sizeof h);
+    return h;
+}
+
+// Headers are whole 8-byte words (wire.h), from 32 to kMaxHeader bytes: a
+// copy of a known length is a few moves, not a memcpy call.
+[[gnu::always_inline]] inline void copy_header(std::byte* dst, const std::byte* src, std::uint32_t hlen)
+{
+    switch (hlen) {
+    case 40: std::memcpy(dst, src, 40); return;
+    case 48: std::memcpy(dst, src, 48); return;
+    case 56: std::memcpy(dst, src, 56); return;
+    case 64: std::memcpy(dst, src, 64); return;
+    case 72: std::memcpy(dst, src, 72); return;
+    default: std::memcpy(dst, src, hlen); return;
+    }
+}
+
+std::uint32_t header_crc(const std::byte* hdr, std::uint32_t hlen)
+{
+    // hcrc is computed with its own field zero.
+    static_assert(offsetof(BaseHeader, hcrc) % 4 == 0);
+    return rt::crc32c_words_hole(hdr, hlen / 8, offsetof(BaseHeader, hcrc));
+}
+
+
+} // namespace
+
+LinkSet::LinkSet() = default;
+
+LinkSet::~LinkSet()
+{
+    for (Link& l : links_) {
+        while (CtrlFrag* c = l.ctrl_pending.pop_front()) {
+            ctrl_pool_.put(c);
+        }
+    }
+}
+
+rt::Status LinkSet::init(int rank, int size, int incarnation,
+                         const std::vector<std::unique_ptr<path::Path>>& paths, LinkOwner& owner,
+                         std::string& why)
+{
+    rank_ = rank;
+    incarnation_ = incarnation;
+    owner_ = &owner;
+    links_ = std::vector<Link>(static_cast<std::size_t>(size));
+    policy_.initial_timeout = std::max<std::int64_t>(1, retry_param.get()) * 1000;
+    policy_.min_timeout = std::max<std::int64_t>(1, retry_min_param.get()) * 1000;
+    policy_.max_timeout = std::max<std::int64_t>(retry_max_param.get(), retry_param.get()) * 1000;
+    policy_.max_retries = static_cast<std::uint32_t>(std::max<std::int64_t>(1, retries_param.get()));
+    policy_.ack_delay = std::max<std::int64_t>(0, ack_delay_param.get()) * 1000;
+    policy_.ack_every = static_cast<std::uint32_t>(std::max<std::int64_t>(1, ack_every_param.get()));
+    rail_timeout_ = std::max<std::int64_t>(1, rail_timeout_param.get()) * 1000;
+    probe_min_ = std::max<std::int64_t>(1, probe_param.get()) * 1000;
+    probe_max_ = std::max<std::int64_t>(probe_param.get(), probe_max_param.get()) * 1000;
+
+    std::size_t copy_block = SendFrag::kInlineCopy;
+    for (int i = 0; i < size; ++i) {
+        Link& l = links_[static_cast<std::size_t>(i)];
+        l.rank = i;
+        bind(l, paths);
+        if (l.nrails == 0) {
+            why = "no path reaches rank " + std::to_string(i) + " (paths in use:";
+            for (auto& p : paths) {
+                why += std::string(" ") + p->info().name;
+            }
+            why += "; see ULMPI_PATH_INCLUDE)";
+            return rt::Errc::unreachable;
+        }
+        for (int k = 0; k < l.nrails; ++k) {
+            if (l.rails[k].reliable) {
+                copy_block = std::max<std::size_t>(copy_block, l.rails[k].path->info().eager_limit);
+                copy_block = std::max<std::size_t>(copy_block, 256);
+            }
+        }
+    }
+    copy_pool_.set_block_size(copy_block);
+    return rt::Errc::ok;
+}
+
+void LinkSet::bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths)
+{
+    const std::string& rel = reliability_param.get();
+    const std::string& sum = checksum_param.get();
+    const bool stripe = stripe_param.get() == "on";
+    for (const auto& p : paths) {
+        if (!p->can_reach(l.rank) || l.nrails >= Link::kMaxRails) {
+            continue;
+        }
+        const path::PathInfo& info = p->info();
+        Rail& r = l.rails[l.nrails++];
+        r.path = p.get();
+        const bool reliable = rel == "on" || (rel == "auto" && info.reliable_default);
+        r.reliable = reliable;
+        r.checksum = sum == "crc32c" || (sum == "auto" && reliable);
+        r.max_frag = info.max_frag;
+        r.rate = info.bandwidth_mbs > 0 ? info.bandwidth_mbs : 1000;
+        l.reliable = l.reliable || reliable;
+        // Over a kernel path a fragment may wait in socket and window
+        // queues before it leaves, so timing one fragment in eight (what
+        // shm does, to keep the clock off the fast path) picks biased
+        // samples: under the lossy decorator on udp srtt rose from 4 to
+        // 20 ms and a 64 MiB transfer took 4x as long. There every fragment
+        // is timed (one clock read is nothing next to a system call).
+        l.time_all = l.time_all || info.kernel_delivery;
+        any_kernel_ = any_kernel_ || info.kernel_delivery;
+    }
+    if (!stripe) {
+        // One rail carries everything while it is up: the others stand by.
+        for (int k = 1; k < l.nrails; ++k) {
+            l.rails[k].rate = l.rails[0].rate * 1e-6;
+        }
+    }
+    l.peer_incarnation = 0;
+    l.epoch = static_cast<std::uint8_t>(incarnation_);
+    l.choose();
+}
+
+bool LinkSet::checksummed(const Link& l, const path::Path& path) const
+{
+    for (int i = 0; i < l.nrails; ++i) {
+        if (l.rails[i].path == &path) {
+            return l.rails[i].checksum;
+        }
+    }
+    return false;
+}
+
+// Writes one fragment into path memory and commits it. The header comes
+// without its sequence number; control fragments (and ACKs) have no payload.
+// On a reliable link the fragment is kept until acknowledged: its payload is
+// copied unless `owner` is given (then it is re-read from owner's buffer,
+// which stays untouched until the owner completes). False: the path had no
+// room; nothing was consumed.
+bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, const Payload& pl,
+                   SendMsg* owner)
+{
+    path::Path* path = rail.path;
+    BaseHeader b = read_header<BaseHeader>(hdr);
+    const bool seq = sequenced(b.type);
+    // The ACK this peer is owed rides along when everything it sent us so
+    // far was delivered in order (then LIDS says it all) and the path has
+    // room for the extra 8 bytes.
+    const bool piggy = seq && l.ack_due && l.delivered.islands() == 0 &&
+                       hlen + sizeof(AckExt) + pl.len <= rail.max_frag;
+    const std::uint32_t full = hlen + (piggy ? static_cast<std::uint32_t>(sizeof(AckExt)) : 0);
+    path::TxBuffer buf;
+    buf.lane = lane_of(hdr[1]);
+    if (!path->acquire(l.rank, full + pl.len, buf)) {
+        return false;
+    }
+    if (seq) {
+        b.frag_seq = l.next_frag_out.value();
+        ++l.next_frag_out;
+    }
+    const bool kept = rail.reliable && seq;
+    if (kept) {
+        b.flags |= flag::reliable;
+        if (owner != nullptr && pl.ref != nullptr) {
+            b.flags |= flag::ack_now; // the send completes only when this is acknowledged
+        }
+    }
+    alignas(8) std::byte frame[kMaxHeader];
+    copy_header(frame, hdr, hlen);
+    if (piggy) {
+        b.flags |= flag::ack_ext;
+        const AckExt ext{l.delivered.in_order()};
+        std::memcpy(frame + hlen, &ext, sizeof ext);
+        ack_given(l);
+        ++l.counters.piggy_acks_sent;
+    }
+    std::byte* out = buf.data + full;
+    std::uint32_t pcrc = 0;
+    if (pl.ref != nullptr) {
+        if (rail.checksum) {
+            pcrc = pack_crc(*pl.ref, pl.offset, out, pl.len);
+        } else {
+            pack(*pl.ref, pl.offset, out, pl.len);
+        }
+    } else if (pl.len > 0) {
+        if (rail.checksum) {
+            pcrc = rt::crc32c_copy(out, pl.bytes, pl.len);
+        } else {
+            std::memcpy(out, pl.bytes, pl.len);
+        }
+    }
+    if (rail.checksum) {
+        b.flags |= flag::crc;
+        b.pcrc = pcrc;
+        b.hcrc = 0;
+        std::memcpy(frame, &b, sizeof b);
+        b.hcrc = header_crc(frame, full);
+    }
+    std::memcpy(frame, &b, sizeof b);
+    std::memcpy(hdr, &b, sizeof b);
+    copy_header(buf.data, frame, full);
+    if (kept) {
+        keep(l, rail, b, frame, full, out, pl, owner);
+    }
+    const path::SendResult res = path->commit(l.rank, buf, full + pl.len);
+    ++l.counters.frags_sent;
+    l.counters.bytes_sent += pl.len;
+    ++rail.counters.frags_sent;
+    rail.counters.bytes_sent += pl.len;
+    if (res == path::SendResult::failed) [[unlikely]] {
+        rail_down(l, rail, "the path could not send");
+    }
+    return true;
+}
+
+void LinkSet::keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* frame,
+                   std::uint32_t full, const std::byte* payload, const Payload& pl, SendMsg* owner)
+{
+    SendFrag* f = frag_pool_.get();
+    if (f == nullptr) {
+        rt::fatal("out of memory keeping a fragment for retransmission to rank %d", l.rank);
+    }
+    f->seq = b.frag_seq;
+    f->rail = &rail;
+    f->hdr_len = full;
+    f->payload_len = pl.len;
+    copy_header(f->hdr, frame, full);
+    if (owner != nullptr && pl.ref != nullptr) {
+        f->owner = owner;
+        f->offset = pl.offset;
+        ++owner->unacked;
+    } else if (pl.len > 0) {
+        std::byte* dst = f->inline_copy;
+        if (pl.len > SendFrag::kInlineCopy) {
+            if (copy_pool_.block_size() < pl.len) {
+                rt::fatal("fragment of %u bytes exceeds the retransmission buffer size", pl.len);
+            }
+            f->copy = static_cast<std::byte*>(copy_pool_.get());
+            if (f->copy == nullptr) {
+                rt::fatal("out of memory keeping a fragment for retransmission to rank %d", l.rank);
+            }
+            dst = f->copy;
+        }
+        std::memcpy(dst, payload, pl.len);
+    }
+    f->tx_order = ++l.tx_count;
+    rt::Nanos now = 0;
+    if (l.time_all) {
+        now = rt::now_ns();
+        f->sent_at = now;
+    } else if (l.rtt_seq == 0 && f->seq >= l.next_rtt_seq) {
+        // Time this one (one timed fragment at a time, as TCP without
+        // timestamps does): the clock is read for every few fragments only.
+        now = rt::now_ns();
+        l.rtt_seq = f->seq;
+        l.rtt_sent = now;
+    }
+    if (rail.inflight_frags++ == 0 && l.multi()) {
+        rail.progress_at = now != 0 ? now : rt::now_ns();
+    }
+    rail.inflight += f->wire_len();
+    l.unacked.push(f);
+    if (!l.unacked_hook.linked()) {
+        unacked_.push_back(&l);
+        l.timer = 0; // armed by the next tick()
+        l.backoff = 0;
+        l.recover_seq = 0;
+    }
+}
+
+// Sends a kept fragment again over `rail` (its own, or another when its
+// rail went down or a timeout suggests trying elsewhere).
+bool LinkSet::resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounters::*why)
+{
+    if (rail == nullptr) {
+        return false;
+    }
+    path::TxBuffer buf;
+    buf.lane = lane_of(f->hdr[1]);
+    const std::uint32_t len = f->wire_len();
+    if (len > rail->max_frag) {
+        // Striped over a rail with larger fragments than this one takes:
+        // it waits for its own rail to come back.
+        return false;
+    }
+    if (!rail->path->acquire(l.rank, len, buf)) {
+        return false;
+    }
+    copy_header(buf.data, f->hdr, f->hdr_len);
+    std::byte* out = buf.data + f->hdr_len;
+    if (f->owner != nullptr) {
+        pack(f->owner->data, f->offset, out, f->payload_len);
+    } else if (f->payload_len > 0) {
+        std::memcpy(out, f->payload_copy(), f->payload_len);
+    }
+    if (f->rail != rail) {
+        f->rail->inflight -= len;
+        --f->rail->inflight_frags;
+        if (rail->inflight_frags++ == 0 && l.multi()) {
+            rail->progress_at = rt::now_ns();
+        }
+        rail->inflight += len;
+        f->rail = rail;
+    }
+    const path::SendResult res = rail->path->commit(l.rank, buf, len);
+    f->tx_order = ++l.tx_count;
+    if (f->seq == l.rtt_seq) {
+        l.rtt_seq = 0; // Karn: an ACK could answer either transmission
+    }
+    ++l.counters.retransmits;
+    ++(l.counters.*why);
+    ++l.counters.frags_sent;
+    ++rail->counters.frags_sent;
+    ++rail->counters.resends;
+    if (res == path::SendResult::failed) [[unlikely]] {
+        rail_down(l, *rail, "the path could not send");
+    }
+    return true;
+}
+
+// A resend after a loss: over the fragment's own rail while it is up,
+// otherwise over another one.
+bool LinkSet::resend_any(Link& l, SendFrag* f, std::uint64_t LinkCounters::*why)
+{
+    Rail* r = f->rail;
+    if (!r->up()) {
+        Rail* o = l.other_rail(r);
+        r = o != nullptr ? o : l.control_rail();
+    }
+    return resend(l, f, r, why);
+}
+
+void LinkSet::release_frag(Link& l, SendFrag* f, rt::Nanos now)
+{
+    Rail& r = *f->rail;
+    const std::uint32_t len = f->wire_len();
+    r.inflight -= len;
+    --r.inflight_frags;
+    if (now != 0) {
+        on_rail_acked(l, r, len, now);
+    }
+    if (f->copy != nullptr) {
+        copy_pool_.put(f->copy);
+    }
+    SendMsg* owner = f->owner;
+    frag_pool_.put(f);
+    if (owner != nullptr) {
+        --owner->unacked;
+        owner_->frag_released(owner);
+    }
+}
+
+bool LinkSet::try_ctrl(Link& l, const void* hdr, std::uint32_t len)
+{
+    Rail* r = l.control_rail();
+    if (r == nullptr) {
+        return true; // nobody to tell; the peer is gone
+    }
+    alignas(8) std::byte copy[kMaxHeader];
+    std::memcpy(copy, hdr, len);
+    return emit(l, *r, copy, len, Payload{}, nullptr);
+}
+
+void LinkSet::send_ctrl(Link& l, const void* hdr, std::uint32_t len)
+{
+    if (l.ctrl_pending.empty() && try_ctrl(l, hdr, len)) {
+        return;
+    }
+    CtrlFrag* c = ctrl_pool_.get();
+    if (c == nullptr) {
+        rt::fatal("out of memory queueing a control fragment for rank %d", l.rank);
+    }
+    c->len = len;
+    std::memcpy(c->bytes, hdr, len);
+    l.ctrl_pending.push_back(c);
+    owner_->link_has_work(l);
+}
+
+int LinkSet::push(Link& l, bool* drained)
+{
+    int n = 0;
+    *drained = false;
+    while (CtrlFrag* c = l.ctrl_pending.front()) {
+        if (!try_ctrl(l, c->bytes, c->len)) {
+            return n;
+        }
+        l.ctrl_pending.remove(c);
+        ctrl_pool_.put(c);
+        ++n;
+    }
+    if (l.failover_due) {
+        n += failover(l);
+        if (l.failover_due) {
+            return n;
+        }
+    }
+    *drained = true;
+    return n;
+}
+
+// Receiver: checks an arriving fragment before it is processed. False means
+// drop it (damaged, stale, a duplicate — answered here — or a link-level
+// fragment handled here). `hlen` is the whole header, AckExt included.
+bool LinkSet::accept(Link& l, path::Path& path, const BaseHeader& b, std::uint32_t hlen,
+                     path::RxFrag& frag, const std::byte* payload)
+{
+    Rail* r = l.nrails == 1 && l.rails[0].path == &path ? &l.rails[0] : l.rail_of(&path);
+    if (r == nullptr) [[unlikely]] {
+        ULMPI_DEBUG("dropped a fragment from rank %d over %s, which does not reach it", l.rank,
+                    path.info().name);
+        return false;
+    }
+    if (r->checksum) {
+        if (!(b.flags & flag::crc) || header_crc(frag.data, hlen) != b.hcrc) {
+            ++l.counters.crc_header_fail;
+            return false; // nothing in it can be trusted, not even its sequence
+        }
+    }
+    if (b.src != static_cast<std::uint32_t>(frag.peer) || b.dst != static_cast<std::uint32_t>(rank_))
+        [[unlikely]] {
+        ++l.counters.bad_frags;
+        ULMPI_DEBUG("dropped a fragment from rank %d addressed %u -> %u", frag.peer, b.src, b.dst);
+        return false;
+    }
+    if (b.epoch != l.epoch || !l.alive()) [[unlikely]] {
+        ++l.counters.stale; // a dead incarnation's, or for one
+        return false;
+    }
+    ++l.counters.frags_received;
+    ++r->counters.frags_received;
+    r->counters.bytes_received += frag.len;
+    if (l.multi()) {
+        r->heard_at = rt::now_ns();
+    }
+    switch (b.type) {
+    case FragType::ack:
+        on_ack(l, read_header<AckHeader>(frag.data));
+        return false;
+    case FragType::probe:
+        on_probe(l, path, read_header<ProbeHeader>(frag.data));
+        return false;
+    case FragType::probe_ack:
+        on_probe_ack(l, path, read_header<ProbeHeader>(frag.data));
+        return false;
+    default:
+        break;
+    }
+    if (!l.reliable) {
+        return true;
+    }
+    if (b.flags & flag::ack_ext) {
+        // A piggy-backed ACK: valid even on a duplicate (its header is intact).
+        AckExt ext;
+        std::memcpy(&ext, frag.data + header_size(b.type), sizeof ext);
+        AckHeader a{};
+        a.ack_seq = ext.lids;
+        a.lirs = ext.lids;
+        a.lids = ext.lids;
+        a.status = AckStatus::good;
+        ++l.counters.piggy_acks_received;
+        apply_ack(l, a);
+    }
+    if (b.frag_seq == 0 || l.delivered.contains(b.frag_seq)) {
+        ++l.counters.duplicates;
+        if (b.flags & flag::reliable) {
+            l.ack_rail = r;
+            queue_ack(l, b.frag_seq, true); // its ACK was lost: say it again, now
+        }
+        return false;
+    }
+    (void)l.received.insert(b.frag_seq);
+    if (b.flags & flag::reliable) {
+        l.ack_rail = r;
+    }
+    if (r->checksum && b.type != FragType::data && b.payload_len > 0 &&
+        rt::crc32c(payload, b.payload_len) != b.pcrc) {
+        ++l.counters.crc_payload_fail;
+        send_ack(l, b.frag_seq, AckStatus::corrupt);
+        return false;
+    }
+    return true;
+}
+
+void LinkSet::delivered(Link& l, const BaseHeader& b)
+{
+    if (!l.reliable) {
+        return;
+    }
+    // A fragment out of order, or one that fills a hole, is acknowledged at
+    // once: the sender learns of a loss (or its repair) without delay.
+    const bool was_gap = l.delivered.islands() != 0;
+    (void)l.delivered.insert(b.frag_seq);
+    if (b.flags & flag::reliable) {
+        queue_ack(l, b.frag_seq, was_gap || l.delivered.islands() != 0 || (b.flags & flag::ack_now));
+    }
+}
+
+void LinkSet::payload_corrupt(Link& l, const BaseHeader& b)
+{
+    ++l.counters.crc_payload_fail;
+    send_ack(l, b.frag_seq, AckStatus::corrupt);
+}
+
+void LinkSet::fail(Link& l, rt::Errc why)
+{
+    if (!l.alive()) {
+        return;
+    }
+    l.life = Link::Lifetime::failed;
+    std::vector<SendFrag*> all;
+    l.unacked.for_each([&](SendFrag* f) { all.push_back(f); });
+    for (SendFrag* f : all) {
+        (void)l.unacked.take(f->seq);
+        if (f->owner != nullptr && f->owner->error == rt::Errc::ok) {
+            f->owner->error = why;
+        }
+        release_frag(l, f, 0);
+    }
+    while (CtrlFrag* c = l.ctrl_pending.pop_front()) {
+        ctrl_pool_.put(c);
+    }
+    if (l.unacked_hook.linked()) {
+        unacked_.remove(&l);
+    }
+    if (l.probe_hook.linked()) {
+        probing_.remove(&l);
+    }
+    if (l.ack_due) {
+        ack_given(l);
+    }
+    l.failover_due = false;
+    l.choose();
+}
+
+void LinkSet::reset(Link& l, int peer_incarnation)
+{
+    fail(l, rt::Errc::peer_failed);
+    l.peer_incarnation = peer_incarnation;
+    l.epoch = static_cast<std::uint8_t>(incarnation_ + peer_incarnation);
+    l.next_frag_out = FragSeq(1);
+    l.unacked = SeqWindow{};
+    l.rtt = RttEstimate{};
+    l.timer = 0;
+    l.tx_count = 0;
+    l.rtt_seq = 0;
+    l.rtt_sent = 0;
+    l.next_rtt_seq = 1;
+    l.backoff = 0;
+    l.recover_seq = 0;
+    l.received = RangeSet{};
+    l.delivered = RangeSet{};
+    l.ack_latest = 0;
+    l.ack_owed = 0;
+    l.ack_deadline = 0;
+    l.ack_rail = nullptr;
+    for (int i = 0; i < l.nrails; ++i) {
+        Rail& r = l.rails[i];
+        const Rail fresh{};
+        r.state = fresh.state;
+        r.inflight = 0;
+        r.inflight_frags = 0;
+        r.progress_at = r.heard_at = 0;
+        r.next_probe = 0;
+        r.probe_interval = 0;
+        r.down_reason = "";
+    }
+    l.life = Link::Lifetime::alive;
+    l.choose();
+}
+
+void LinkSet::print_stats(std::FILE* out, int rank, int peer) const
+{
+    const Link& l = links_[static_cast<std::size_t>(peer)];
+    const LinkCounters& c = l.counters;
+    if (c.frags_sent == 0 && c.frags_received == 0) {
+        return;
+    }
+    std::fprintf(out,
+                 "ulmpi-stats rank=%d peer=%d link=%s epoch=%u frags_sent=%" PRIu64 " frags_received=%" PRIu64
+                 " bytes_sent=%" PRIu64 " retransmits=%" PRIu64 " resent_timer=%" PRIu64
+                 " resent_fast=%" PRIu64 " resent_recovery=%" PRIu64 " resent_corrupt=%" PRIu64
+                 " resent_failover=%" PRIu64 " crc_header_fail=%" PRIu64 " crc_payload_fail=%" PRIu64
+                 " duplicates=%" PRIu64 " stale=%" PRIu64 " bad=%" PRIu64 " acks_sent=%" PRIu64 " acks_received=%" PRIu64
+                 " piggy_acks_sent=%" PRIu64 " piggy_acks_received=%" PRIu64 " corrupt_acks=%" PRIu64
+                 " srtt_us=%.1f rto_us=%.1f\n",
+                 rank, peer, l.alive() ? "alive" : "failed", l.epoch, c.frags_sent, c.frags_received,
+                 c.bytes_sent, c.retransmits, c.resent_timer, c.resent_fast, c.resent_recovery,
+                 c.resent_corrupt, c.resent_failover, c.crc_header_fail, c.crc_payload_fail,
+                 c.duplicates, c.stale, c.bad_frags, c.acks_sent, c.acks_received, c.piggy_acks_sent,
+                 c.piggy_acks_received, c.corrupt_acks_received, static_cast<double>(l.rtt.srtt) / 1e3,
+                 static_cast<double>(l.rtt.rto) / 1e3);
+    for (int i = 0; i < l.nrails; ++i) {
+        const Rail& r = l.rails[i];
+        const RailCounters& rc = r.counters;
+        std::fprintf(out,
+                     "ulmpi-stats rank=%d peer=%d rail=%s state=%s frags_sent=%" PRIu64
+                     " bytes_sent=%" PRIu64 " resends=%" PRIu64 " frags_received=%" PRIu64
+                     " bytes_received=%" PRIu64 " downs=%" PRIu64 " ups=%" PRIu64 " probes=%" PRIu64
+                     " rate_mbs=%.1f srtt_us=%.1f\n",
+                     rank, peer, r.path->info().name, r.up() ? "up" : "down", rc.frags_sent,
+                     rc.bytes_sent, rc.resends, rc.frags_received, rc.bytes_received, rc.downs, rc.ups,
+                     rc.probes, r.rate, static_cast<double>(r.srtt) / 1e3);
+    }
+}
+
+} // namespace ulmpi::ulm

@@ -1,0 +1,182 @@
+// LinkSet: the per-peer links of one process (link.h) and the machinery
+// they share: descriptor pools for kept fragments, the lists of links that
+// owe an ACK, keep fragments or probe a rail, and the reliability policy.
+//
+// Between the protocols and the paths:
+//   send     the engine builds a fragment's header and names its payload;
+//            emit() sends it over the rail the engine chose from the link
+//            (control_rail / bulk_rail), stamps sequence number, epoch,
+//            checksums and a piggy-backed ACK, and keeps it until
+//            acknowledged when the link is reliable (reliability.h).
+//   receive  the engine hands every fragment to accept() first (checksum,
+//            epoch, duplicates, ACKs and probes, which stop here), processes
+//            it, then calls delivered().
+//   time     tick() runs the retransmission timers, the rails' evidence
+//            (a rail whose fragments stay unacknowledged while the peer is
+//            heard through another goes down; its fragments are resent over
+//            the others) and the probes of down rails.
+//   life     fail() ends a link (every kept fragment is freed, its owner
+//            told); reset() starts it again for a new incarnation.
+// Upward calls go through LinkOwner, which the engine implements.
+#pragma once
+
+#include "paths/path.h"
+#include "runtime/intrusive_list.h"
+#include "runtime/pool.h"
+#include "runtime/status.h"
+#include "ulm/link.h"
+#include "ulm/message.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ulmpi::ulm {
+
+// What a fragment carries after its header.
+struct Payload {
+    const DataRef* ref = nullptr;    // bytes [offset, offset + len) of a message
+    std::uint64_t offset = 0;
+    const std::byte* bytes = nullptr; // or these bytes
+    std::uint32_t len = 0;
+};
+
+class LinkOwner {
+public:
+    // A kept fragment that pointed into `owner`'s buffer was acknowledged
+    // (or freed by fail()): owner->unacked went down by one.
+    virtual void frag_released(SendMsg* owner) = 0;
+    // The link queued work (control fragments, fail-over resends) that
+    // push() must send when the paths have room.
+    virtual void link_has_work(Link& link) = 0;
+    // No rail reaches the peer any more (every one down, retries exhausted).
+    virtual void link_unreachable(Link& link, const std::string& why) = 0;
+
+protected:
+    ~LinkOwner() = default;
+};
+
+class LinkSet {
+public:
+    LinkSet();
+    ~LinkSet();
+    LinkSet(const LinkSet&) = delete;
+    LinkSet& operator=(const LinkSet&) = delete;
+
+    // Binds every peer to the paths that reach it and sets reliability,
+    // checksums and timers from the parameters. `why` says which peer no
+    // path reaches.
+    rt::Status init(int rank, int size, int incarnation,
+                    const std::vector<std::unique_ptr<path::Path>>& paths, LinkOwner& owner,
+                    std::string& why);
+
+    Link& operator[](int rank) { return links_[static_cast<std::size_t>(rank)]; }
+    const Link& operator[](int rank) const { return links_[static_cast<std::size_t>(rank)]; }
+    int size() const { return static_cast<int>(links_.size()); }
+    bool any_kernel_path() const { return any_kernel_; }
+    const ReliabilityPolicy& policy() const { return policy_; }
+
+    // --- sending
+    // Writes one fragment into `rail`'s path and commits it (see link_set.cpp).
+    // False: no room on the path; nothing was consumed.
+    bool emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, const Payload& pl,
+              SendMsg* owner);
+    // A control fragment (header only) over the control rail, queued when
+    // the path has no room.
+    void send_ctrl(Link& l, const void* hdr, std::uint32_t len);
+    // Sends what the link queued (control fragments, fail-over resends).
+    // Returns fragments sent; *drained tells whether nothing is left.
+    int push(Link& l, bool* drained);
+    void fill_base(const Link& l, BaseHeader& b, FragType type, std::uint8_t flags,
+                   std::uint32_t payload_len) const
+    {
+        b.version = kWireVersion;
+        b.type = type;
+        b.flags = flags;
+        b.epoch = l.epoch;
+        b.src = static_cast<std::uint32_t>(rank_);
+        b.dst = static_cast<std::uint32_t>(l.rank);
+        b.payload_len = payload_len;
+        b.frag_seq = 0;
+        b.hcrc = 0;
+        b.pcrc = 0;
+    }
+
+    // --- receiving
+    // Checks an arriving fragment. True: the engine processes it, then calls
+    // delivered(). False: it was damaged, stale, a duplicate (answered here)
+    // or a link-level fragment (ACK, probe) handled here.
+    bool accept(Link& l, path::Path& path, const BaseHeader& b, std::uint32_t hlen,
+                path::RxFrag& frag, const std::byte* payload);
+    void delivered(Link& l, const BaseHeader& b);
+    // The payload of data fragment `b` failed its checksum while it was
+    // copied out: answer corrupt, the sender resends it.
+    void payload_corrupt(Link& l, const BaseHeader& b);
+    bool checksummed(const Link& l, const path::Path& path) const;
+
+    // --- time
+    bool needs_tick() const { return !unacked_.empty() || !probing_.empty(); }
+    int tick();
+    bool acks_due() const { return !ack_due_.empty(); }
+    // Sends the ACKs that are due (all: every one owed, e.g. before sleeping).
+    void flush_acks(bool all);
+
+    // --- path evidence and lifetime
+    void path_down(path::Path& path, int peer, const char* why);
+    void path_up(path::Path& path, int peer);
+    void fail(Link& l, rt::Errc why);
+    void reset(Link& l, int peer_incarnation);
+
+    // --- introspection
+    std::size_t kept_frags() const { return frag_pool_.in_use(); }
+    void print_stats(std::FILE* out, int rank, int peer) const;
+
+private:
+    void bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths);
+    bool resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounters::*why);
+    bool resend_any(Link& l, SendFrag* f, std::uint64_t LinkCounters::*why);
+    void release_frag(Link& l, SendFrag* f, rt::Nanos now);
+    void keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* frame, std::uint32_t full,
+              const std::byte* payload, const Payload& pl, SendMsg* owner);
+    bool try_ctrl(Link& l, const void* hdr, std::uint32_t len);
+    void queue_ack(Link& l, std::uint64_t seq, bool urgent);
+    void ack_given(Link& l);
+    void send_ack(Link& l, std::uint64_t seq, AckStatus status);
+    void on_ack(Link& l, const AckHeader& h);
+    void apply_ack(Link& l, const AckHeader& h);
+    void on_probe(Link& l, path::Path& path, const ProbeHeader& h);
+    void on_probe_ack(Link& l, path::Path& path, const ProbeHeader& h);
+    void send_probe(Link& l, Rail& r, FragType type, std::uint64_t nonce, std::int64_t sent);
+
+    // Rails (link_rails.cpp).
+    void on_rail_acked(Link& l, Rail& r, std::uint32_t bytes, rt::Nanos now);
+    void rail_sample(Rail& r, rt::Nanos rtt);
+    void rail_down(Link& l, Rail& r, const char* why);
+    void rail_up(Link& l, Rail& r);
+    int failover(Link& l);
+    int check_rails(Link& l, rt::Nanos now);
+    int probe_rails(Link& l, rt::Nanos now);
+    void retry_timer(Link& l, rt::Nanos now, int& n);
+    void give_up(Link& l);
+
+    int rank_ = 0;
+    int incarnation_ = 0;
+    LinkOwner* owner_ = nullptr;
+    std::vector<Link> links_;
+    ReliabilityPolicy policy_{};
+    bool any_kernel_ = false;
+    rt::Nanos rail_timeout_ = 0;      // a rail silent this long while another is heard goes down
+    rt::Nanos probe_min_ = 0;         // first probe interval of a down rail
+    rt::Nanos probe_max_ = 0;
+    rt::Pool<SendFrag> frag_pool_{256};
+    rt::BlockPool copy_pool_;
+    rt::Pool<CtrlFrag> ctrl_pool_{64};
+    rt::IntrusiveList<Link, &Link::ack_hook> ack_due_;
+    rt::IntrusiveList<Link, &Link::unacked_hook> unacked_;
+    rt::IntrusiveList<Link, &Link::probe_hook> probing_;
+    std::uint64_t nonce_ = 0;
+    std::vector<std::byte> scratch_;
+};
+
+} // namespace ulmpi::ulm

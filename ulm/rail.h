@@ -1,0 +1,79 @@
+// A rail: one path to one peer, as that peer's link sees it (link.h).
+//
+// A rail is up, or down. It is declared down by its own evidence: the path
+// says so (Sink::on_path_down, a send answered `failed`), or its fragments
+// stay unacknowledged past a deadline while the peer is heard through
+// another rail. A down rail carries nothing but probes, at growing
+// intervals, until one is answered; then it is up again.
+//
+// What the link measures on each rail, for striping:
+//   inflight  bytes sent on it and not yet acknowledged (a fragment counts
+//             on the rail of its last transmission only)
+//   rate      delivery rate in bytes per microsecond: bytes acknowledged
+//             over a sampling interval while the rail was busy (a rail that
+//             waits for data tells nothing about its speed); it starts at
+//             the path's nominal bandwidth, follows a slower rail down and
+//             a faster one up
+//   srtt      round trip of fragments sent on it (and of its probes), and
+//             the shortest one seen, which sizes the in-flight cap (the
+//             smoothed one grows with the queue the cap is meant to bound)
+#pragma once
+
+#include "paths/path.h"
+#include "runtime/clock.h"
+
+#include <cstdint>
+
+namespace ulmpi::ulm {
+
+struct RailCounters {
+    std::uint64_t frags_sent = 0;     // first transmissions and resends
+    std::uint64_t bytes_sent = 0;     // payload bytes
+    std::uint64_t resends = 0;        // of which resends
+    std::uint64_t frags_received = 0;
+    std::uint64_t bytes_received = 0; // fragment bytes (header included)
+    std::uint64_t downs = 0;          // times declared down
+    std::uint64_t ups = 0;            // times taken back after a probe was answered
+    std::uint64_t probes = 0;         // probes sent while down
+};
+
+struct Rail {
+    enum class State : std::uint8_t { up, down };
+
+    path::Path* path = nullptr;
+    State state = State::up;
+    bool reliable = false;          // fragments sent over it are kept until acknowledged
+    bool checksum = false;          // CRC32C on fragments sent over this rail
+    std::uint32_t max_frag = 0;     // path's largest fragment (header + payload)
+
+    // In flight.
+    std::uint64_t inflight = 0;     // bytes (payload + header) not yet acknowledged
+    std::uint32_t inflight_frags = 0;
+    rt::Nanos progress_at = 0;      // last ACK progress, or when inflight became non-zero
+    rt::Nanos heard_at = 0;         // last fragment received through it, or ACK progress
+
+    // Measured.
+    double rate = 0;                // bytes per microsecond (MB/s)
+    rt::Nanos srtt = 0;             // 0: no sample yet
+    rt::Nanos min_rtt = 0;          // shortest round trip seen (0: none yet)
+    std::uint64_t acked = 0;        // bytes acknowledged in all
+    std::uint64_t sample_acked = 0; // `acked` at sample_start
+    rt::Nanos sample_start = 0;
+    bool sample_busy = true;        // never short of data since sample_start
+
+    // Down: probing.
+    rt::Nanos next_probe = 0;
+    rt::Nanos probe_interval = 0;
+    std::uint64_t probe_nonce = 0;
+    const char* down_reason = "";
+
+    RailCounters counters;
+
+    bool up() const { return state == State::up; }
+    double latency_us() const
+    {
+        return srtt != 0 ? static_cast<double>(srtt) / 1e3 : path->info().latency_us;
+    }
+};
+
+} // namespace ulmpi::ulm
