@@ -82,6 +82,7 @@ public:
     std::uint8_t epoch = 0;        // of fragments both ways (wire.h)
     bool reliable = false;         // some rail is reliable: sequences tracked, ACKs sent
     bool time_all = false;         // time every fragment (a kernel path: see LinkSet::bind)
+    bool stripe = true;            // bulk data over every up rail (else the control rail's)
 
     Rail rails[kMaxRails];
     int nrails = 0;
@@ -125,7 +126,7 @@ public:
     // first and has room; nullptr when every up rail is at its cap.
     Rail* bulk_rail(std::uint64_t bytes)
     {
-        if (nup_ <= 1) [[likely]] {
+        if (nup_ <= 1 || !stripe) [[likely]] {
             return ctrl_;
         }
         return striped_rail(bytes);

@@ -265,10 +265,19 @@ void LinkSet::retry_timer(Link& l, rt::Nanos now, int& n)
         give_up(l);
         return;
     }
-    Rail* r = l.up_rails() > 1 ? l.other_rail(oldest->rail) : nullptr;
-    if (r == nullptr) {
-        r = oldest->rail->up() ? oldest->rail : l.control_rail();
+    // Over its own rail while that is up: a rail is left only on its own
+    // evidence (link_rails.cpp), never for one loss. But a silent peer may
+    // be silent only on this rail while the others carry nothing to prove
+    // it alive: ask them (a probe's answer is the evidence check_rails needs).
+    if (l.backoff >= 1 && l.up_rails() > 1) {
+        for (int i = 0; i < l.nrails; ++i) {
+            Rail& other = l.rails[i];
+            if (&other != oldest->rail && other.up()) {
+                send_probe(l, other, FragType::probe, 0, now);
+            }
+        }
     }
+    Rail* r = oldest->rail->up() ? oldest->rail : l.control_rail();
     if (resend(l, oldest, r, &LinkCounters::resent_timer)) {
         ++oldest->retries;
         ++l.backoff;

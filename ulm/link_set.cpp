@@ -164,12 +164,7 @@ void LinkSet::bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& path
         l.time_all = l.time_all || info.kernel_delivery;
         any_kernel_ = any_kernel_ || info.kernel_delivery;
     }
-    if (!stripe) {
-        // One rail carries everything while it is up: the others stand by.
-        for (int k = 1; k < l.nrails; ++k) {
-            l.rails[k].rate = l.rails[0].rate * 1e-6;
-        }
-    }
+    l.stripe = stripe; // off: one rail carries everything while it is up, the others stand by
     l.peer_incarnation = 0;
     l.epoch = static_cast<std::uint8_t>(incarnation_);
     l.choose();

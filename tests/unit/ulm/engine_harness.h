@@ -101,6 +101,11 @@ using ScopedIntParam = ScopedParam<rt::IntParam, std::int64_t>;
 struct ClusterOptions {
     int n = 2;
     MemPathOptions mem;
+    // Rails: MemPaths per rank, each on its own fabric, named mem0, mem1...
+    // (one rail keeps the name in `mem`); rail_tweak adjusts rail k's options.
+    int rails = 1;
+    std::vector<int> incarnation; // JobInfo::incarnation by rank (default 0)
+    std::function<void(int rank, int rail, MemPathOptions&)> rail_tweak;
     bool self_path = false; // a SelfPath in front of the MemPath
     int local_cpus = 0;     // CPUs the launcher had for the ranks (0: unknown)
     std::function<void(int, MemPathOptions&)> tweak;
@@ -115,6 +120,9 @@ public:
         std::vector<std::vector<std::unique_ptr<path::Path>>> paths(static_cast<std::size_t>(o.n));
         for (int r = 0; r < o.n; ++r) {
             boots_.push_back(std::make_unique<FakeBootstrap>(*job_, r));
+            if (static_cast<std::size_t>(r) < o.incarnation.size()) {
+                boots_.back()->mutable_job().incarnation = o.incarnation[static_cast<std::size_t>(r)];
+            }
             engines_.push_back(std::make_unique<Engine>());
             MemPathOptions m = o.mem;
             m.seed = o.mem.seed * 1000 + static_cast<std::uint32_t>(r);
@@ -125,10 +133,24 @@ public:
             if (o.tweak) {
                 o.tweak(r, m);
             }
-            auto mp = std::make_unique<MemPath>(fabric, r, m);
-            mem_.push_back(mp.get());
-            paths[static_cast<std::size_t>(r)].push_back(std::move(mp));
+            for (int k = 0; k < o.rails; ++k) {
+                MemPathOptions mk = m;
+                if (o.rails > 1) {
+                    mk.name = kRailNames[k];
+                    mk.seed = m.seed * 10 + static_cast<std::uint32_t>(k);
+                }
+                if (o.rail_tweak) {
+                    o.rail_tweak(r, k, mk);
+                }
+                auto mp = std::make_unique<MemPath>(rail_fabric(k), r, mk);
+                if (k == 0) {
+                    mem_.push_back(mp.get());
+                }
+                rails_.push_back(mp.get());
+                paths[static_cast<std::size_t>(r)].push_back(std::move(mp));
+            }
         }
+        rails_per_rank_ = o.rails;
         std::vector<rt::Status> st(static_cast<std::size_t>(o.n));
         std::vector<std::string> why(static_cast<std::size_t>(o.n));
         std::vector<std::thread> threads;
@@ -152,6 +174,17 @@ public:
     int size() const { return n_; }
     Engine& e(int r) { return *engines_[static_cast<std::size_t>(r)]; }
     MemPath& path(int r) { return *mem_[static_cast<std::size_t>(r)]; }
+    MemPath& rail(int r, int k) { return *rails_[static_cast<std::size_t>(r * rails_per_rank_ + k)]; }
+    MemFabric& rail_fabric(int k)
+    {
+        if (k == 0) {
+            return fabric;
+        }
+        while (extra_fabrics_.size() < static_cast<std::size_t>(k)) {
+            extra_fabrics_.push_back(std::make_unique<MemFabric>());
+        }
+        return *extra_fabrics_[static_cast<std::size_t>(k - 1)];
+    }
     FakeBootstrap& boot(int r) { return *boots_[static_cast<std::size_t>(r)]; }
     FakeJob& job() { return *job_; }
 
@@ -180,15 +213,19 @@ public:
         }
     }
 
+    static constexpr const char* kRailNames[] = {"mem0", "mem1", "mem2", "mem3"};
     MemFabric fabric; // declared first: outlives the engines and their paths
 
 private:
+    std::vector<std::unique_ptr<MemFabric>> extra_fabrics_; // rails 1...: outlive the engines too
     int n_;
     bool ok_ = true;
     std::unique_ptr<FakeJob> job_;
     std::vector<std::unique_ptr<FakeBootstrap>> boots_;
     std::vector<std::unique_ptr<Engine>> engines_;
     std::vector<MemPath*> mem_;
+    std::vector<MemPath*> rails_;
+    int rails_per_rank_ = 1;
 };
 
 // Fragment log helpers.

@@ -39,8 +39,8 @@ MemPath::MemPath(MemFabric& fabric, int rank, MemPathOptions opt)
     : fabric_(fabric), rank_(rank), opt_(opt), rng_(opt.seed)
 {
     info_.name = opt_.name;
-    info_.bandwidth_mbs = 1000;
-    info_.latency_us = 1;
+    info_.bandwidth_mbs = opt_.bandwidth_mbs;
+    info_.latency_us = opt_.latency_us;
     info_.max_frag = opt_.max_frag;
     info_.inline_max = 64;
     info_.eager_limit = opt_.eager_limit;
@@ -65,7 +65,7 @@ rt::Status MemPath::open(rt::Bootstrap& boot)
     in_flight_.assign(n, 0);
     opened_ = true;
     std::int32_t me = rank_;
-    return boot.put("mem.addr", &me, sizeof me);
+    return boot.put(std::string("mem.addr.") + opt_.name, &me, sizeof me);
 }
 
 rt::Status MemPath::connect(rt::Bootstrap& boot)
@@ -73,7 +73,7 @@ rt::Status MemPath::connect(rt::Bootstrap& boot)
     // A peer is reachable when it published its address before the fence.
     for (int r = 0; r < boot.job().size; ++r) {
         std::vector<std::byte> v;
-        if (boot.get(r, "mem.addr", v).ok() && v.size() == sizeof(std::int32_t)) {
+        if (boot.get(r, std::string("mem.addr.") + opt_.name, v).ok() && v.size() == sizeof(std::int32_t)) {
             std::int32_t who;
             std::memcpy(&who, v.data(), sizeof who);
             reach_[static_cast<std::size_t>(r)] = who == r && (opt_.reach_self || r != rank_);
@@ -146,7 +146,7 @@ path::SendResult MemPath::commit(int peer, const path::TxBuffer& buf, std::size_
         ++violations_;
     }
     MemPath* dst = fabric_.by_rank[static_cast<std::size_t>(peer)];
-    if (dst == nullptr) {
+    if (dst == nullptr || opt_.refuse_send) {
         free_frag(mine);
         return path::SendResult::failed;
     }
@@ -307,7 +307,12 @@ int MemPath::progress(path::Sink& sink)
     if (opt_.max_per_progress != 0 && n > opt_.max_per_progress) {
         n = opt_.max_per_progress;
     }
+    std::size_t bytes = 0;
     for (std::size_t done = 0; done < n; ++done) {
+        if (opt_.max_bytes_per_progress != 0 && bytes >= opt_.max_bytes_per_progress) {
+            n = done;
+            break;
+        }
         const std::size_t remaining = avail - done; // queued before this call, still here
         std::size_t idx = 0;
         if (opt_.order == Order::newest_first) {
@@ -317,6 +322,7 @@ int MemPath::progress(path::Sink& sink)
         }
         Frag* f = inbox_[idx];
         inbox_.erase(inbox_.begin() + static_cast<std::ptrdiff_t>(idx));
+        bytes += f->len;
         deliver(f, sink);
     }
     return static_cast<int>(n);

@@ -17,6 +17,15 @@
 //   unaddressable     which fragments come up non-addressable (ULM must pull
 //                     their payload through RxFrag::read_payload): none, data
 //                     fragments only, or all of them
+//   max_bytes_per_progress
+//                     deliver at most this many bytes per progress() (a
+//                     bandwidth: the rails of a multi-rail test differ so)
+//   refuse_send       commit() answers `failed` (the path knows it cannot
+//                     reach the peer: a link down on this side)
+//   latency_us, bandwidth_mbs
+//                     what info() claims
+// Several MemPaths of one rank (rails) live on separate fabrics and publish
+// their address under their own name.
 // The fabric logs every committed fragment so tests can inspect headers.
 #pragma once
 
@@ -70,6 +79,10 @@ struct MemPathOptions {
     double duplicate = 0;
     double corrupt = 0;
     const char* name = "mem";
+    std::size_t max_bytes_per_progress = 0; // 0: no limit
+    bool refuse_send = false;
+    double latency_us = 1;
+    double bandwidth_mbs = 1000;
     // Chosen faults (deterministic tests): called for every committed
     // fragment with its bytes (which it may damage); returns how many copies
     // arrive: 0 drops it, 2 duplicates it. Applied before the random faults.
