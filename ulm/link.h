@@ -105,6 +105,8 @@ public:
     RangeSet received;             // header intact
     RangeSet delivered;            // payload intact and processed
     std::uint64_t ack_latest = 0;  // newest delivered seq not yet acknowledged
+    std::uint64_t ack_low = 0;     // out-of-order arrivals since the last ACK: lowest and
+    std::uint64_t ack_high = 0;    // highest (0: none); the next ACK's map starts at ack_low
     bool ack_due = false;          // an ACK is owed (on LinkSet's ack list)
     bool ack_urgent = false;       // ... and must not wait
     std::uint32_t ack_owed = 0;    // fragments it covers

@@ -29,6 +29,8 @@ void LinkSet::queue_ack(Link& l, std::uint64_t seq, bool urgent)
 
 void LinkSet::ack_given(Link& l)
 {
+    l.ack_low = 0;
+    l.ack_high = 0;
     l.ack_due = false;
     l.ack_urgent = false;
     l.ack_owed = 0;
@@ -43,13 +45,17 @@ void LinkSet::send_ack(Link& l, std::uint64_t seq, AckStatus status)
     a.lirs = l.received.in_order();
     a.lids = l.delivered.in_order();
     a.sack = 0;
+    const std::uint64_t base = std::max(l.ack_low, a.lids + 2);
+    a.sack_off = static_cast<std::uint32_t>(std::min<std::uint64_t>(base - a.lids, UINT32_MAX));
     if (l.delivered.islands() != 0) {
         for (unsigned i = 0; i < 64; ++i) {
-            if (l.delivered.contains(a.lids + 2 + i)) {
+            if (l.delivered.contains(a.lids + a.sack_off + i)) {
                 a.sack |= std::uint64_t{1} << i;
             }
         }
     }
+    l.ack_low = 0;
+    l.ack_high = 0;
     a.status = status;
     ++l.counters.acks_sent;
     // Back over the rail the last fragment came by: if another rail died,
@@ -99,6 +105,8 @@ void LinkSet::on_ack(Link& l, const AckHeader& h)
 void LinkSet::apply_ack(Link& l, const AckHeader& h)
 {
     const std::size_t before = l.unacked.live();
+    // The SACK map's first sequence (an AckExt has none: sack 0).
+    const std::uint64_t map_base = h.lids + std::max<std::uint32_t>(h.sack_off, 2);
     // Rails are told when their fragments are acknowledged (their rate and
     // evidence of life) only on links with several of them.
     const rt::Nanos now = l.multi() ? rt::now_ns() : 0;
@@ -145,7 +153,7 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
         const Rail* acked_rail = f->rail;
         const path::Lane acked_lane = lane_of(f->hdr[1]);
         release_frag(l, f, now);
-        const std::uint64_t map_end = h.lids + 2 + 64;
+        const std::uint64_t map_end = map_base + 64;
         const std::uint64_t known_end = std::min(h.ack_seq, map_end);
         const std::uint64_t first = std::max(l.unacked.base(), h.lids + 1);
         const path::PathInfo::Order order = first >= known_end ? path::PathInfo::Order::none
@@ -153,7 +161,7 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
         // Delivered fragments above s: the SACK bits above s, and the
         // acknowledged fragment itself when the map does not hold it.
         auto delivered_above = [&](std::uint64_t s) {
-            const unsigned from = s < h.lids + 2 ? 0 : static_cast<unsigned>(s - h.lids - 1);
+            const unsigned from = s < map_base ? 0 : static_cast<unsigned>(s - map_base + 1);
             const std::uint64_t bits = from >= 64 ? 0 : h.sack >> from;
             return std::popcount(bits) + (h.ack_seq >= map_end ? 1 : 0);
         };
@@ -162,7 +170,7 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
             if (g == nullptr || g->fast_resent || g->tx_order > acked_order || g->rail != acked_rail) {
                 continue;
             }
-            if (s >= h.lids + 2 && (h.sack & (std::uint64_t{1} << (s - h.lids - 2)))) {
+            if (s >= map_base && s < map_end && (h.sack & (std::uint64_t{1} << (s - map_base)))) {
                 continue; // delivered: freed just below
             }
             const bool ordered = order == path::PathInfo::Order::total ||
@@ -183,7 +191,7 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
     }
     for (unsigned i = 0; h.sack != 0 && i < 64; ++i) {
         if (h.sack & (std::uint64_t{1} << i)) {
-            if (SendFrag* f = l.unacked.take(h.lids + 2 + i)) {
+            if (SendFrag* f = l.unacked.take(map_base + i)) {
                 release_frag(l, f, now);
             }
         }

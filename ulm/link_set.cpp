@@ -539,6 +539,24 @@ void LinkSet::delivered(Link& l, const BaseHeader& b)
     // once: the sender learns of a loss (or its repair) without delay.
     const bool was_gap = l.delivered.islands() != 0;
     (void)l.delivered.insert(b.frag_seq);
+    const std::uint64_t s = b.frag_seq;
+    if (s > l.delivered.in_order()) {
+        // Out of order: the next ACK's map must show it. When it would not
+        // fit one map with the others since the last ACK, those go now.
+        if (l.ack_low == 0) {
+            l.ack_low = l.ack_high = s;
+        } else if (std::max(l.ack_high, s) - std::min(l.ack_low, s) >= 64) {
+            if (l.ack_due) {
+                const std::uint64_t seq = l.ack_latest;
+                ack_given(l);
+                send_ack(l, seq, AckStatus::good);
+            }
+            l.ack_low = l.ack_high = s;
+        } else {
+            l.ack_low = std::min(l.ack_low, s);
+            l.ack_high = std::max(l.ack_high, s);
+        }
+    }
     if (b.flags & flag::reliable) {
         queue_ack(l, b.frag_seq, was_gap || l.delivered.islands() != 0 || (b.flags & flag::ack_now));
     }
@@ -599,6 +617,7 @@ void LinkSet::reset(Link& l, int peer_incarnation)
     l.received = RangeSet{};
     l.delivered = RangeSet{};
     l.ack_latest = 0;
+    l.ack_low = l.ack_high = 0;
     l.ack_owed = 0;
     l.ack_deadline = 0;
     l.ack_rail = nullptr;

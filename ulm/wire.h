@@ -156,9 +156,13 @@ struct AckHeader {
     std::uint64_t ack_seq;      // fragment acknowledged (0: only LIRS/LIDS news)
     std::uint64_t lirs;         // largest in-order received sequence
     std::uint64_t lids;         // largest in-order delivered sequence
-    std::uint64_t sack;         // bit i: sequence lids + 2 + i was delivered
+    std::uint64_t sack;         // bit i: sequence lids + sack_off + i was delivered
+    std::uint32_t sack_off;     // where the map starts above lids (>= 2): at the
+                                // lowest fragment that arrived out of order since
+                                // the last ACK (fragments striped over rails of
+                                // unequal delay arrive far beyond LIDS)
     AckStatus status;           // of ack_seq
-    std::uint8_t pad[7];
+    std::uint8_t pad[3];
 };
 static_assert(sizeof(AckHeader) == 72);
 

@@ -76,6 +76,11 @@ const rt::ChoiceParam gro_param{
     "on|off"};
 const rt::IntParam batch_param{"udp_rx_batch", 64,
                                "datagrams read from each udp socket per progress call"};
+const rt::ChoiceParam rails_param{
+    "udp_rails", "each",
+    "with several interfaces: each is a path of its own, striped and failed over by ULM (each), "
+    "or one path round-robins over them (one)",
+    "each|one"};
 
 constexpr std::size_t kHdr = sizeof(Header);
 constexpr std::size_t kMaxDatagram = 65507;
@@ -210,13 +215,36 @@ std::vector<std::unique_ptr<Path>> make_udp_paths(const rt::JobInfo& job)
     if (!opt.everywhere && job.num_nodes <= 1) {
         return out; // one host: shm and self do it all
     }
+    std::vector<udp::Iface> all;
+    std::vector<udp::Iface> chosen;
+    if (rails_param.get() == "each" && udp::list_ifaces(all, why) &&
+        udp::select_ifaces(all, opt.ifaces, opt.subnets, job.num_nodes <= 1, chosen, why) &&
+        chosen.size() > 1) {
+        for (std::size_t k = 0; k < chosen.size(); ++k) {
+            UdpOptions one = opt;
+            one.ifaces = chosen[k].name;
+            one.subnets.clear();
+            one.rail = static_cast<int>(k);
+            one.rails = static_cast<int>(chosen.size());
+            out.push_back(std::make_unique<UdpPath>(job, one));
+        }
+        return out;
+    }
+    // One interface, or one path over all (a selection error is reported
+    // by open()).
     out.push_back(std::make_unique<UdpPath>(job, opt));
     return out;
 }
 
+std::string udp_addr_key(int rail)
+{
+    return rail == 0 ? std::string("udp.addr") : "udp.addr." + std::to_string(rail);
+}
+
 UdpPath::UdpPath(const rt::JobInfo& job, const UdpOptions& opt) : job_(job), opt_(opt)
 {
-    info_.name = "udp";
+    name_ = opt_.rails > 1 ? "udp" + std::to_string(opt_.rail) : "udp";
+    info_.name = name_.c_str();
     info_.bandwidth_mbs = 1000;
     info_.latency_us = 20;
     info_.max_frag = static_cast<std::uint32_t>(kMaxDatagram - kHdr); // set in connect()
@@ -296,7 +324,7 @@ Status UdpPath::open(rt::Bootstrap& boot)
         }
     }
     std::vector<std::byte> rec = udp::encode_endpoints(mine_);
-    return boot.put("udp.addr", rec.data(), rec.size());
+    return boot.put(udp_addr_key(opt_.rail), rec.data(), rec.size());
 }
 
 Status UdpPath::connect(rt::Bootstrap& boot)
@@ -312,14 +340,32 @@ Status UdpPath::connect(rt::Bootstrap& boot)
         PeerAddr& p = peers_[static_cast<std::size_t>(r)];
         const bool other_host = job_.node_of_rank.size() == static_cast<std::size_t>(n) &&
                                 job_.node_of_rank[static_cast<std::size_t>(r)] != job_.node_id;
-        if (r == job_.rank) {
+        if (r == job_.rank && opt_.rails == 1) {
             p.eps = mine_;
         } else {
-            std::vector<std::byte> v;
-            if (!boot.get(r, "udp.addr", v).ok() ||
-                !udp::decode_endpoints(v.data(), v.size(), p.eps)) {
+            // Every rail's endpoints, the peer's rail k (ours) first: on a
+            // shared subnet, rail k feeds rail k.
+            std::vector<std::vector<udp::Endpoint>> by_rail;
+            for (int k = 0; k < static_cast<int>(udp::kMaxIfaces); ++k) {
+                std::vector<std::byte> v;
+                std::vector<udp::Endpoint> eps;
+                if (!boot.get(r, udp_addr_key(k), v).ok()) {
+                    break;
+                }
+                if (!udp::decode_endpoints(v.data(), v.size(), eps)) {
+                    by_rail.clear();
+                    break;
+                }
+                by_rail.push_back(std::move(eps));
+            }
+            if (by_rail.empty()) {
                 ULMPI_DEBUG("udp: rank %d published no usable address", r);
                 continue;
+            }
+            const std::size_t first = static_cast<std::size_t>(opt_.rail) % by_rail.size();
+            for (std::size_t i = 0; i < by_rail.size(); ++i) {
+                const auto& eps = by_rail[(first + i) % by_rail.size()];
+                p.eps.insert(p.eps.end(), eps.begin(), eps.end());
             }
         }
         for (const udp::Endpoint& e : p.eps) {
@@ -591,6 +637,12 @@ void UdpPath::send_credits()
 void UdpPath::lost(int err, int peer)
 {
     ++send_errors_;
+    if ((err == ENETUNREACH || err == ENETDOWN || err == EHOSTUNREACH || err == EADDRNOTAVAIL) &&
+        peer >= 0 && static_cast<std::size_t>(peer) < peers_.size() &&
+        !peers_[static_cast<std::size_t>(peer)].down_due) {
+        peers_[static_cast<std::size_t>(peer)].down_due = true;
+        down_due_.push_back(peer);
+    }
     if (err != last_errno_) {
         last_errno_ = err;
         ULMPI_INFO("udp: sending to rank %d: %s (counted as a lost datagram)", peer,
@@ -1129,7 +1181,20 @@ int UdpPath::progress(Sink& sink)
         n += receive(s, sink);
     }
     (void)flush_batches(); // data fragments ULM sent from on_frag()
+    if (!down_due_.empty()) [[unlikely]] {
+        report_down(sink);
+    }
     return n;
+}
+
+void UdpPath::report_down(Sink& sink)
+{
+    std::vector<int> peers;
+    peers.swap(down_due_);
+    for (int peer : peers) {
+        peers_[static_cast<std::size_t>(peer)].down_due = false;
+        sink.on_path_down(*this, peer);
+    }
 }
 
 const char* UdpPath::describe() const

@@ -67,6 +67,18 @@
 // anyway, so a peek there would only cost a system call (ULMPI_UDP_PEEK=all
 // peeks both sockets).
 //
+// Rails. With several interfaces chosen (ULMPI_UDP_IF, ULMPI_UDP_SUBNET) each
+// interface is a path of its own (udp0, udp1, ...: ULMPI_UDP_RAILS=each),
+// so that ULM's per-peer link stripes over them by their measured rates and
+// fails over from one to the others; rail k publishes its endpoint as
+// "udp.addr" (k = 0) or "udp.addr.k" and sends to the peer's endpoint on
+// its own subnet, preferring the peer's rail k there. ULMPI_UDP_RAILS=one
+// keeps them in one path that round-robins bulk fragments itself (no
+// fail-over between them). A send the kernel refuses for a reason of the
+// local network (ENETUNREACH, ENETDOWN, EHOSTUNREACH, EADDRNOTAVAIL: the
+// interface went down) is reported to ULM (Sink::on_path_down) at the
+// next progress(); the datagram counts as lost and ULM resends it.
+//
 // Fragment size. By default the largest datagram that needs no IP
 // fragmentation on the smallest MTU among the job's chosen interfaces
 // (1472 bytes on a 1500-byte Ethernet, 65507 on loopback): with fragmentation
@@ -103,6 +115,8 @@ struct UdpOptions {
     std::int64_t probe_us = 1000;     // a shut window lets one datagram through after this
     bool gso = true;                  // bulk datagrams batched into one UDP_SEGMENT send
     bool gro = true;                  // long socket reads coalesced datagrams (UDP_GRO)
+    int rail = 0;                     // this path's index among the job's udp rails
+    int rails = 1;                    // udp paths per process (one per interface, or one for all)
 };
 
 // ULMPI_UDP_* parameters as options; `why` names a malformed one.
@@ -185,6 +199,7 @@ private:
         std::uint32_t rr = 0;
         bool reach = false;
         bool credit_due = false; // on credit_due_
+        bool down_due = false;   // on down_due_: a local network error to report
         // By lane, in cost units modulo 2^32:
         std::uint32_t sent_end[2] = {0, 0};    // sent to the peer
         std::uint32_t acked_end[2] = {0, 0};   // of that, what the peer says it has seen
@@ -214,6 +229,7 @@ private:
     void took_header(const udp::Header& h, int src, Lane lane);
     void send_credits();
     void lost(int err, int peer);
+    void report_down(Sink& sink);
     int receive(Sock& s, Sink& sink);
     int receive_gro(Sock& s, Sink& sink);
     bool accept(const Sock& s, const std::byte* d, std::size_t len, const sockaddr_in& from,
@@ -256,6 +272,8 @@ private:
     std::uint32_t window_[2] = {0, 0}; // by lane
     std::int64_t probe_ns_ = 0;
     std::vector<int> credit_due_; // peers owed a header-only credit
+    std::vector<int> down_due_;   // peers whose sends failed for a local network reason
+    std::string name_;
     std::uint64_t window_stalls_ = 0;
     std::uint64_t probes_ = 0;
     std::uint64_t credits_sent_ = 0;
@@ -268,5 +286,7 @@ private:
 };
 
 std::vector<std::unique_ptr<Path>> make_udp_paths(const rt::JobInfo& job);
+// The bootstrap key of rail k's endpoints.
+std::string udp_addr_key(int rail);
 
 } // namespace ulmpi::path

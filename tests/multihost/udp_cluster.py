@@ -128,10 +128,13 @@ class Job:
         env["ULMPI_TEST_MARKER"] = self.mark
         cl = ctx.cluster
         hosts = ",".join("%s:%d" % (h, slots) for h in cl.hosts)
+        # Which interfaces udp uses: the cluster's subnet, unless the cluster
+        # says otherwise (several rails: udp_rails.py).
+        udp = getattr(cl, "udp_params", None) or ["udp_subnet=" + cl.subnet]
         self.argv = (["ip", "netns", "exec", cl.hosts[0], ctx.mpirun, "--launch-agent", AGENT,
                       "--boot-if", cl.subnet, "-H", hosts,
-                      "--param", "path_include=self,shm,udp",
-                      "--param", "udp_subnet=" + cl.subnet, "--stats"] +
+                      "--param", "path_include=self,shm,udp"] +
+                     [x for p in udp for x in ("--param", p)] + ["--stats"] +
                      [x for p in params for x in ("--param", p)] + ["-n", str(np_)] + args)
         self.start = time.time()
         self.p = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Multi-rail udp: jobs over two network rails between namespace hosts.
+
+Usage:
+  udp_rails.py [--build DIR] [--long] [--keep] CASE...      (CASE: all, or below)
+Environment (set by meson; --build fills in what is missing): MPIRUN,
+NETNS_CLUSTER, MPITEST_DIR, MPITEST_LIST, RAIL_STREAM.
+
+Each run makes one cluster (scripts/netns-cluster --rails 2: every host has
+eth0 and eth1 on two bridges and subnets) and runs mpirun inside its first
+host with ULMPI_UDP_IF=eth0,eth1: udp is two paths, udp0 and udp1, which
+ULM's per-peer link stripes over and fails over between. Cases:
+
+  programs_loss  the tests/mpi programs (as udp_cluster.py runs them) with
+                 nft dropping 5 % of the UDP packets arriving on rail 1 only:
+                 all pass, and both rails carried data
+  stream_down    a checked stream (rail_stream) between two hosts; rail 1 of
+                 the receiving host goes down in the middle, and up again
+                 later: every byte arrives, rank 0's udp1 was declared down and
+                 taken back, and data flowed over it again after; the longest
+                 pause after the link went down is printed (a figure, not a
+                 pass/fail check: timings are for benchmarks)
+  stress_down    tests/mpi/stress (random sizes, tags and sources, data
+                 checked) between two hosts, with rail 1 down and up again in
+                 the middle: passes
+
+--long makes the stream 1 GiB and the stress 100,000 messages (suite long);
+the default sizes keep each case under a minute. Without root or network
+namespaces every case is skipped (exit 77).
+"""
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import udp_cluster as uc  # noqa: E402
+
+CASES = ["programs_loss", "stream_down", "stress_down"]
+
+
+class RailCluster(uc.Cluster):
+    """A netns cluster whose hosts have two rails (eth0, eth1)."""
+
+    def __init__(self, tool, nhosts):
+        if os.geteuid() != 0:
+            raise uc.Skip("needs root to make network namespaces")
+        p = subprocess.run([tool, "check"], capture_output=True, text=True, timeout=30)
+        if p.returncode != 0:
+            raise uc.Skip("cannot make network namespaces: " + (p.stdout + p.stderr).strip())
+        self.tool_path = tool
+        self.name = "ur%d" % (os.getpid() % 100000)
+        self.made = True
+        self.tool("create", self.name, str(nhosts), "--rails", "2")
+        self.hosts = [self.name + str(i) for i in range(nhosts)]
+        self.subnet = self.tool("root-addr", self.name).strip().rsplit(".", 1)[0] + ".0/24"
+        self.udp_params = ["udp_if=eth0,eth1"]
+
+    def nft_dropped(self):
+        total = 0
+        for h in self.hosts:
+            p = subprocess.run(["ip", "netns", "exec", h, "nft", "list", "counter", "inet",
+                                "ulmpi_loss_r1", "dropped"], capture_output=True, text=True,
+                               timeout=30)
+            m = re.search(r"packets (\d+)", p.stdout)
+            total += int(m.group(1)) if m else 0
+        return total
+
+
+def rail_lines(text, rank, peer):
+    """Rank's view of its rails to peer: {name: {counter: value}}."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"ulmpi-stats rank=%d peer=%d rail=(\S+) state=(\S+) (.*)" % (rank, peer), line)
+        if m:
+            d = {"state": m.group(2)}
+            for k, v in re.findall(r"(\w+)=([\d.]+)", m.group(3)):
+                d[k] = float(v)
+            out[m.group(1)] = d
+    return out
+
+
+def flap(ctx, host, down_after, up_after, events):
+    """Takes rail 1 of `host` down after `down_after` s, up `up_after` s later."""
+    time.sleep(down_after)
+    events.append(("down", time.time()))
+    ctx.cluster.tool("down", ctx.cluster.name, host, "--rail", "1")
+    time.sleep(up_after)
+    events.append(("up", time.time()))
+    ctx.cluster.tool("up", ctx.cluster.name, host, "--rail", "1")
+
+
+def two_host_job(ctx, args, params=()):
+    return uc.Job(ctx, ["--map-by", "node"] + args, params, np_=2, slots=1)
+
+
+def case_programs_loss(ctx):
+    cl = ctx.cluster
+    for h in cl.hosts:
+        cl.tool("loss", cl.name, "5", "--rail", "1", h)
+    try:
+        failed, total = uc.run_programs(ctx, "programs over two rails, 5 % loss on rail 1")
+    finally:
+        for h in cl.hosts:
+            cl.tool("loss", cl.name, "off", "--rail", "1", h)
+    if failed:
+        raise uc.Failure("failed: " + ", ".join(failed))
+    dropped = cl.nft_dropped()
+    print("  nft dropped %d datagrams on rail 1" % dropped)
+    if dropped == 0:
+        raise uc.Failure("nft dropped nothing: the loss was not applied")
+
+
+def case_stream_down(ctx):
+    # Both rails at 500 Mbit/s (tc tbf), as the issue's test bed: about 5 s
+    # for 512 MiB over two rails, 10 s for 1 GiB.
+    total_mib = 1024 if ctx.long else 512
+    ctx.cluster.tool("rate", ctx.cluster.name, "500mbit")
+    job = two_host_job(ctx, ["--timeout", "600", ctx.rail_stream, str(total_mib), "1024"])
+    events = []
+    # The receiving host (rank 1, mapped by node to host 1) loses rail 1.
+    t = threading.Thread(target=flap, args=(ctx, ctx.cluster.hosts[1], 1.5, 2.0, events), daemon=True)
+    t.start()
+    rc, text, secs, left = job.finish(660)
+    t.join(30)
+    ctx.cluster.tool("rate", ctx.cluster.name, "off")
+    if rc != 0 or not re.search(r"^No Errors$", text, re.M) or left:
+        raise uc.Failure("rc %s, left %s:\n%s" % (rc, left, "\n".join(text.splitlines()[-40:])))
+    m = re.search(r"^stream: .*$", text, re.M)
+    print("  " + (m.group(0) if m else "(no stream line)"))
+    times = re.search(r"^stream-times: (.*)$", text, re.M)
+    ts = [float(x) / 1e3 for x in times.group(1).split()] if times else []
+    if len(events) < 2 or not ts or ts[-1] < dict(events)["up"]:
+        raise uc.Failure("the stream ended before rail 1 went down and up again (%.1f s)" % secs)
+    rails = rail_lines(text, 0, 1)
+    r1 = rails.get("udp1")
+    if r1 is None or "udp0" not in rails:
+        raise uc.Failure("rank 0 does not show two rails to rank 1:\n" + text[-3000:])
+    print("  rank 0 -> 1: udp0 %s, udp1 %s" % (
+        {k: int(v) for k, v in rails["udp0"].items() if k in ("bytes_sent", "downs", "ups")},
+        {k: int(v) for k, v in r1.items() if k in ("bytes_sent", "downs", "ups", "probes")}))
+    if r1.get("downs", 0) < 1 or r1.get("ups", 0) < 1:
+        raise uc.Failure("rail udp1 was not declared down and taken back: %s" % r1)
+    # The figure: the longest wait between two messages after the link went
+    # down, and the rate before, during and after.
+    if ts:
+        down = dict(events)["down"]
+        up = dict(events)["up"]
+        after = [x for x in ts if x >= down]
+        gaps = [b - a for a, b in zip([down] + after, after)]
+        during = [x for x in ts if down <= x < up]
+        print("  longest pause after the link went down: %.0f ms; messages while down: %d "
+              "(%.1f MB/s), before: %.1f MB/s" % (
+                  1e3 * max(gaps) if gaps else -1, len(during),
+                  len(during) * 1.048576 / (up - down),
+                  len([x for x in ts if x < down]) * 1.048576 / max(1e-3, down - ts[0])))
+
+
+def case_stress_down(ctx):
+    msgs = 100000 if ctx.long else 20000
+    exe = os.path.join(ctx.mpitest_dir, "stress")
+    job = two_host_job(ctx, ["--timeout", "600", exe, str(msgs), "7"])
+    events = []
+    t = threading.Thread(target=flap, args=(ctx, ctx.cluster.hosts[1], 1.5, 2.0, events), daemon=True)
+    t.start()
+    rc, text, secs, left = job.finish(660)
+    t.join(30)
+    if rc != 0 or not re.search(r"^No Errors$", text, re.M) or left:
+        raise uc.Failure("rc %s, left %s:\n%s" % (rc, left, "\n".join(text.splitlines()[-40:])))
+    rails = rail_lines(text, 0, 1)
+    downs = sum(r.get("downs", 0) for r in rails.values()) + \
+        sum(r.get("downs", 0) for r in rail_lines(text, 1, 0).values())
+    print("  %d messages in %.1f s; rail downs seen: %d%s" % (
+        msgs, secs, downs, "" if len(events) == 2 else " (the job ended before the flap)"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("cases", nargs="*", default=["all"])
+    ap.add_argument("--build", default=None, help="meson build dir (for the paths)")
+    ap.add_argument("--long", action="store_true", help="1 GiB stream, 100,000-message stress")
+    ap.add_argument("--limit", type=int, default=int(os.environ.get("MH_CASE_LIMIT", "3000")))
+    args = ap.parse_args()
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    b = os.path.abspath(args.build) if args.build else None
+    ctx = uc.Ctx()
+    ctx.mpirun = uc.env_or("MPIRUN", b and os.path.join(b, "runtime", "mpirun", "mpirun"))
+    ctx.tool = uc.env_or("NETNS_CLUSTER", os.path.join(src, "scripts", "netns-cluster"))
+    ctx.mpitest_dir = uc.env_or("MPITEST_DIR", b and os.path.join(b, "tests", "mpi"))
+    ctx.testlist = uc.env_or("MPITEST_LIST", os.path.join(src, "tests", "mpi", "testlist"))
+    ctx.rail_stream = uc.env_or("RAIL_STREAM", b and os.path.join(b, "tests", "multihost", "rail_stream"))
+    ctx.long = args.long
+    ctx.seed = 3
+    if not ctx.mpirun or not ctx.mpitest_dir or not ctx.rail_stream:
+        sys.exit("give --build DIR or set MPIRUN, MPITEST_DIR and RAIL_STREAM")
+    cases = CASES if "all" in args.cases else args.cases
+    for c in cases:
+        if c not in CASES:
+            sys.exit("unknown case %s (cases: %s)" % (c, " ".join(CASES)))
+
+    def stop(signum, frame):
+        raise uc.Failure("stopped by signal %d" % signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGALRM, stop)
+    signal.alarm(args.limit)
+    ctx.cluster = None
+    failed = []
+    try:
+        ctx.cluster = RailCluster(ctx.tool, 2 if cases != ["programs_loss"] else 4)
+        print("cluster %s: %d hosts, two rails" % (ctx.cluster.name, len(ctx.cluster.hosts)))
+        for c in cases:
+            print("== %s" % c, flush=True)
+            t = time.time()
+            try:
+                globals()["case_" + c](ctx)
+                print("== %s: ok (%.0f s)" % (c, time.time() - t), flush=True)
+            except uc.Failure as e:
+                print("== %s: FAIL: %s" % (c, e), flush=True)
+                failed.append(c)
+    except uc.Skip as e:
+        print("SKIP: %s" % e)
+        return 77
+    except uc.Failure as e:
+        print("FAIL: %s" % e)
+        return 1
+    finally:
+        signal.alarm(0)
+        if ctx.cluster is not None:
+            ctx.cluster.close()
+    print("failed: " + " ".join(failed) if failed else "ok")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
