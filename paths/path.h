@@ -44,6 +44,12 @@ struct PathInfo {
     std::uint32_t inline_max = 0; // fragments up to this size are cheapest (no buffer)
     std::uint64_t eager_limit = 0;
     bool reliable_default = false; // ULM reliability on by default over this path
+    // The path can fail while both processes live (a network: a cable, a
+    // port, a switch). ULM keeps the fragments of every such path to a peer
+    // that has several, so that they survive a fail-over, even where the
+    // path is reliable by itself. Self and shared memory share the
+    // processes' fate: false.
+    bool can_fail = true;
     bool has_get = false;          // get() usable (single copy rendezvous)
     std::uint64_t get_max = 0;     // largest message worth a get() (0: any size)
     // Arrival order of fragments to one peer, when none is lost: one order

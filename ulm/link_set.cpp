@@ -165,6 +165,22 @@ void LinkSet::bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& path
         any_kernel_ = any_kernel_ || info.kernel_delivery;
     }
     l.stripe = stripe; // off: one rail carries everything while it is up, the others stand by
+    // Fail-over resends what a dead rail had in flight: with several rails
+    // that can fail, each of them keeps its fragments until acknowledged,
+    // even over a path that is reliable by itself (verbs' RC), unless
+    // reliability was turned off explicitly.
+    int can_fail = 0;
+    for (int k = 0; k < l.nrails; ++k) {
+        can_fail += l.rails[k].path->info().can_fail ? 1 : 0;
+    }
+    if (can_fail > 1 && rel == "auto") {
+        for (int k = 0; k < l.nrails; ++k) {
+            if (l.rails[k].path->info().can_fail) {
+                l.rails[k].reliable = true;
+                l.reliable = true;
+            }
+        }
+    }
     l.peer_incarnation = 0;
     l.epoch = static_cast<std::uint8_t>(incarnation_);
     l.choose();

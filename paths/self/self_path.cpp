@@ -39,6 +39,7 @@ SelfPath::SelfPath(int my_rank) : rank_(my_rank)
     info_.max_frag = static_cast<std::uint32_t>(info_.eager_limit + 4096);
     info_.inline_max = info_.max_frag;
     info_.reliable_default = false;
+    info_.can_fail = false;
     info_.has_get = true;
 }
 
