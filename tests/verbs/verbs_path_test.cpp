@@ -1,0 +1,1 @@
+#include "tests/verbs/verbs_pair.h"
