@@ -444,8 +444,12 @@ bool VerbsPath::post(int peer, SendWr& wr, std::uint32_t token)
 void VerbsPath::write_grant(int peer)
 {
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    if (p.broken || !port_up_ || !has_slot(p)) {
-        return; // the next fragment or progress() carries it
+    if (p.broken || !port_up_) {
+        return;
+    }
+    if (!has_slot(p)) {
+        owed_.push_back(peer); // progress() tries again
+        return;
     }
     Grant& g = grants_out_[peer];
     g.value = p.grant;
@@ -713,6 +717,15 @@ int VerbsPath::progress(Sink& sink)
         }
     }
     poll_send();
+    if (!owed_.empty()) {
+        std::vector<int> again;
+        again.swap(owed_);
+        for (int r : again) {
+            if (peers_[static_cast<std::size_t>(r)].grant != peers_[static_cast<std::size_t>(r)].told) {
+                write_grant(r);
+            }
+        }
+    }
     if (port_news_) {
         port_news_ = false;
         if (port_up_) {

@@ -174,6 +174,7 @@ private:
     std::vector<std::pair<std::uint32_t, int>> qpn_rank_; // sorted
     std::unique_ptr<RegCache> cache_;
     std::vector<int> down_due_;  // peers to report down
+    std::vector<int> owed_;      // peers whose credit write found no send slot
     bool port_up_ = true;
     bool port_news_ = false;     // port state changed, not yet reported
     std::uint32_t event_tick_ = 0;

@@ -105,9 +105,11 @@ inline bool send_bytes(path::verbs::VerbsPath& p, path::Sink& sink, int peer, co
                        std::size_t len)
 {
     path::TxBuffer b;
-    for (int i = 0; !p.acquire(peer, len, b); ++i) {
+    const rt::Nanos end = rt::monotonic_ns() + rt::Nanos{30} * 1000000000;
+    while (!p.acquire(peer, len, b)) {
         p.progress(sink);
-        if (i > 20000000) {
+        if (rt::monotonic_ns() > end) {
+            ADD_FAILURE() << "no room to send for 30 s (credits " << p.credits(peer) << ")";
             return false;
         }
     }

@@ -98,7 +98,7 @@ TEST(VerbsPath, wires_up_and_moves_fragments_of_every_size_in_order)
 void flow(std::uint32_t depth)
 {
     Fabric f;
-    const int count = 3000;
+    const int count = 2000;
     EXPECT_TRUE(run_two([&](int rank, PairBootstrap& boot) {
         VerbsOptions o = small_options();
         o.srq_depth = depth;
