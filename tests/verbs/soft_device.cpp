@@ -256,7 +256,7 @@ public:
 
 class SoftDevice final : public Device {
 public:
-    SoftDevice(Fabric* f, int dev) : f_(f), dev_(dev) {}
+    SoftDevice(Fabric* f, int dev, std::string name) : f_(f), dev_(dev), name_(std::move(name)) {}
     ~SoftDevice() override;
     bool start(const FabricOptions& opt, std::string& why);
 
@@ -298,6 +298,7 @@ private:
 
     Fabric* f_;
     int dev_;
+    std::string name_;
     std::uint32_t proc_ = 0;
     SoftMemory mem_;
     DeviceAttr attr_;
@@ -373,6 +374,14 @@ SoftDevice::~SoftDevice()
             }
         }
         f_->procs[proc_].in_use = 0;
+        // The last process to leave removes the fabric's name.
+        bool anyone = false;
+        for (std::uint32_t i = 0; i < kMaxProcs && !anyone; ++i) {
+            anyone = f_->procs[i].in_use != 0 && ::kill(f_->procs[i].pid, 0) == 0;
+        }
+        if (!anyone) {
+            ::shm_unlink(seg_name(name_).c_str());
+        }
     }
     for (SoftMr* m : my_mrs_) {
         delete m;
@@ -1038,7 +1047,7 @@ public:
             detach(f);
             return nullptr;
         }
-        auto dev = std::make_unique<SoftDevice>(f, d);
+        auto dev = std::make_unique<SoftDevice>(f, d, opt_.name);
         if (!dev->start(opt_, why)) {
             return nullptr;
         }
