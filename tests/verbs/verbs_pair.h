@@ -75,7 +75,16 @@ inline bool run_two(const std::function<int(int, PairBootstrap&)>& body, unsigne
     return ok;
 }
 
-// Opens soft device soft0 of `fabric` and wires one VerbsPath over port 1.
+// ULMPI_VERBS_TEST_DEVICE=<name> runs these tests on that real device
+// (scripts/verbs-check); tests that need the soft device's controls skip.
+inline const char* real_device()
+{
+    const char* d = std::getenv("ULMPI_VERBS_TEST_DEVICE");
+    return d != nullptr && *d != '\0' ? d : nullptr;
+}
+
+// Opens soft device soft0 of `fabric` (or the real device) and wires one
+// VerbsPath over `port`.
 inline std::unique_ptr<path::verbs::VerbsPath> wire(PairBootstrap& boot, const std::string& fabric,
                                                     const path::verbs::VerbsOptions& opt,
                                                     int ports = 1, int port = 1)
@@ -84,9 +93,9 @@ inline std::unique_ptr<path::verbs::VerbsPath> wire(PairBootstrap& boot, const s
     fo.name = fabric;
     fo.ports = ports;
     fo.pool_bytes = std::size_t{1} << 30;
-    auto prov = soft::make_soft_provider(fo);
+    auto prov = real_device() != nullptr ? path::verbs::make_ibv_provider() : soft::make_soft_provider(fo);
     std::string why;
-    std::shared_ptr<path::verbs::Device> dev = prov->open("soft0", why);
+    std::shared_ptr<path::verbs::Device> dev = prov->open(real_device() != nullptr ? real_device() : "soft0", why);
     EXPECT_NE(dev, nullptr) << why;
     if (dev == nullptr) {
         return nullptr;
