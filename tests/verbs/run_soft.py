@@ -28,7 +28,7 @@ def main():
         rc = subprocess.call([sys.executable, a.runtests] + rest, env=env)
     finally:
         try:
-            os.unlink("/dev/shm/ulmpi-soft-" + name)
+            os.unlink("/dev/shm/verbs-soft-" + name)
         except FileNotFoundError:
             pass
     return rc

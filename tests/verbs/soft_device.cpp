@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
@@ -128,7 +129,8 @@ struct Fabric {
     MrSlot mrs[kMaxMrs];
 };
 
-std::string seg_name(const std::string& fabric) { return "/ulmpi-soft-" + fabric; }
+// Not "ulmpi-...": test harnesses sweep /dev/shm/ulmpi-* files a job left.
+std::string seg_name(const std::string& fabric) { return "/verbs-soft-" + fabric; }
 
 class Guard {
 public:
@@ -1063,6 +1065,7 @@ template <class F> bool with_fabric(const std::string& name, F&& fn)
     std::string why;
     Fabric* f = attach(name, nullptr, why);
     if (f == nullptr) {
+        std::fprintf(stderr, "soft fabric control: %s\n", why.c_str());
         return false;
     }
     {

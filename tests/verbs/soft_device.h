@@ -3,7 +3,7 @@
 // lives in tests/, and libmpi reaches it only when ULMPI_VERBS_DEVICE names
 // its shared object (tests/verbs/soft_module.cpp).
 //
-// A fabric is one shared-memory segment (/dev/shm/ulmpi-soft-<name>) that
+// A fabric is one shared-memory segment (/dev/shm/verbs-soft-<name>) that
 // every process of a test or MPI job opens: it holds the ports, the queue
 // pairs, shared receive queues, completion queues and memory registrations
 // of all of them, under one process-shared robust mutex. Each process keeps
@@ -51,7 +51,7 @@
 namespace ulmpi::soft {
 
 struct FabricOptions {
-    std::string name;             // segment /dev/shm/ulmpi-soft-<name>
+    std::string name;             // segment /dev/shm/verbs-soft-<name>
     int devices = 1;              // soft0, soft1, ...
     int ports = 1;                // per device
     path::verbs::LinkLayer link = path::verbs::LinkLayer::infiniband;
