@@ -666,7 +666,7 @@ void SoftDevice::push_cq(std::uint32_t cq, const Wc& wc)
         return;
     }
     c.ring[c.tail % kCqRing] = wc;
-    ++c.tail;
+    __atomic_store_n(&c.tail, c.tail + 1, __ATOMIC_RELEASE);
 }
 
 void SoftDevice::fail(SoftQp& q, PendingWr& p, WcStatus st)
@@ -960,6 +960,17 @@ Status SoftDevice::post_srq_recv(Srq* srq, std::uint64_t wr_id, const Sge& sge)
 
 int SoftDevice::poll_cq(Cq* cq, Wc* out, int max)
 {
+    // Nothing queued here and nothing arrived: no need for the fabric's lock
+    // (spinning ranks would otherwise convoy on it).
+    CqSlot& e = f_->cqs[static_cast<SoftCq*>(cq)->idx];
+    bool pending = false;
+    for (const SoftQp* q : qps_) {
+        pending = pending || !q->sq.empty();
+    }
+    if (!pending && __atomic_load_n(&e.tail, __ATOMIC_ACQUIRE) == __atomic_load_n(&e.head, __ATOMIC_RELAXED) &&
+        __atomic_load_n(&e.overrun, __ATOMIC_RELAXED) == 0) {
+        return 0;
+    }
     Guard g(f_);
     progress_locked();
     CqSlot& c = f_->cqs[static_cast<SoftCq*>(cq)->idx];
