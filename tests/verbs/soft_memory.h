@@ -27,9 +27,12 @@
 // out) at deregistration or when the pool runs out.
 //
 // Limits (a test device): moving pages races with other threads writing the
-// same pages at that moment, and pool pages are MAP_SHARED, so a process
-// forked after registering shares them with its child (open the device
-// after fork, as ibv_fork_init users must too).
+// same pages at that moment; pool pages are MAP_SHARED, so a process forked
+// after registering shares them with its child (open the device after
+// fork, as ibv_fork_init users must too) and madvise(MADV_DONTNEED) on them
+// keeps their bytes instead of zeroing them; and pinning part of a mapping
+// splits it, so an mremap of a range that spans pinned and unpinned pages
+// fails (EFAULT) where hardware would let it move.
 #pragma once
 
 #include <cstddef>

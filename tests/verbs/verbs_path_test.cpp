@@ -411,3 +411,81 @@ TEST(VerbsPath, a_port_going_down_and_up_is_reported_and_sends_fail_meanwhile)
 
 } // namespace
 } // namespace ulmpi::test
+
+namespace ulmpi::test {
+namespace {
+
+void invalidate_cb(void* ctx, std::uintptr_t a, std::size_t n)
+{
+    static_cast<path::verbs::RegCache*>(ctx)->invalidate(a, n);
+}
+
+// Every way a program gives memory back reaches the cache through the hooks.
+TEST(RegCache, munmap_mremap_madvise_and_mmap_fixed_drop_cached_registrations)
+{
+    if (real_device() != nullptr) {
+        GTEST_SKIP() << "soft device only";
+    }
+    Fabric f;
+    EXPECT_TRUE(run_two([&](int rank, PairBootstrap&) {
+        if (rank == 1) {
+            return 0;
+        }
+        soft::FabricOptions fo;
+        fo.name = f.name;
+        fo.pool_bytes = std::size_t{1} << 28;
+        auto prov = soft::make_soft_provider(fo);
+        std::string why;
+        auto dev = prov->open("soft0", why);
+        EXPECT_NE(dev, nullptr) << why;
+        if (dev == nullptr) {
+            return 1;
+        }
+        path::verbs::RegCache cache(*dev, true, ~std::uint64_t{0});
+        EXPECT_TRUE(path::verbs::memhook_install(&invalidate_cb, &cache));
+        const std::size_t len = 8 * 4096;
+        auto fresh = [&]() {
+            void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            EXPECT_NE(p, MAP_FAILED);
+            std::memset(p, 1, len);
+            // The whole buffer (pinned as one run: the soft device moves
+            // pinned pages into its pool, and mremap needs one mapping).
+            EXPECT_NE(cache.acquire(p, len, path::verbs::access::remote_read), nullptr);
+            EXPECT_EQ(cache.acquire(static_cast<char*>(p) + 4096, 50, path::verbs::access::remote_read),
+                      cache.acquire(static_cast<char*>(p) + 4100, 10, path::verbs::access::remote_read));
+            EXPECT_EQ(cache.entries(), 1u);
+            return p;
+        };
+        void* p = fresh();
+        EXPECT_EQ(::madvise(static_cast<char*>(p) + 4096, 4096, MADV_DONTNEED), 0);
+        EXPECT_EQ(cache.entries(), 0u) << "madvise";
+        EXPECT_EQ(::munmap(p, len), 0);
+
+        p = fresh();
+        void* q = ::mremap(p, len, 2 * len, MREMAP_MAYMOVE);
+        EXPECT_NE(q, MAP_FAILED);
+        EXPECT_EQ(cache.entries(), 0u) << "mremap";
+        EXPECT_EQ(::munmap(q, 2 * len), 0);
+
+        p = fresh();
+        void* in = static_cast<char*>(p) + 4096;
+        EXPECT_EQ(::mmap(in, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), in);
+        EXPECT_EQ(cache.entries(), 0u) << "mmap MAP_FIXED";
+        EXPECT_EQ(::munmap(p, len), 0);
+
+        p = fresh();
+        // A release elsewhere leaves the entry alone.
+        void* other = ::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        EXPECT_EQ(::munmap(other, 4096), 0);
+        EXPECT_EQ(cache.entries(), 1u);
+        EXPECT_EQ(::munmap(p, len), 0);
+        EXPECT_EQ(cache.entries(), 0u) << "munmap";
+        EXPECT_GE(cache.invalidations(), 4u);
+        EXPECT_GT(path::verbs::memhook_events(), 0u);
+        path::verbs::memhook_remove();
+        return 0;
+    }));
+}
+
+} // namespace
+} // namespace ulmpi::test
