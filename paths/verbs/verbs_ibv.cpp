@@ -143,7 +143,8 @@ public:
         attr_.max_srq_wr = static_cast<std::uint32_t>(a.max_srq_wr);
         attr_.max_cqe = static_cast<std::uint32_t>(a.max_cqe);
         attr_.max_sge = static_cast<std::uint32_t>(a.max_sge);
-        attr_.max_qp_rd_atom = static_cast<std::uint32_t>(a.max_qp_rd_atom);
+        // Reads in flight: what the device answers and what it may start.
+        attr_.max_qp_rd_atom = static_cast<std::uint32_t>(std::min(a.max_qp_rd_atom, a.max_qp_init_rd_atom));
         attr_.max_mr_size = a.max_mr_size;
         attr_.max_msg_size = std::uint64_t{1} << 31;
         int fl = ::fcntl(ctx_->async_fd, F_GETFL);
