@@ -25,7 +25,7 @@ using namespace path::verbs;
 namespace {
 
 constexpr std::uint64_t kMagic = 0x756c6d7069736f66ULL;
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint32_t kMaxDev = 4;
 constexpr std::uint32_t kMaxPort = 4;
 constexpr std::uint32_t kMaxProcs = 256;
@@ -49,6 +49,8 @@ struct ProcSlot {
     std::int32_t pid;
     std::uint32_t in_use;
     std::uint64_t pool_base;
+    std::uint32_t objects; // queue pairs, queues and registrations it holds
+    std::uint32_t pad;
 };
 struct QpSlot {
     std::uint32_t in_use;
@@ -297,6 +299,10 @@ private:
     bool transfer(std::uint32_t proc, bool write, const std::vector<iovec>& local,
                   const std::vector<iovec>& remote);
     void check_events_locked();
+    // Counts this process's objects; when the last object of the last
+    // process goes (MPI ranks close their paths but may never destroy the
+    // device), the fabric's name is removed.
+    void held_locked(int delta);
 
     Fabric* f_;
     int dev_;
@@ -310,6 +316,22 @@ private:
     std::uint32_t seen_epoch_[kMaxPort] = {};
     std::uint32_t seen_active_[kMaxPort] = {};
 };
+
+void SoftDevice::held_locked(int delta)
+{
+    ProcSlot& me = f_->procs[proc_];
+    me.objects = static_cast<std::uint32_t>(static_cast<int>(me.objects) + delta);
+    if (delta > 0 || me.objects != 0) {
+        return;
+    }
+    for (std::uint32_t i = 0; i < kMaxProcs; ++i) {
+        const ProcSlot& p = f_->procs[i];
+        if (p.in_use != 0 && p.objects != 0 && ::kill(p.pid, 0) == 0) {
+            return;
+        }
+    }
+    ::shm_unlink(seg_name(name_).c_str());
+}
 
 bool SoftDevice::start(const FabricOptions& opt, std::string& why)
 {
@@ -333,6 +355,7 @@ bool SoftDevice::start(const FabricOptions& opt, std::string& why)
     proc_ = slot;
     f_->procs[slot].pid = ::getpid();
     f_->procs[slot].pool_base = mem_.pool_base();
+    f_->procs[slot].objects = 0;
     f_->procs[slot].in_use = 1;
     for (std::uint32_t q = 0; q < kMaxPort; ++q) {
         seen_epoch_[q] = f_->port[dev_][q].epoch;
@@ -430,6 +453,7 @@ Status SoftDevice::create_cq(std::uint32_t depth, Cq*& out)
             c.head = c.tail = 0;
             c.depth = depth;
             c.overrun = 0;
+            held_locked(1);
             auto* cq = new SoftCq;
             cq->idx = i;
             out = cq;
@@ -445,6 +469,7 @@ void SoftDevice::destroy_cq(Cq* cq)
     {
         Guard g(f_);
         f_->cqs[c->idx].in_use = 0;
+        held_locked(-1);
     }
     delete c;
 }
@@ -462,6 +487,7 @@ Status SoftDevice::create_srq(std::uint32_t depth, Srq*& out)
             s.proc = proc_;
             s.head = s.tail = 0;
             s.depth = depth;
+            held_locked(1);
             auto* srq = new SoftSrq;
             srq->idx = i;
             out = srq;
@@ -477,6 +503,7 @@ void SoftDevice::destroy_srq(Srq* srq)
     {
         Guard g(f_);
         f_->srqs[s->idx].in_use = 0;
+        held_locked(-1);
     }
     delete s;
 }
@@ -503,6 +530,7 @@ Status SoftDevice::create_qp(Cq* send_cq, Cq* recv_cq, Srq* srq, QpCaps& caps, Q
         s.recv_cq = static_cast<SoftCq*>(recv_cq)->idx;
         s.inject_after = -1;
         caps.max_inline = std::min(caps.max_inline, f_->max_inline);
+        held_locked(1);
         auto* q = new SoftQp;
         q->idx = i;
         q->qpn = kQpnBase + i;
@@ -520,6 +548,7 @@ void SoftDevice::destroy_qp(Qp* qp)
     {
         Guard g(f_);
         f_->qps[q->idx].in_use = 0;
+        held_locked(-1);
     }
     qps_.erase(std::remove(qps_.begin(), qps_.end(), q), qps_.end());
     delete q;
@@ -635,6 +664,7 @@ Status SoftDevice::reg_mr(void* addr, std::size_t len, unsigned acc, Mr*& out)
         m->access = acc;
         m->lkey = m->rkey = key_of(i, s.gen);
         my_mrs_[i] = m;
+        held_locked(1);
         out = m;
         return Errc::ok;
     }
@@ -650,6 +680,7 @@ void SoftDevice::dereg_mr(Mr* mr)
         Guard g(f_);
         f_->mrs[m->idx].in_use = 0;
         my_mrs_[m->idx] = nullptr;
+        held_locked(-1);
     }
     mem_.unpin(reinterpret_cast<std::uintptr_t>(m->addr), m->pages);
     delete m;
