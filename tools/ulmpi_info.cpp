@@ -16,6 +16,7 @@
 // refusal is explained from what the kernel tells (Yama ptrace_scope, seccomp).
 #include "mpi.h"
 #include "paths/registry.h"
+#include "paths/verbs/verbs_info.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 
@@ -442,6 +443,11 @@ void print_paths()
     }
 }
 
+void print_verbs()
+{
+    std::printf("\nRDMA devices (verbs path):\n%s", ulmpi::path::verbs::describe_devices().c_str());
+}
+
 bool shm_built()
 {
     for (const auto& r : ulmpi::path::registered_paths()) {
@@ -611,6 +617,7 @@ int main(int argc, char** argv)
     print_header();
     print_paths();
     print_shm(probe);
+    print_verbs();
     std::printf("\n");
     print_params(mode == Mode::all);
     return 0;

@@ -1,0 +1,189 @@
+// The verbs path: InfiniBand and RoCE through rdma-core's libibverbs (every
+// call through verbs_device.h, so a software device can stand in for tests).
+//
+// One path per active port (a rail: verbs0, verbs1, ...); rail k of one
+// rank talks to rail k of the others.
+//
+// Wire-up. open() makes a send and a receive completion queue, one shared
+// receive queue (SRQ) with every receive buffer posted, and one reliable
+// connected (RC) queue pair per peer, and publishes "verbs.<rail>": LID,
+// GID, MTU, a PSN base, the credits it grants each peer, where peers write
+// credit returns, and the number of the queue pair it made for every rank
+// (verbs_wire.h). connect() reads each peer's record and moves the queue
+// pair to RTR (the peer's queue pair number for us, its LID or, on RoCE and
+// across subnets, its GID; its PSN) and RTS. Nothing is sent before the
+// fence that follows.
+//
+// Flow control. The SRQ holds `srq_depth` buffers of `buf_size` bytes; each
+// peer is granted an equal share C (at least 1) and may have at most that
+// many fragments unconsumed at this rank: a sender counts what it sent, a
+// receiver counts what it granted (C plus every buffer it re-posted after a
+// fragment of that peer), and acquire() answers `again` while sent ==
+// granted. Grants travel back piggy-backed in the 8-byte header of every
+// fragment to that peer and, when half a share is owed, explicitly: an RDMA
+// write of the cumulative count into the peer's Grant slot for us (no
+// receive buffer is consumed, so credit returns never need credit). The SRQ
+// never runs dry: an RNR NAK cannot happen by construction (tests count).
+//
+// Sending. Fragments up to the device's inline limit go inline from a
+// scratch buffer (the device copies at post time); others from registered
+// bounce buffers (a pool of `send_bufs`), freed when their completion
+// arrives. A send is signaled when it holds a bounce buffer or half the
+// send queue has passed unsignaled; completions of one queue pair come in
+// order, so one signaled completion frees everything before it.
+//
+// Rendezvous. make_rkey() registers the sender's buffer (through the
+// registration cache, verbs_regcache.h) and puts (address, length, rkey)
+// per segment in the key; get() registers the receiver's buffer and RDMA-
+// reads straight into it, in chunks, waiting for their completions.
+//
+// Failure evidence. An error completion (retry exceeded, remote access
+// error, ...) or a fatal queue-pair event breaks the queue pair to that
+// peer: Sink::on_path_down(path, peer) from the next progress(), can_reach()
+// false, sends answer `failed`. A port going down (async event): every
+// peer down (peer -1), sends answer `failed`; the port coming back: every
+// peer whose queue pair is still in RTS is up again (on_path_up). A broken
+// queue pair is not re-connected (that needs a new exchange with the peer,
+// which the bootstrap no longer offers): the path stays down to that peer.
+#pragma once
+
+#include "paths/path.h"
+#include "paths/verbs/verbs_device.h"
+#include "paths/verbs/verbs_regcache.h"
+#include "paths/verbs/verbs_wire.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ulmpi::path::verbs {
+
+struct VerbsOptions {
+    std::uint64_t eager_limit = 8192;
+    std::uint32_t buf_size = 16384;  // receive / bounce buffer, our header included
+    std::uint32_t srq_depth = 512;   // at least one per peer (raised when less)
+    std::uint32_t send_bufs = 256;
+    std::uint32_t qp_depth = 128;    // send queue per queue pair
+    std::uint32_t read_chunk = 1u << 20;
+    std::uint8_t timeout = 14;       // 4.096 us * 2^timeout per transport try
+    std::uint8_t retry_cnt = 7;
+    int gid_index = -1;
+    bool reg_cache = true;
+    std::uint64_t reg_budget = 0;    // 0: no limit
+    std::uint32_t max_inline = 128;  // asked of the device (it may grant less)
+};
+
+// ULMPI_VERBS_* parameters as options.
+VerbsOptions verbs_options_from_params();
+
+class VerbsPath final : public Path {
+public:
+    VerbsPath(const rt::JobInfo& job, std::shared_ptr<Device> dev, int port, int rail,
+              const VerbsOptions& opt);
+    ~VerbsPath() override;
+
+    const PathInfo& info() const override { return info_; }
+    Status open(rt::Bootstrap& boot) override;
+    Status connect(rt::Bootstrap& boot) override;
+    void close() override;
+    bool can_reach(int peer) const override;
+    bool acquire(int peer, std::size_t len, TxBuffer& out) override;
+    SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
+    std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap) override;
+    Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+               const iovec* local, int nlocal) override;
+    int progress(Sink& sink) override;
+    const char* describe() const override { return describe_.c_str(); }
+
+    // For tests and --stats.
+    std::uint32_t credits(int peer); // fragments the path may still send to `peer`
+    std::uint32_t share() const { return share_; }
+    std::uint32_t qpn(int peer) const;
+    RegCache* reg_cache() { return cache_.get(); }
+    std::uint64_t credit_stalls() const { return credit_stalls_; }
+    std::uint64_t credit_writes() const { return credit_writes_; }
+    std::uint64_t error_completions() const { return error_wcs_; }
+    bool port_up() const { return port_up_; }
+
+private:
+    struct Peer {
+        Qp* qp = nullptr;
+        bool reach = false;       // connected at wire-up
+        bool broken = false;      // queue pair in error: down for good
+        bool told_down = false;   // on_path_down reported
+        std::uint32_t sent = 0;    // fragments sent
+        std::uint32_t granted = 0; // what the peer granted us (its cumulative count)
+        std::uint32_t grant = 0;   // what we granted the peer
+        std::uint32_t told = 0;    // `grant` as last carried to the peer
+        std::uint64_t posted = 0;  // send work requests posted
+        std::uint64_t done = 0;    // of them, completed
+        std::uint64_t last_signaled = 0;
+        std::vector<std::uint32_t> ring; // per work request: bounce buffer + 1, kReadTok, or 0
+        std::uint64_t grant_addr = 0;    // the peer's Grant slot for us
+        std::uint32_t grant_rkey = 0;
+    };
+    static constexpr std::uint32_t kReadTok = 0xffffffffu;
+    static constexpr std::uintptr_t kInlineTok = ~std::uintptr_t{0};
+    static constexpr std::uintptr_t kFailTok = ~std::uintptr_t{0} - 1;
+    static constexpr std::size_t kHdr = sizeof(FragHeader);
+
+    std::byte* buf(std::uint32_t i) const { return bufs_ + static_cast<std::size_t>(i) * opt_.buf_size; }
+    std::byte* rbuf(std::uint32_t i) const { return rbufs_ + static_cast<std::size_t>(i) * opt_.buf_size; }
+    void refresh_grant(int peer);
+    bool has_slot(Peer& p) const { return p.posted - p.done < opt_.qp_depth; }
+    // Posts on the peer's queue pair; false (peer broken) on a post error.
+    bool post(int peer, SendWr& wr, std::uint32_t token);
+    void write_grant(int peer);
+    int poll_send();
+    void on_send_wc(const Wc& wc);
+    void break_peer(int peer, const char* why);
+    void handle_event(const AsyncEvent& ev);
+    Peer* peer_of_qpn(std::uint32_t qpn, int& rank);
+
+    const rt::JobInfo& job_;
+    std::shared_ptr<Device> dev_;
+    int port_;
+    int rail_;
+    VerbsOptions opt_;
+    PathInfo info_;
+    std::string name_;
+    std::string describe_;
+    PortAttr pattr_;
+    std::uint32_t psn_base_ = 0;
+    std::uint32_t share_ = 1;
+    std::uint32_t depth_ = 0; // receive buffers posted
+
+    Cq* scq_ = nullptr;
+    Cq* rcq_ = nullptr;
+    Srq* srq_ = nullptr;
+    std::byte* bufs_ = nullptr;  // send bounce buffers
+    std::byte* rbufs_ = nullptr; // receive buffers
+    std::size_t bufs_len_ = 0;
+    std::size_t rbufs_len_ = 0;
+    Mr* bufs_mr_ = nullptr;
+    Mr* rbufs_mr_ = nullptr;
+    Grant* grants_in_ = nullptr;  // peers write here
+    Grant* grants_out_ = nullptr; // the source of our writes
+    std::size_t grants_len_ = 0;
+    Mr* grants_in_mr_ = nullptr;
+    Mr* grants_out_mr_ = nullptr;
+    std::vector<std::uint32_t> free_bufs_;
+    std::vector<std::byte> scratch_;
+    std::uint32_t max_inline_ = 0;
+    std::vector<Peer> peers_;
+    std::vector<std::pair<std::uint32_t, int>> qpn_rank_; // sorted
+    std::unique_ptr<RegCache> cache_;
+    std::vector<int> down_due_;  // peers to report down
+    std::vector<int> owed_;      // peers whose credit write found no send slot
+    bool port_up_ = true;
+    bool port_news_ = false;     // port state changed, not yet reported
+    std::uint32_t event_tick_ = 0;
+    std::uint64_t credit_stalls_ = 0;
+    std::uint64_t credit_writes_ = 0;
+    std::uint64_t error_wcs_ = 0;
+    bool open_ = false;
+};
+
+std::vector<std::unique_ptr<Path>> make_verbs_paths(const rt::JobInfo& job);
+
+} // namespace ulmpi::path::verbs

@@ -1,0 +1,142 @@
+// Two ranks of a verbs test, each a forked child of the test process, wired
+// by a PairBootstrap over a socketpair, on a soft fabric of their own. The
+// test process itself never opens the device (its pinned pages would be
+// shared with every later fork: soft_memory.h).
+#pragma once
+
+#include "paths/verbs/verbs_path.h"
+#include "tests/unit/paths/pair_bootstrap.h"
+#include "tests/verbs/soft_device.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <functional>
+#include <sys/wait.h>
+#include <vector>
+
+namespace ulmpi::test {
+
+// A sink that keeps copies of what arrives and the evidence it is given.
+struct RecordingSink final : path::Sink {
+    std::vector<std::vector<std::byte>> frags;
+    std::vector<int> downs;
+    std::vector<int> ups;
+    void on_frag(path::Path&, path::RxFrag& f) override { frags.emplace_back(f.data, f.data + f.len); }
+    void on_path_down(path::Path&, int peer) override { downs.push_back(peer); }
+    void on_path_up(path::Path&, int peer) override { ups.push_back(peer); }
+};
+
+inline std::string fresh_fabric()
+{
+    static int n = 0;
+    return "t" + std::to_string(::getpid()) + "-" + std::to_string(++n);
+}
+
+// Runs body(rank, boot) in two children; returns true when both exited 0.
+inline bool run_two(const std::function<int(int, PairBootstrap&)>& body, unsigned watchdog_s = 60)
+{
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        return false;
+    }
+    const std::string jobid = "verbs" + std::to_string(::getpid());
+    std::fflush(nullptr);
+    pid_t pids[2];
+    for (int r = 0; r < 2; ++r) {
+        pids[r] = ::fork();
+        if (pids[r] == 0) {
+            ::close(sv[1 - r]);
+            ::alarm(watchdog_s);
+            int code = 0;
+            {
+                PairBootstrap boot(sv[r], r, jobid);
+                code = body(r, boot);
+            }
+            if (::testing::Test::HasFailure()) {
+                code = 1;
+            }
+            std::fflush(nullptr);
+            _exit(code);
+        }
+    }
+    ::close(sv[0]);
+    ::close(sv[1]);
+    bool ok = true;
+    for (pid_t p : pids) {
+        int st = 0;
+        if (::waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            ok = false;
+            ADD_FAILURE() << "rank " << (p == pids[0] ? 0 : 1) << " "
+                          << (WIFSIGNALED(st) ? "died by signal " + std::to_string(WTERMSIG(st))
+                                              : "exited " + std::to_string(WEXITSTATUS(st)));
+        }
+    }
+    return ok;
+}
+
+// ULMPI_VERBS_TEST_DEVICE=<name> runs these tests on that real device
+// (scripts/verbs-check); tests that need the soft device's controls skip.
+inline const char* real_device()
+{
+    const char* d = std::getenv("ULMPI_VERBS_TEST_DEVICE");
+    return d != nullptr && *d != '\0' ? d : nullptr;
+}
+
+// Opens soft device soft0 of `fabric` (or the real device) and wires one
+// VerbsPath over `port`.
+inline std::unique_ptr<path::verbs::VerbsPath> wire(PairBootstrap& boot, const std::string& fabric,
+                                                    const path::verbs::VerbsOptions& opt,
+                                                    int ports = 1, int port = 1)
+{
+    soft::FabricOptions fo;
+    fo.name = fabric;
+    fo.ports = ports;
+    fo.pool_bytes = std::size_t{1} << 30;
+    auto prov = real_device() != nullptr ? path::verbs::make_ibv_provider() : soft::make_soft_provider(fo);
+    std::string why;
+    std::shared_ptr<path::verbs::Device> dev = prov->open(real_device() != nullptr ? real_device() : "soft0", why);
+    EXPECT_NE(dev, nullptr) << why;
+    if (dev == nullptr) {
+        return nullptr;
+    }
+    auto p = std::make_unique<path::verbs::VerbsPath>(boot.job(), dev, port, 0, opt);
+    EXPECT_TRUE(p->open(boot).ok());
+    EXPECT_TRUE(boot.fence().ok());
+    EXPECT_TRUE(p->connect(boot).ok());
+    EXPECT_TRUE(boot.fence().ok());
+    EXPECT_TRUE(p->connected(boot).ok());
+    return p;
+}
+
+// Sends `len` bytes (`fill`) as one fragment; waits for room while polling.
+inline bool send_bytes(path::verbs::VerbsPath& p, path::Sink& sink, int peer, const void* data,
+                       std::size_t len)
+{
+    path::TxBuffer b;
+    const rt::Nanos end = rt::monotonic_ns() + rt::Nanos{30} * 1000000000;
+    while (!p.acquire(peer, len, b)) {
+        p.progress(sink);
+        if (rt::monotonic_ns() > end) {
+            ADD_FAILURE() << "no room to send for 30 s (credits " << p.credits(peer) << ")";
+            return false;
+        }
+    }
+    std::memcpy(b.data, data, len);
+    return p.commit(peer, b, len) == path::SendResult::done;
+}
+
+// Progresses until the sink holds `n` fragments (false after `ms`).
+inline bool wait_frags(path::verbs::VerbsPath& p, RecordingSink& s, std::size_t n, int ms = 20000)
+{
+    const rt::Nanos end = rt::monotonic_ns() + rt::Nanos{ms} * 1000000;
+    while (s.frags.size() < n) {
+        p.progress(s);
+        if (rt::monotonic_ns() > end) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace ulmpi::test
