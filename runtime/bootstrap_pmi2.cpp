@@ -13,14 +13,28 @@
 //
 // Every call is a blocking request and its answer, except fence_begin(),
 // which sends kvs-fence and lets fence_test() look for the answer without
-// blocking. PMI-2 carries no failure notices: a dead rank ends the step when
-// Slurm is told to (srun --kill-on-bad-exit, docs/slurm.md). What we can see
-// is the launcher itself going away: the socket closes, and poll_event()
-// reports job_ending (event_fd() is the socket).
+// blocking.
+//
+// Failures: PMI-2 carries no notices, and Slurm lets the other ranks of a
+// step run on when one dies (unless srun --kill-on-bad-exit). So every rank
+// publishes its pid ("boot.pid") and, after the first fence, watches the
+// other ranks of its node through pidfds. A rank whose process ends is a
+// failure at once, except while a fence is open: a rank leaves as soon as
+// it has the answer of the last fence (in MPI_Finalize), maybe before we
+// read ours, so then it is judged only if finalize() has not come within
+// kExitGraceMs. A failure is queued as a rank_failed event and, unless
+// ULMPI_BOOT_PMI2_END_STEP=off (fault tolerance that goes on without the
+// rank), ends the step with a message naming the rank. A rank alone on its
+// node is seen by nobody here: ULM's retransmission gives up on it, or
+// Slurm ends the step (docs/slurm.md). The launcher going away closes the
+// socket: a job_ending event. event_fd() is an epoll descriptor over the
+// socket and the pidfds.
 #include "runtime/bootstrap.h"
 #include "runtime/bootstrap_env.h"
 #include "runtime/bootstrap_pmi2_wire.h"
 #include "runtime/boot_wire.h"
+#include "runtime/clock.h"
+#include "runtime/config.h"
 #include "runtime/log.h"
 
 #include <cerrno>
@@ -31,7 +45,9 @@
 #include <fcntl.h>
 #include <map>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace ulmpi::rt {
@@ -39,6 +55,22 @@ namespace {
 
 constexpr int kAnswerTimeoutMs = 120000; // for anything but a fence
 constexpr int kAbortWaitMs = 3000;
+constexpr std::int64_t kExitGraceMs = 10000;
+constexpr const char* kPidKey = "boot.pid";
+
+const BoolParam end_step_param{
+    "boot_pmi2_end_step", true,
+    "under srun --mpi=pmi2, end the job step when a rank of this node ends before MPI_Finalize "
+    "(off: only report it to the MPI layer)"};
+
+// A rank of this node whose process we watch.
+struct Peer {
+    int rank = -1;
+    int pid = -1;
+    int pidfd = -1;
+    bool ended = false;
+    std::int64_t deadline_ms = 0; // ended during a fence: judged at this time
+};
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
@@ -46,8 +78,12 @@ class Pmi2Bootstrap final : public Bootstrap {
 public:
     ~Pmi2Bootstrap() override
     {
+        stop_watch();
         if (fd_ >= 0) {
             ::close(fd_);
+        }
+        if (epfd_ >= 0) {
+            ::close(epfd_);
         }
     }
 
@@ -62,7 +98,7 @@ public:
     [[noreturn]] void abort(int code, std::string_view msg) override;
     Status finalize() override;
     bool poll_event(FailureEvent& ev) override;
-    int event_fd() const override { return lost_ ? -1 : fd_; }
+    int event_fd() const override { return epfd_; }
     const char* name() const override { return "pmi2"; }
 
 private:
@@ -79,6 +115,13 @@ private:
     void lost(const std::string& why);
     Status job_attr(const char* key, std::string& value, bool& found);
     Status get_chunk(const std::string& kvs_key, std::string& value, bool& found);
+    // After the first fence: the pids of the other ranks of this node.
+    void start_watch();
+    // Looks at the watched processes; judges those that ended.
+    void check_peers();
+    void peer_failed(Peer& p);
+    void stop_watch();
+    static std::int64_t now_ms() { return now_ns() / 1000000; }
 
     JobInfo job_;
     int fd_ = -1;
@@ -91,6 +134,9 @@ private:
     int fence_rc_ = 0;
     bool finalized_ = false;
     bool lost_ = false;
+    int epfd_ = -1;
+    bool watching_ = false;
+    std::vector<Peer> peers_;
 };
 
 Status Pmi2Bootstrap::start(std::string& why)
@@ -227,7 +273,127 @@ Status Pmi2Bootstrap::start(std::string& why)
     }
     job_.local_cpus = bootenv::slurm_local_cpus();
     job_.host = bootenv::node_name();
+
+    epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    epoll_event e{};
+    e.events = EPOLLIN | EPOLLRDHUP;
+    e.data.fd = fd_;
+    if (epfd_ < 0 || ::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd_, &e) != 0) {
+        why = std::string("epoll: ") + std::strerror(errno);
+        return Errc::io_error;
+    }
+    std::int32_t pid = static_cast<std::int32_t>(::getpid());
+    if (Status st = put(kPidKey, &pid, sizeof pid); !st.ok()) {
+        why = "PMI-2 kvs-put of this rank's pid failed";
+        return st;
+    }
     return Errc::ok;
+}
+
+void Pmi2Bootstrap::start_watch()
+{
+    watching_ = true;
+    for (int r = 0; r < job_.size; ++r) {
+        if (r == job_.rank || job_.node_of_rank[static_cast<std::size_t>(r)] != job_.node_id) {
+            continue;
+        }
+        std::vector<std::byte> v;
+        std::int32_t pid = 0;
+        if (!get(r, kPidKey, v).ok() || v.size() != sizeof pid) {
+            ULMPI_DEBUG("bootstrap: rank %d published no pid; its end goes unnoticed here", r);
+            continue;
+        }
+        std::memcpy(&pid, v.data(), sizeof pid);
+        Peer p;
+        p.rank = r;
+        p.pid = pid;
+        p.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+        if (p.pidfd < 0) {
+            if (errno != ESRCH) {
+                ULMPI_DEBUG("bootstrap: pidfd_open(%d): %s; rank %d is not watched", pid,
+                            std::strerror(errno), r);
+                continue;
+            }
+            p.ended = true; // gone already: judged at the next check
+        } else {
+            epoll_event e{};
+            e.events = EPOLLIN;
+            e.data.fd = p.pidfd;
+            (void)::epoll_ctl(epfd_, EPOLL_CTL_ADD, p.pidfd, &e);
+        }
+        peers_.push_back(p);
+    }
+}
+
+void Pmi2Bootstrap::stop_watch()
+{
+    for (Peer& p : peers_) {
+        if (p.pidfd >= 0) {
+            ::close(p.pidfd); // leaves the epoll set with it
+            p.pidfd = -1;
+        }
+    }
+    peers_.clear();
+}
+
+void Pmi2Bootstrap::check_peers()
+{
+    for (Peer& p : peers_) {
+        if (p.deadline_ms < 0) {
+            continue; // judged
+        }
+        if (!p.ended && p.pidfd >= 0) {
+            pollfd q{p.pidfd, POLLIN, 0};
+            if (::poll(&q, 1, 0) == 1) {
+                p.ended = true;
+            }
+        }
+        if (!p.ended) {
+            continue;
+        }
+        if (p.pidfd >= 0) {
+            ::close(p.pidfd); // a pidfd stays readable: out of the epoll set
+            p.pidfd = -1;
+        }
+        if (p.deadline_ms == 0 && fence_pending_) {
+            p.deadline_ms = now_ms() + kExitGraceMs;
+            ULMPI_DEBUG("bootstrap: rank %d (pid %d) ended during a fence", p.rank, p.pid);
+        }
+        if (p.deadline_ms == 0 || now_ms() >= p.deadline_ms) {
+            p.deadline_ms = -1;
+            peer_failed(p);
+        }
+    }
+}
+
+void Pmi2Bootstrap::peer_failed(Peer& p)
+{
+    FailureEvent ev;
+    ev.kind = FailureEvent::Kind::rank_failed;
+    ev.rank = p.rank;
+    ev.node_id = job_.node_id;
+    ev.detail = "its process (pid " + std::to_string(p.pid) + " on " + job_.host +
+                ") ended before MPI_Finalize";
+    if (!end_step_param.get()) {
+        events_.push_back(std::move(ev));
+        return;
+    }
+    std::string msg = "rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.pid) + " on " +
+                      job_.host + ") ended before MPI_Finalize; rank " +
+                      std::to_string(job_.rank) + " ends the job step";
+    ULMPI_ERROR("%s", msg.c_str());
+    for (char& c : msg) {
+        if (c == ';') {
+            c = ',';
+        }
+    }
+    if (send_all(pmi2::encode("abort", {{"isworld", "TRUE"}, {"msg", msg}})).ok()) {
+        timespec step{0, 10 * 1000 * 1000};
+        for (int waited = 0; waited < kAbortWaitMs; waited += 10) {
+            ::nanosleep(&step, nullptr);
+        }
+    }
+    ::_exit(1);
 }
 
 Status Pmi2Bootstrap::send_all(const std::string& bytes)
@@ -402,10 +568,11 @@ Status Pmi2Bootstrap::fence()
         if (st.code() != Errc::again) {
             return st;
         }
-        st = read_some(-1);
+        st = read_some(peers_.empty() ? -1 : 500);
         if (st.code() == Errc::peer_failed) {
             return st;
         }
+        check_peers();
     }
 }
 
@@ -446,6 +613,9 @@ Status Pmi2Bootstrap::fence_test()
     if (fence_rc_ != 0) {
         ULMPI_ERROR("bootstrap: the launcher failed the PMI-2 kvs-fence (rc=%d)", fence_rc_);
         return Errc::io_error;
+    }
+    if (!watching_) {
+        start_watch();
     }
     return Errc::ok;
 }
@@ -536,6 +706,7 @@ Status Pmi2Bootstrap::finalize()
         return Errc::ok;
     }
     finalized_ = true;
+    stop_watch(); // from now on the others may leave
     pmi2::Message m;
     Status st = call("finalize", {}, "finalize-response", m, kAnswerTimeoutMs);
     if (st.ok() && m.rc() != 0) {
@@ -558,6 +729,10 @@ bool Pmi2Bootstrap::poll_event(FailureEvent& ev)
                 break;
             }
         }
+        if (lost_ && fd_ >= 0) {
+            (void)::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd_, nullptr); // EOF stays readable
+        }
+        check_peers();
     }
     if (events_.empty()) {
         return false;

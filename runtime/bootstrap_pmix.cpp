@@ -107,6 +107,8 @@ private:
     void push(FailureEvent ev);
 
     bool get_int(int rank, const char* key, long& out, bool job_level);
+    // Registers on_event for `codes`; false with the PMIx status when refused.
+    bool register_handler(pmix_status_t* codes, std::size_t n, pmix_status_t& rc);
     Status node_map(std::string& why);
 
     JobInfo job_;
@@ -114,8 +116,7 @@ private:
     bool initialized_ = false;
     bool finalized_ = false;
     int efd_ = -1;
-    std::size_t handler_id_ = 0;
-    bool handler_ = false;
+    std::vector<std::size_t> handlers_; // event handler registrations
 
     void detach();
 
@@ -143,10 +144,10 @@ PmixBootstrap::~PmixBootstrap()
 
 void PmixBootstrap::detach()
 {
-    if (handler_) {
-        PMIx_Deregister_event_handler(handler_id_, nullptr, nullptr);
-        handler_ = false;
+    for (std::size_t id : handlers_) {
+        PMIx_Deregister_event_handler(id, nullptr, nullptr);
     }
+    handlers_.clear();
     {
         std::lock_guard<std::mutex> lock(g_mu);
         if (g_self == this) {
@@ -156,6 +157,20 @@ void PmixBootstrap::detach()
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
     events_.clear();
+}
+
+bool PmixBootstrap::register_handler(pmix_status_t* codes, std::size_t n, pmix_status_t& rc)
+{
+    pmix_info_t name;
+    PMIX_INFO_CONSTRUCT(&name);
+    PMIx_Info_load(&name, PMIX_EVENT_HDLR_NAME, "ulmpi-failures", PMIX_STRING);
+    rc = PMIx_Register_event_handler(codes, n, &name, 1, &on_event, nullptr, nullptr);
+    PMIX_INFO_DESTRUCT(&name);
+    if (rc < 0) {
+        return false;
+    }
+    handlers_.push_back(static_cast<std::size_t>(rc));
+    return true;
 }
 
 bool PmixBootstrap::get_int(int rank, const char* key, long& out, bool job_level)
@@ -225,30 +240,26 @@ Status PmixBootstrap::start(std::string& why)
     }
     job_.local_cpus = bootenv::slurm_local_cpus();
 
-    // Failure notices.
-    pmix_status_t codes[] = {PMIX_ERR_PROC_ABORTED,        PMIX_PROC_TERMINATED,
-                             PMIX_EVENT_PROC_TERMINATED,   PMIX_ERR_PROC_TERM_WO_SYNC,
-                             PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_ERR_PROC_KILLED_BY_CMD,
-                             PMIX_ERR_EXIT_NONZERO_TERM,   PMIX_ERR_PROC_REQUESTED_ABORT,
-                             PMIX_ERR_LOST_CONNECTION,     PMIX_ERR_UNREACH,
-                             PMIX_EVENT_NODE_DOWN,         PMIX_EVENT_NODE_OFFLINE,
-                             PMIX_ERR_JOB_ABORTED,         PMIX_ERR_JOB_ABORTED_BY_SIG};
+    // Failure notices: process events and the lost server, then node
+    // events in a handler of their own (Slurm's server refuses those, and a
+    // refusal fails the whole registration).
     {
         std::lock_guard<std::mutex> lock(g_mu);
         g_self = this;
     }
-    pmix_info_t hinfo;
-    PMIX_INFO_CONSTRUCT(&hinfo);
-    PMIx_Info_load(&hinfo, PMIX_EVENT_HDLR_NAME, "ulmpi-failures", PMIX_STRING);
-    rc = PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], &hinfo, 1, &on_event,
-                                     nullptr, nullptr);
-    PMIX_INFO_DESTRUCT(&hinfo);
-    if (rc < 0) {
+    pmix_status_t proc_codes[] = {PMIX_ERR_PROC_ABORTED,        PMIX_PROC_TERMINATED,
+                                  PMIX_EVENT_PROC_TERMINATED,   PMIX_ERR_PROC_TERM_WO_SYNC,
+                                  PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_ERR_PROC_KILLED_BY_CMD,
+                                  PMIX_ERR_EXIT_NONZERO_TERM,   PMIX_ERR_PROC_REQUESTED_ABORT,
+                                  PMIX_ERR_LOST_CONNECTION,     PMIX_ERR_UNREACH,
+                                  PMIX_ERR_JOB_ABORTED,         PMIX_ERR_JOB_ABORTED_BY_SIG};
+    pmix_status_t node_codes[] = {PMIX_EVENT_NODE_DOWN, PMIX_EVENT_NODE_OFFLINE};
+    if (!register_handler(proc_codes, sizeof proc_codes / sizeof proc_codes[0], rc)) {
         // Not fatal: the job runs, only without the launcher's failure notices.
-        ULMPI_WARN("cannot register for PMIx failure events: %s", pmix_error(rc).c_str());
-    } else {
-        handler_id_ = static_cast<std::size_t>(rc);
-        handler_ = true;
+        ULMPI_WARN("cannot register for PMIx process failure events: %s", pmix_error(rc).c_str());
+    }
+    if (!register_handler(node_codes, sizeof node_codes / sizeof node_codes[0], rc)) {
+        ULMPI_DEBUG("the PMIx server offers no node events: %s", pmix_error(rc).c_str());
     }
     return Errc::ok;
 }
