@@ -355,7 +355,8 @@ void Pmi2Bootstrap::check_peers()
             ::close(p.pidfd); // a pidfd stays readable: out of the epoll set
             p.pidfd = -1;
         }
-        if (p.deadline_ms == 0 && fence_pending_) {
+        // A fence is open until fence_test() has handed its answer over.
+        if (p.deadline_ms == 0 && (fence_pending_ || fence_answered_)) {
             p.deadline_ms = now_ms() + kExitGraceMs;
             ULMPI_DEBUG("bootstrap: rank %d (pid %d) ended during a fence", p.rank, p.pid);
         }

@@ -5,10 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/config.h"
+
+#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -45,11 +50,12 @@ private:
     std::map<std::string, std::string> saved_;
 };
 
-// Speaks the launcher's side of PMI-2 for a job of two ranks on two nodes,
-// of which the client is rank 1: what Slurm's plugin answers, in the order
-// the client asks. Values put are kept and served back; rank 0's value for
-// "peer" is preset.
-void fake_launcher(int fd, std::string* error, int* finalized)
+// Speaks the launcher's side of PMI-2 for a job of two ranks, of which the
+// client is rank 1: what Slurm's plugin answers, in the order the client
+// asks. Values put are kept and served back; rank 0's value for "peer" is
+// preset, and so is its "boot.pid" when `peer_pid` is not 0. The ranks are on
+// two nodes, or on one when peer_pid is set (rank 0 is then a local peer).
+void fake_launcher(int fd, std::string* error, int* finalized, int peer_pid = 0)
 {
     auto fail = [&](const std::string& e) { *error = e; };
     std::string line;
@@ -66,6 +72,11 @@ void fake_launcher(int fd, std::string* error, int* finalized)
     }
     std::map<std::string, std::string> kvs;
     kvs[pmi2::kvs_key(0, "peer", 0)] = pmi2::encode_value("hello", 5)[0];
+    if (peer_pid != 0) {
+        std::int32_t pid = peer_pid;
+        kvs[pmi2::kvs_key(0, "boot.pid", 0)] = pmi2::encode_value(&pid, sizeof pid)[0];
+    }
+    const char* map = peer_pid != 0 ? "(vector,(0,1,2))" : "(vector,(0,2,1))";
     std::map<std::string, std::string> staged;
     pmi2::FrameReader reader;
     for (;;) {
@@ -103,7 +114,7 @@ void fake_launcher(int fd, std::string* error, int* finalized)
             const std::string* key = m.find("key");
             if (key != nullptr && *key == "PMI_process_mapping") {
                 out = pmi2::encode("info-getjobattr-response",
-                                   {{"rc", "0"}, {"found", "TRUE"}, {"value", "(vector,(0,2,1))"}});
+                                   {{"rc", "0"}, {"found", "TRUE"}, {"value", map}});
             } else {
                 out = pmi2::encode("info-getjobattr-response", {{"rc", "0"}, {"found", "FALSE"}});
             }
@@ -216,7 +227,7 @@ TEST(Pmi2Bootstrap, talks_to_a_launcher_from_init_to_finalize)
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     std::string error;
     int finalized = 0;
-    std::thread server(fake_launcher, sv[1], &error, &finalized);
+    std::thread server(fake_launcher, sv[1], &error, &finalized, 0);
     ::setenv("PMI_FD", std::to_string(sv[0]).c_str(), 1);
     ::setenv("PMI_RANK", "1", 1);
     ::setenv("SLURMD_NODENAME", "node7", 1);
@@ -275,7 +286,7 @@ TEST(Pmi2Bootstrap, a_launcher_that_goes_away_is_a_job_ending_event)
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     std::string error;
     int finalized = 0;
-    std::thread server(fake_launcher, sv[1], &error, &finalized);
+    std::thread server(fake_launcher, sv[1], &error, &finalized, 0);
     ::setenv("PMI_FD", std::to_string(sv[0]).c_str(), 1);
     std::string why;
     std::unique_ptr<Bootstrap> b = make_bootstrap(why);
@@ -305,4 +316,109 @@ TEST(BootstrapSelect, pmix_without_a_server_names_the_variable)
     std::unique_ptr<Bootstrap> b = make_bootstrap(why);
     EXPECT_EQ(b, nullptr);
     EXPECT_NE(why.find("PMIX_NAMESPACE"), std::string::npos) << why;
+}
+
+namespace {
+
+// A process that stands for rank 0 on our node until it is killed.
+pid_t start_peer()
+{
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        for (;;) {
+            ::pause();
+        }
+    }
+    return pid;
+}
+
+void kill_peer(pid_t pid)
+{
+    ::kill(pid, SIGKILL);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+}
+
+// Only report failures (the default ends the step, that is the process).
+class ReportOnly {
+public:
+    ReportOnly()
+    {
+        ::setenv("ULMPI_BOOT_PMI2_END_STEP", "off", 1);
+        std::string why;
+        EXPECT_TRUE(find_param("boot_pmi2_end_step")->reload(why)) << why;
+    }
+    ~ReportOnly()
+    {
+        ::unsetenv("ULMPI_BOOT_PMI2_END_STEP");
+        std::string why;
+        (void)find_param("boot_pmi2_end_step")->reload(why);
+    }
+};
+
+} // namespace
+
+TEST(Pmi2Bootstrap, a_local_rank_that_ends_outside_a_fence_has_failed)
+{
+    CleanEnv env;
+    ReportOnly report;
+    pid_t peer = start_peer();
+    ASSERT_GT(peer, 0);
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    std::string error;
+    int finalized = 0;
+    std::thread server(fake_launcher, sv[1], &error, &finalized, static_cast<int>(peer));
+    ::setenv("PMI_FD", std::to_string(sv[0]).c_str(), 1);
+    std::string why;
+    std::unique_ptr<Bootstrap> b = make_bootstrap(why);
+    ASSERT_NE(b, nullptr) << why;
+    EXPECT_EQ(b->job().local_size, 2);
+    ASSERT_TRUE(b->fence().ok()); // the watch starts here
+    FailureEvent ev;
+    EXPECT_FALSE(b->poll_event(ev));
+    kill_peer(peer);
+    pollfd p{b->event_fd(), POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 5000), 1); // event_fd() wakes a waiting rank
+    ASSERT_TRUE(b->poll_event(ev));
+    EXPECT_EQ(ev.kind, FailureEvent::Kind::rank_failed);
+    EXPECT_EQ(ev.rank, 0);
+    EXPECT_NE(ev.detail.find("ended before MPI_Finalize"), std::string::npos) << ev.detail;
+    EXPECT_FALSE(b->poll_event(ev)); // once
+    ASSERT_TRUE(b->finalize().ok());
+    ::close(sv[1]);
+    server.join();
+    EXPECT_EQ(error, "");
+}
+
+TEST(Pmi2Bootstrap, a_local_rank_that_leaves_after_the_last_fence_has_not_failed)
+{
+    CleanEnv env;
+    ReportOnly report;
+    pid_t peer = start_peer();
+    ASSERT_GT(peer, 0);
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    std::string error;
+    int finalized = 0;
+    std::thread server(fake_launcher, sv[1], &error, &finalized, static_cast<int>(peer));
+    ::setenv("PMI_FD", std::to_string(sv[0]).c_str(), 1);
+    std::string why;
+    std::unique_ptr<Bootstrap> b = make_bootstrap(why);
+    ASSERT_NE(b, nullptr) << why;
+    ASSERT_TRUE(b->fence().ok());
+    // MPI_Finalize: the last fence. The peer has its answer and leaves before
+    // we read ours.
+    ASSERT_TRUE(b->fence_begin().ok());
+    ::usleep(20000); // the answer is on the socket
+    kill_peer(peer);
+    FailureEvent ev;
+    EXPECT_FALSE(b->poll_event(ev)); // reads the answer, sees the exit: not judged yet
+    EXPECT_TRUE(b->fence_test().ok());
+    EXPECT_FALSE(b->poll_event(ev));
+    ASSERT_TRUE(b->finalize().ok());
+    EXPECT_FALSE(b->poll_event(ev));
+    ::close(sv[1]);
+    server.join();
+    EXPECT_EQ(error, "");
 }
