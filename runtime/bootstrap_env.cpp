@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <unistd.h>
 
 namespace ulmpi::rt::bootenv {
@@ -106,6 +107,17 @@ void print_abort(int rank, int code, std::string_view msg)
         ssize_t w = ::write(STDERR_FILENO, line,
                             std::min(static_cast<std::size_t>(n), sizeof line - 1));
         (void)w;
+    }
+}
+
+} // namespace ulmpi::rt::bootenv
+
+namespace ulmpi::rt::bootenv {
+
+void let_output_drain()
+{
+    timespec t{0, 300 * 1000 * 1000};
+    while (::nanosleep(&t, &t) != 0) {
     }
 }
 

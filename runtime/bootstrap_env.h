@@ -34,4 +34,9 @@ bool env_int(const char* name, int& out, std::string& why);
 // Writes "ulmpi: rank R called MPI_Abort with code C: msg" to stderr.
 void print_abort(int rank, int code, std::string_view msg);
 
+// Sleeps long enough for the launcher to forward what this rank printed
+// last (its error message) before it is asked to kill the step: Slurm's
+// step daemons drop output still in flight when the tasks are killed.
+void let_output_drain();
+
 } // namespace ulmpi::rt::bootenv

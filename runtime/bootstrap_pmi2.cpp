@@ -388,6 +388,7 @@ void Pmi2Bootstrap::peer_failed(Peer& p)
             c = ',';
         }
     }
+    bootenv::let_output_drain();
     if (send_all(pmi2::encode("abort", {{"isworld", "TRUE"}, {"msg", msg}})).ok()) {
         timespec step{0, 10 * 1000 * 1000};
         for (int waited = 0; waited < kAbortWaitMs; waited += 10) {
@@ -691,6 +692,7 @@ void Pmi2Bootstrap::abort(int code, std::string_view msg)
             c = ',';
         }
     }
+    bootenv::let_output_drain();
     if (send_all(pmi2::encode("abort", {{"isworld", "TRUE"}, {"msg", text}})).ok()) {
         // The launcher now kills the step, this rank included; give it the time.
         timespec step{0, 10 * 1000 * 1000};

@@ -456,6 +456,7 @@ void PmixBootstrap::abort(int code, std::string_view msg)
     bootenv::print_abort(job_.rank, code, msg);
     std::string text = "rank " + std::to_string(job_.rank) + " called MPI_Abort with code " +
                        std::to_string(code) + (msg.empty() ? "" : ": ") + std::string(msg);
+    bootenv::let_output_drain();
     // Every process of our namespace; the server ends them (this one included).
     pmix_status_t rc = PMIx_Abort(code, text.c_str(), nullptr, 0);
     if (rc == PMIX_SUCCESS) {
