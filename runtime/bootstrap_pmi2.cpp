@@ -109,9 +109,13 @@ private:
     // Sends a request and waits for the frame whose cmd is `want`.
     Status call(std::string_view cmd, const Fields& fields, std::string_view want,
                 pmi2::Message& answer, int timeout_ms);
-    // Takes whole frames from the reader: a kvs-fence-response sets
-    // fence_answered_; anything else is unexpected.
-    Status take_frames(std::string_view want, pmi2::Message* answer, bool& got);
+    // Parses every whole frame into inbox_ (a kvs-fence-response sets
+    // fence_answered_ instead); protocol when a frame is malformed.
+    Status pump();
+    // Takes the first frame of inbox_ whose cmd is `want`.
+    bool take(std::string_view want, pmi2::Message& out);
+    // The barrier after kvs-fence (see fence_test()): again until done.
+    Status barrier_step();
     void lost(const std::string& why);
     Status job_attr(const char* key, std::string& value, bool& found);
     Status get_chunk(const std::string& kvs_key, std::string& value, bool& found);
@@ -129,9 +133,14 @@ private:
     std::string pmi_jobid_;
     std::map<std::pair<int, std::string>, std::vector<std::byte>, std::less<>> cache_;
     std::deque<FailureEvent> events_;
-    bool fence_pending_ = false;
-    bool fence_answered_ = false;
+    std::deque<pmi2::Message> inbox_; // answers that arrived before they were asked for
+    bool fence_open_ = false;     // from fence_begin() until fence_test() says ok
+    bool fence_pending_ = false;  // kvs-fence sent, its answer not read yet
+    bool fence_answered_ = false; // its answer read
     int fence_rc_ = 0;
+    int epoch_ = 0;               // fences begun
+    int barrier_next_ = 0;        // next rank whose fence key we wait for
+    bool barrier_asked_ = false;  // a kvs-get for it is out
     bool finalized_ = false;
     bool lost_ = false;
     int epfd_ = -1;
@@ -356,7 +365,7 @@ void Pmi2Bootstrap::check_peers()
             p.pidfd = -1;
         }
         // A fence is open until fence_test() has handed its answer over.
-        if (p.deadline_ms == 0 && (fence_pending_ || fence_answered_)) {
+        if (p.deadline_ms == 0 && fence_open_) {
             p.deadline_ms = now_ms() + kExitGraceMs;
             ULMPI_DEBUG("bootstrap: rank %d (pid %d) ended during a fence", p.rank, p.pid);
         }
@@ -461,9 +470,8 @@ void Pmi2Bootstrap::lost(const std::string& why)
     }
 }
 
-Status Pmi2Bootstrap::take_frames(std::string_view want, pmi2::Message* answer, bool& got)
+Status Pmi2Bootstrap::pump()
 {
-    got = false;
     for (;;) {
         std::string body, why;
         int r = reader_.next(body, why);
@@ -480,24 +488,22 @@ Status Pmi2Bootstrap::take_frames(std::string_view want, pmi2::Message* answer, 
             fence_pending_ = false;
             fence_answered_ = true;
             fence_rc_ = m.rc();
-            if (want == m.cmd) {
-                got = true;
-                if (answer != nullptr) {
-                    *answer = std::move(m);
-                }
-                return Errc::ok;
-            }
             continue;
         }
-        if (m.cmd == want && answer != nullptr) {
-            *answer = std::move(m);
-            got = true;
-            return Errc::ok;
-        }
-        ULMPI_ERROR("bootstrap: the launcher sent PMI-2 '%s' while '%.*s' was expected",
-                    m.cmd.c_str(), static_cast<int>(want.size()), want.data());
-        return Errc::protocol;
+        inbox_.push_back(std::move(m));
     }
+}
+
+bool Pmi2Bootstrap::take(std::string_view want, pmi2::Message& out)
+{
+    for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+        if (it->cmd == want) {
+            out = std::move(*it);
+            inbox_.erase(it);
+            return true;
+        }
+    }
+    return false;
 }
 
 Status Pmi2Bootstrap::call(std::string_view cmd, const Fields& fields, std::string_view want,
@@ -507,12 +513,18 @@ Status Pmi2Bootstrap::call(std::string_view cmd, const Fields& fields, std::stri
         return st;
     }
     for (;;) {
-        bool got = false;
-        if (Status st = take_frames(want, &answer, got); !st.ok() || got) {
+        if (Status st = pump(); !st.ok()) {
             return st;
+        }
+        if (take(want, answer)) {
+            return Errc::ok;
         }
         Status st = read_some(timeout_ms);
         if (st.code() == Errc::peer_failed || st.code() == Errc::timeout) {
+            if (st.code() == Errc::timeout) {
+                ULMPI_ERROR("bootstrap: no PMI-2 '%.*s' from the launcher within %d s",
+                            static_cast<int>(want.size()), want.data(), timeout_ms / 1000);
+            }
             return st;
         }
     }
@@ -578,44 +590,93 @@ Status Pmi2Bootstrap::fence()
     }
 }
 
+// A fence is a barrier only with some launchers: Slurm answers kvs-fence
+// once every task has sent it, hydra at once (its kvs-get waits instead
+// until the key's owner has fenced). So every rank puts a key of this fence
+// before kvs-fence and, once answered, reads every other rank's: then
+// every rank has entered the fence, whatever the launcher.
 Status Pmi2Bootstrap::fence_begin()
 {
-    if (fence_pending_) {
+    if (fence_open_) {
         return Errc::internal;
+    }
+    ++epoch_;
+    std::string key = "fence." + std::to_string(epoch_);
+    if (Status st = put(key, nullptr, 0); !st.ok()) {
+        return st;
     }
     fence_answered_ = false;
     if (Status st = send_all(pmi2::encode("kvs-fence", {})); !st.ok()) {
         return st;
     }
+    fence_open_ = true;
     fence_pending_ = true;
+    barrier_next_ = 0;
+    barrier_asked_ = false;
+    return Errc::ok;
+}
+
+Status Pmi2Bootstrap::barrier_step()
+{
+    const std::string key = "fence." + std::to_string(epoch_);
+    while (barrier_next_ < job_.size) {
+        if (barrier_next_ == job_.rank) {
+            ++barrier_next_;
+            continue;
+        }
+        if (!barrier_asked_) {
+            Fields f = {{"jobid", pmi_jobid_},
+                        {"srcid", "-1"},
+                        {"key", pmi2::kvs_key(barrier_next_, key, 0)}};
+            if (Status st = send_all(pmi2::encode("kvs-get", f)); !st.ok()) {
+                return st;
+            }
+            barrier_asked_ = true;
+        }
+        pmi2::Message m;
+        if (!take("kvs-get-response", m)) {
+            return Errc::again;
+        }
+        barrier_asked_ = false;
+        const std::string* found = m.find("found");
+        if (m.rc() == 0 && found != nullptr && *found == "TRUE") {
+            ++barrier_next_;
+        }
+        // Not there yet (a launcher that answers at once): ask again.
+    }
     return Errc::ok;
 }
 
 Status Pmi2Bootstrap::fence_test()
 {
-    if (!fence_answered_) {
-        bool got = false;
-        if (Status st = take_frames("kvs-fence-response", nullptr, got); !st.ok()) {
+    if (!fence_open_) {
+        return Errc::internal;
+    }
+    if (Status st = pump(); !st.ok()) {
+        return st;
+    }
+    if (!fence_answered_ || barrier_asked_) {
+        Status st = read_some(0);
+        if (st.code() == Errc::peer_failed) {
             return st;
         }
+        if (Status t = pump(); !t.ok()) {
+            return t;
+        }
         if (!fence_answered_) {
-            Status st = read_some(0);
-            if (st.code() == Errc::peer_failed) {
-                return st;
-            }
-            if (Status t = take_frames("kvs-fence-response", nullptr, got); !t.ok()) {
-                return t;
-            }
-            if (!fence_answered_) {
-                return Errc::again;
-            }
+            return Errc::again;
         }
     }
-    fence_answered_ = false;
     if (fence_rc_ != 0) {
         ULMPI_ERROR("bootstrap: the launcher failed the PMI-2 kvs-fence (rc=%d)", fence_rc_);
+        fence_open_ = false;
         return Errc::io_error;
     }
+    if (Status st = barrier_step(); !st.ok()) {
+        return st; // again, or the launcher is gone
+    }
+    fence_open_ = false;
+    fence_answered_ = false;
     if (!watching_) {
         start_watch();
     }
@@ -727,8 +788,7 @@ bool Pmi2Bootstrap::poll_event(FailureEvent& ev)
         // Nothing but a fence answer is expected; a closed socket means the
         // launcher is gone.
         while (read_some(0).ok()) {
-            bool got = false;
-            if (!take_frames("kvs-fence-response", nullptr, got).ok()) {
+            if (!pump().ok()) {
                 break;
             }
         }
