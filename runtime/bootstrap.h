@@ -12,8 +12,10 @@
 //   poll_event()     failure notices (a rank or host died) pushed by the launcher
 //
 // Implementations: OurBootstrap (mpirun's key-value service over a Unix or TCP
-// socket with the job secret), SingletonBootstrap (a program started without a
-// launcher is a job of size 1). PMIx / PMI-2 clients plug in here later.
+// socket with the job secret), PmixBootstrap (a PMIx server: srun --mpi=pmix,
+// PRRTE; built when libpmix is found), Pmi2Bootstrap (the PMI-2 wire protocol
+// on PMI_FD: srun --mpi=pmi2, hydra), SingletonBootstrap (a program started
+// without a launcher is a job of size 1). docs/slurm.md tells the choice.
 #pragma once
 
 #include "runtime/status.h"
@@ -78,8 +80,24 @@ public:
     virtual const char* name() const = 0;
 };
 
-// Picks the bootstrap from the environment: ours when ULMPI_BOOT_ADDR is set,
-// otherwise a singleton job. On failure returns nullptr and sets `why`.
+// Which bootstrap the environment asks for, first match wins:
+//   ULMPI_BOOT_ADDR  -> ours (mpirun)
+//   PMIX_NAMESPACE   -> pmix
+//   PMI_FD, PMI_RANK -> pmi2
+//   none of them     -> singleton
+enum class BootKind : std::uint8_t { ours, pmix, pmi2, singleton };
+struct BootChoice {
+    BootKind kind = BootKind::singleton;
+    std::string reason; // "PMIX_NAMESPACE=slurm.pmix.12.0 is set"
+};
+BootChoice choose_bootstrap();
+const char* boot_kind_name(BootKind kind); // "ulmpi", "pmix", "pmi2", "singleton"
+// Whether this build has the PMIx client (libpmix was found).
+bool pmix_built();
+
+// Picks the bootstrap from the environment (choose_bootstrap) and starts it.
+// On failure returns nullptr and sets `why`, naming the variable that chose
+// it and what is wrong.
 std::unique_ptr<Bootstrap> make_bootstrap(std::string& why);
 
 } // namespace ulmpi::rt

@@ -17,6 +17,7 @@
 #include "mpi.h"
 #include "paths/registry.h"
 #include "paths/verbs/verbs_info.h"
+#include "runtime/bootstrap.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 
@@ -448,6 +449,17 @@ void print_verbs()
     std::printf("\nRDMA devices (verbs path):\n%s", ulmpi::path::verbs::describe_devices().c_str());
 }
 
+void print_bootstrap()
+{
+    ulmpi::rt::BootChoice c = ulmpi::rt::choose_bootstrap();
+    std::printf("\nBootstrap (how a rank finds the others; docs/slurm.md):\n");
+    std::printf("  here:       %s, because %s\n", ulmpi::rt::boot_kind_name(c.kind),
+                c.reason.c_str());
+    std::printf("  built:      ulmpi (mpirun), pmi2 (srun --mpi=pmi2), %s, singleton\n",
+                ulmpi::rt::pmix_built() ? "pmix (srun --mpi=pmix)"
+                                        : "no pmix (libpmix-dev was missing at configure time)");
+}
+
 bool shm_built()
 {
     for (const auto& r : ulmpi::path::registered_paths()) {
@@ -505,6 +517,9 @@ void print_parsable(bool with_probe)
     for (const auto& r : ulmpi::path::registered_paths()) {
         std::printf("path:%s:%d\n", r.name, r.priority);
     }
+    ulmpi::rt::BootChoice boot = ulmpi::rt::choose_bootstrap();
+    std::printf("bootstrap:%s:%s\n", ulmpi::rt::boot_kind_name(boot.kind), boot.reason.c_str());
+    std::printf("bootstrap_pmix:%s\n", ulmpi::rt::pmix_built() ? "yes" : "no");
     if (with_probe) {
         auto [yes, why] = shm_single_copy(probe_single_copy());
         std::printf("shm_single_copy:%s:%s\n", yes ? "yes" : "no", why.c_str());
@@ -616,6 +631,7 @@ int main(int argc, char** argv)
     SingleCopy probe = shm_built() ? probe_single_copy() : SingleCopy{};
     print_header();
     print_paths();
+    print_bootstrap();
     print_shm(probe);
     print_verbs();
     std::printf("\n");
