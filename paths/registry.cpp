@@ -27,7 +27,7 @@ std::vector<NamedDecorator>& decorators()
 }
 
 const rt::TextParam include_param{
-    "path_include", "self,shm,udp",
+    "path_include", "self,shm,verbs,udp",
     "comma-separated list of paths to use (ulmpi_info lists the built ones)"};
 
 std::vector<std::string> split(const std::string& s)
@@ -44,6 +44,16 @@ std::vector<std::string> split(const std::string& s)
 }
 
 } // namespace
+
+bool path_selected(const char* name)
+{
+    for (const std::string& w : split(include_param.get())) {
+        if (w == name) {
+            return true;
+        }
+    }
+    return false;
+}
 
 Registrar::Registrar(const char* name, int priority, Factory factory)
 {

@@ -32,6 +32,10 @@ struct RegisteredPath {
 
 std::vector<RegisteredPath> registered_paths();
 
+// Whether ULMPI_PATH_INCLUDE names the path kind `name` (a path that
+// reaches this host's ranks only when shm is not chosen asks about "shm").
+bool path_selected(const char* name);
+
 // Creates the selected paths, highest priority first. `why` explains an
 // unknown name in the include list.
 std::vector<std::unique_ptr<Path>> make_paths(const rt::JobInfo& job, std::string& why);

@@ -7,11 +7,16 @@ namespace ulmpi::ulm {
 
 void Link::choose()
 {
+    bool any_fast = false;
+    for (int i = 0; i < nrails; ++i) {
+        any_fast = any_fast || (rails[i].up() && !rails[i].standby);
+    }
+    standby_in_use_ = !any_fast;
     Rail* best = nullptr;
     int up = 0;
     for (int i = 0; i < nrails; ++i) {
         Rail& r = rails[i];
-        if (!r.up()) {
+        if (!in_use(r)) {
             continue;
         }
         ++up;
@@ -52,7 +57,7 @@ Rail* Link::striped_rail(std::uint64_t bytes)
     double best_t = 0;
     for (int i = 0; i < nrails; ++i) {
         Rail& r = rails[i];
-        if (!r.up() || (r.inflight != 0 && r.inflight + bytes > rail_cap(r))) {
+        if (!in_use(r) || (r.inflight != 0 && r.inflight + bytes > rail_cap(r))) {
             continue;
         }
         const double t = static_cast<double>(r.inflight + bytes) / std::max(r.rate, 1e-3);
@@ -69,7 +74,7 @@ Rail* Link::other_rail(const Rail* avoid)
     Rail* best = nullptr;
     for (int i = 0; i < nrails; ++i) {
         Rail& r = rails[i];
-        if (&r == avoid || !r.up()) {
+        if (&r == avoid || !in_use(r)) {
             continue;
         }
         if (best == nullptr || r.inflight / std::max(r.rate, 1e-3) < best->inflight / std::max(best->rate, 1e-3)) {

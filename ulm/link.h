@@ -120,7 +120,7 @@ public:
 
     bool alive() const { return life == Lifetime::alive; }
     bool multi() const { return nrails > 1; }
-    int up_rails() const { return nup_; }
+    int up_rails() const { return nup_; } // rails in use (up; standby ones only when no other is up)
     // The rail for control fragments and small messages (nullptr: failed).
     Rail* control_rail() const { return ctrl_; }
     path::Path* control_path() const { return ctrl_ != nullptr ? ctrl_->path : nullptr; }
@@ -153,9 +153,12 @@ public:
 
 private:
     Rail* striped_rail(std::uint64_t bytes);
+    // Rails in use: up, and not standby unless no other rail is up.
+    bool in_use(const Rail& r) const { return r.up() && r.standby == standby_in_use_; }
 
     Rail* ctrl_ = nullptr;
     int nup_ = 0;
+    bool standby_in_use_ = false;
 };
 
 } // namespace ulmpi::ulm

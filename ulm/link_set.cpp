@@ -47,6 +47,10 @@ const rt::IntParam probe_param{"ulm_rail_probe_us", 20000,
                                "(doubling up to ulm_rail_probe_max_us)"};
 const rt::IntParam probe_max_param{"ulm_rail_probe_max_us", 500000,
                                    "longest interval (us) between probes of a path declared down"};
+const rt::IntParam standby_param{
+    "ulm_rail_standby_pct", 10,
+    "a path whose nominal bandwidth is below this percentage of the fastest path to the same "
+    "peer stands by: used only when no faster path is up (0: every path is used)"};
 const rt::ChoiceParam stripe_param{
     "ulm_stripe", "on",
     "spread the data of large messages over every path to a peer (on), or keep it on the path "
@@ -165,6 +169,14 @@ void LinkSet::bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& path
         any_kernel_ = any_kernel_ || info.kernel_delivery;
     }
     l.stripe = stripe; // off: one rail carries everything while it is up, the others stand by
+    double fastest = 0;
+    for (int k = 0; k < l.nrails; ++k) {
+        fastest = std::max(fastest, l.rails[k].path->info().bandwidth_mbs);
+    }
+    const double floor = fastest * static_cast<double>(std::clamp<std::int64_t>(standby_param.get(), 0, 100)) / 100;
+    for (int k = 0; k < l.nrails; ++k) {
+        l.rails[k].standby = l.rails[k].path->info().bandwidth_mbs < floor;
+    }
     // Fail-over resends what a dead rail had in flight: with several rails
     // that can fail, each of them keeps its fragments until acknowledged,
     // even over a path that is reliable by itself (verbs' RC), unless

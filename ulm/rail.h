@@ -43,6 +43,7 @@ struct Rail {
     path::Path* path = nullptr;
     State state = State::up;
     bool reliable = false;          // fragments sent over it are kept until acknowledged
+    bool standby = false;           // much slower than the peer's best: used only when no faster rail is up
     bool checksum = false;          // CRC32C on fragments sent over this rail
     std::uint32_t max_frag = 0;     // path's largest fragment (header + payload)
 

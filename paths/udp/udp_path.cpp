@@ -96,15 +96,6 @@ const Registrar reg{"udp", 10, &make_udp_paths};
 
 struct WholeFrag final : RxFrag {};
 
-bool include_lists(const char* name)
-{
-    rt::ParamBase* p = rt::find_param("path_include");
-    if (p == nullptr) {
-        return false;
-    }
-    std::string list = "," + p->value_text() + ",";
-    return list.find(std::string(",") + name + ",") != std::string::npos;
-}
 
 // Copies n bytes from src into the iovecs, starting `skip` bytes into them.
 std::size_t scatter(const std::byte* src, std::size_t n, const iovec* iov, int iovcnt,
@@ -191,7 +182,7 @@ bool udp_options_from_params(UdpOptions& out, std::string& why)
     out.sndbuf = sndbuf_param.get();
     out.rcvbuf = rcvbuf_param.get();
     const std::string& ev = everywhere_param.get();
-    out.everywhere = ev == "on" || (ev == "auto" && !include_lists("shm"));
+    out.everywhere = ev == "on" || (ev == "auto" && !path_selected("shm"));
     out.peek_all = peek_param.get() == "all";
     out.stripe = stripe_param.get() == "rr";
     out.rx_batch = static_cast<int>(std::clamp<std::int64_t>(batch_param.get(), 1, 4096));

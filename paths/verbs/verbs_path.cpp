@@ -52,6 +52,11 @@ const rt::TextParam devices_param{
     "verbs_devices", "",
     "verbs devices and ports to use, comma-separated (mlx5_0, mlx5_0:1); empty: every active port"};
 const rt::IntParam rails_param{"verbs_max_rails", 4, "most verbs paths (active ports) per process"};
+const rt::ChoiceParam everywhere_param{
+    "verbs_everywhere", "auto",
+    "verbs also reaches ranks on this host: auto (only when ULMPI_PATH_INCLUDE leaves shm out), on, off",
+    "auto|on|off"};
+
 
 // Every cache of the process hears of released memory.
 std::mutex g_caches_mu;
@@ -135,6 +140,8 @@ VerbsOptions verbs_options_from_params()
     o.reg_cache = cache_param.get();
     o.reg_budget = cache_max_param.get() == 0 ? ~std::uint64_t{0} : cache_max_param.get();
     o.max_inline = static_cast<std::uint32_t>(std::clamp<std::int64_t>(inline_param.get(), 0, 1024));
+    const std::string& ev = everywhere_param.get();
+    o.everywhere = ev == "on" || (ev == "auto" && !path_selected("shm"));
     return o;
 }
 
@@ -307,6 +314,11 @@ Status VerbsPath::connect(rt::Bootstrap& boot)
     for (int r = 0; r < job_.size; ++r) {
         if (r == job_.rank) {
             continue;
+        }
+        const bool same_host = job_.node_of_rank.size() == static_cast<std::size_t>(job_.size) &&
+                               job_.node_of_rank[static_cast<std::size_t>(r)] == job_.node_id;
+        if (same_host && !opt_.everywhere) {
+            continue; // shared memory's (its queue pair stays unused)
         }
         Peer& p = peers_[static_cast<std::size_t>(r)];
         std::vector<std::byte> v;

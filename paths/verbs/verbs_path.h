@@ -71,6 +71,7 @@ struct VerbsOptions {
     bool reg_cache = true;
     std::uint64_t reg_budget = 0;    // 0: no limit
     std::uint32_t max_inline = 128;  // asked of the device (it may grant less)
+    bool everywhere = true;          // also peers on this host (else shm's)
 };
 
 // ULMPI_VERBS_* parameters as options.

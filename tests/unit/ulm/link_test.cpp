@@ -117,6 +117,29 @@ TEST(Link, striping_off_keeps_data_on_one_rail_while_it_is_up)
     EXPECT_EQ(data_bytes(c.rail_fabric(1), 0, 1), 0u);
 }
 
+TEST(Link, a_much_slower_rail_stands_by_until_the_faster_one_fails)
+{
+    // Nominal 1000 and 50 MB/s: the slow one is below 10 % of the fast one.
+    Cluster c(two_rails([](int, int k, MemPathOptions& m) {
+        m.bandwidth_mbs = k == 0 ? 1000 : 50;
+        m.max_bytes_per_progress = 65536;
+    }));
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(c.e(0).link(1).rails[1].standby);
+    EXPECT_EQ(c.e(0).link(1).up_rails(), 1);
+    auto msg = pattern(1u << 20, 15);
+    std::vector<std::byte> in(msg.size());
+    transfer(c, msg, in);
+    EXPECT_TRUE(same_bytes(in, msg));
+    EXPECT_EQ(data_bytes(c.rail_fabric(1), 0, 1), 0u) << "the standby rail carried data";
+    auto more = pattern(2u << 20, 16);
+    std::vector<std::byte> in2(more.size());
+    transfer(c, more, in2, 4, [&] { c.rail(0, 0).options().refuse_send = true; });
+    EXPECT_TRUE(same_bytes(in2, more));
+    EXPECT_GT(data_bytes(c.rail_fabric(1), 0, 1), 0u) << "the standby rail did not take over";
+    EXPECT_EQ(c.e(0).primary_path(1), &c.rail(0, 1));
+}
+
 TEST(Link, each_rails_share_follows_its_measured_rate)
 {
     // Rail 0 delivers three times the bytes of rail 1 per progress call.
