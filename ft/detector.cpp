@@ -1,36 +1,71 @@
 #include "ft/detector.h"
 
+#include "runtime/config.h"
 #include "runtime/log.h"
 
-#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unistd.h>
 
 namespace ulmpi::ft {
 
-Detector::Detector(rt::Bootstrap& boot, ulm::Engine& engine) : boot_(boot), engine_(engine) {}
-
-bool Detector::failed(int rank) const
+Mode mode_from_params()
 {
-    return std::find(failed_.begin(), failed_.end(), rank) != failed_.end();
+    // The parameter is the runtime's (mpirun --with-ft); a process started
+    // otherwise may carry it in its environment.
+    std::string v;
+    if (rt::ParamBase* p = rt::find_param("ft")) {
+        v = p->value_text();
+    } else if (const char* e = std::getenv("ULMPI_FT")) {
+        v = e;
+    }
+    return v == "ulfm" || v == "mpi" ? Mode::ulfm : Mode::abort;
+}
+
+Detector::Detector(rt::Bootstrap& boot, ulm::Engine& engine, Mode mode)
+    : boot_(boot), engine_(engine), mode_(mode)
+{
+    is_failed_.assign(static_cast<std::size_t>(engine.size()), false);
+    details_.assign(static_cast<std::size_t>(engine.size()), std::string());
+}
+
+const std::string& Detector::detail(int rank) const
+{
+    static const std::string none;
+    return failed(rank) ? details_[static_cast<std::size_t>(rank)] : none;
+}
+
+void Detector::record(int rank, const char* detail)
+{
+    if (rank < 0 || rank >= engine_.size() || rank == engine_.rank() || failed(rank)) {
+        return;
+    }
+    is_failed_[static_cast<std::size_t>(rank)] = true;
+    details_[static_cast<std::size_t>(rank)] = detail != nullptr ? detail : "";
+    failed_.push_back(rank);
+    engine_.mark_peer_failed(rank);
+    for (std::size_t i = 0; i < listeners_.size(); ++i) {
+        listeners_[i](rank);
+    }
 }
 
 void Detector::on_peer_failed(int peer, const char* detail)
 {
-    if (!failed(peer)) {
-        failed_.push_back(peer);
-    }
-    engine_.mark_peer_failed(peer);
     // ABORT mode: the launcher ends the job and says which rank failed; we
     // only make sure this rank does not wait for it in the meantime.
     ULMPI_DEBUG("rank %d failed (%s)", peer, detail);
+    record(peer, detail);
 }
 
 void Detector::on_peer_unreachable(int peer, const char* why)
 {
-    if (!failed(peer)) {
-        failed_.push_back(peer);
+    if (tolerant()) {
+        ULMPI_WARN("rank %d: rank %d is failed: no path reaches it (%s)", engine_.rank(), peer, why);
+        record(peer, why);
+        return;
     }
+    record(peer, why);
     std::string msg = "rank " + std::to_string(engine_.rank()) + " lost contact with rank " +
                       std::to_string(peer) + ": no path can reach it (" + why + ")";
     boot_.abort(1, msg);

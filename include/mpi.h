@@ -27,7 +27,7 @@
  *
  * Attribute keys (keyvals) are not handles: they are ints of the form
  * 0x64400000 | n; MPI_KEYVAL_INVALID is n = 0, the predefined keys are
- * n = 1..12 and keys the program creates start at n = 1024.
+ * n = 1..13 (13: MPI_FT) and keys the program creates start at n = 1024.
  *
  * ---------------------------------------------------------------------------
  * WHAT IS DECLARED
@@ -379,6 +379,9 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_WIN_DISP_UNIT 0x6440000a
 #define MPI_WIN_CREATE_FLAVOR 0x6440000b
 #define MPI_WIN_MODEL 0x6440000c
+/* ULFM: on every communicator, true when fault tolerance is on (mpirun --with-ft ulfm) */
+#define MPI_FT 0x6440000d
+#define MPIX_FT MPI_FT
 
 /* Results of MPI_Comm_compare / MPI_Group_compare */
 #define MPI_IDENT 0
@@ -480,10 +483,11 @@ extern int *const MPI_WEIGHTS_EMPTY;
 /* ======================================================================== */
 /*
  * 0 is success; 1..73 are the MPI-3.1 classes (MPI_T return codes
- * included); 74..76 are reserved for the fault-tolerance extension, defined
- * in mpi-ext.h (MPIX_ERR_PROC_FAILED = 74, MPIX_ERR_PROC_FAILED_PENDING = 75,
- * MPIX_ERR_REVOKED = 76). MPI_ERR_LASTCODE (77) is above every predefined
- * class and code; MPI_Add_error_class returns values above it.
+ * included); 75..77 are the fault-tolerance (ULFM) classes, with Open MPI's
+ * values: MPIX_ERR_PROC_FAILED = 75, MPIX_ERR_PROC_FAILED_PENDING = 76,
+ * MPIX_ERR_REVOKED = 77 (declared below, and by mpi-ext.h). MPI_ERR_LASTCODE
+ * (78) is above every predefined class and code; MPI_Add_error_class returns
+ * values above it.
  * Error codes and error classes are the same numbers in ulmpi.
  */
 #define MPI_SUCCESS 0
@@ -561,8 +565,11 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_T_ERR_PVAR_NO_ATOMIC 71
 #define MPI_T_ERR_INVALID_NAME 72
 #define MPI_T_ERR_INVALID 73
-/* 74, 75, 76: reserved for MPIX_ERR_* in mpi-ext.h (see above) */
-#define MPI_ERR_LASTCODE 77
+/* 74: unused. The fault-tolerance classes (User-Level Failure Mitigation): */
+#define MPIX_ERR_PROC_FAILED 75
+#define MPIX_ERR_PROC_FAILED_PENDING 76
+#define MPIX_ERR_REVOKED 77
+#define MPI_ERR_LASTCODE 78
 
 /* ======================================================================== */
 /* Tool information interface (MPI_T): types and constants                  */
@@ -1354,6 +1361,37 @@ MPI_Fint MPI_Message_c2f(MPI_Message);
 MPI_Fint PMPI_Message_c2f(MPI_Message);
 MPI_Message MPI_Message_f2c(MPI_Fint);
 MPI_Message PMPI_Message_f2c(MPI_Fint);
+
+/* ======================================================================== */
+/* Fault tolerance: User-Level Failure Mitigation (ULFM)                     */
+/* ======================================================================== */
+/* As Open MPI 5 (include <mpi-ext.h> there; MPICH programs find the MPIX_
+ * names here). Semantics: docs/fault_tolerance.md. With mpirun --with-ft ulfm
+ * a job survives process failures; without it these calls work in a job
+ * without failures (a failure ends the job). The error classes
+ * MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING, MPIX_ERR_REVOKED and the
+ * attribute key MPIX_FT are defined above. */
+#define MPIX_HAVE_ULFM 1
+int MPIX_Comm_revoke(MPI_Comm comm);
+int PMPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgroup);
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgroup);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
 
 #ifdef __cplusplus
 }

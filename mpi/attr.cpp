@@ -1,5 +1,7 @@
 #include "mpi/attr.h"
 
+#include "mpi/ft_comm.h"
+
 #include "mpi/checks.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/errors.h"
@@ -29,6 +31,7 @@ int g_wtime_is_global = 0;
 int g_universe_size = 1;
 int g_appnum = 0;
 int g_lastusedcode = MPI_ERR_LASTCODE;
+int g_ft = 0;
 
 int call_copy(const Keyval* k, AttrKind kind, int obj, void* in, void** out, int* flag)
 {
@@ -89,7 +92,7 @@ int type_erase_hook(Datatype* t)
 
 } // namespace
 
-bool keyval_predefined(int id) { return id > kKeyvalBase && id <= MPI_WIN_MODEL; }
+bool keyval_predefined(int id) { return id > kKeyvalBase && id <= MPI_FT; }
 
 Keyval* keyval_get(int id)
 {
@@ -142,6 +145,9 @@ void* predefined_comm_attr(int id)
     case MPI_LASTUSEDCODE:
         g_lastusedcode = last_used_code();
         return &g_lastusedcode;
+    case MPI_FT:
+        g_ft = ft_enabled() ? 1 : 0;
+        return &g_ft;
     default: return nullptr;
     }
 }

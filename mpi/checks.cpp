@@ -1,5 +1,7 @@
 #include "mpi/checks.h"
 
+#include "mpi/ft_comm.h"
+
 namespace ulmpi::mpi {
 
 int check_comm(MPI_Comm h, const char* fn, Comm** out)
@@ -126,7 +128,10 @@ int check_send_all(const void* buf, int count, MPI_Datatype type, int dest, int 
     if (int e = check_send_tag(*c, tag, fn)) {
         return e;
     }
-    return check_buffer(*c, buf, count, *t, fn);
+    if (int e = check_buffer(*c, buf, count, *t, fn)) {
+        return e;
+    }
+    return (*c)->revoked ? ft_check_p2p(*c, fn) : MPI_SUCCESS;
 }
 
 int check_recv_all(const void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -151,7 +156,10 @@ int check_recv_all(const void* buf, int count, MPI_Datatype type, int source, in
     if (int e = check_recv_tag(*c, tag, fn)) {
         return e;
     }
-    return check_buffer(*c, buf, count, *t, fn);
+    if (int e = check_buffer(*c, buf, count, *t, fn)) {
+        return e;
+    }
+    return (*c)->revoked ? ft_check_p2p(*c, fn) : MPI_SUCCESS;
 }
 
 } // namespace ulmpi::mpi

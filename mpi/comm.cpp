@@ -1,5 +1,7 @@
 #include "mpi/comm.h"
 
+#include "mpi/ft_comm.h"
+
 #include "mpi/comm_ctx.h"
 #include "mpi/handle.h"
 #include "mpi/state.h"
@@ -97,6 +99,9 @@ Comm* comm_new(Group* local, Group* remote, int rank, int pair, Errhandler* eh)
 MPI_Comm comm_publish(Comm* c)
 {
     c->handle = table().insert(c);
+    if (c->handle != 0) {
+        ft_attach(c); // fault tolerance: revoke notices, member failures
+    }
     return c->handle == 0 ? MPI_COMM_NULL : c->handle;
 }
 
@@ -107,6 +112,7 @@ void comm_release(Comm* c)
     if (c->predefined || --c->refs > 0) {
         return;
     }
+    const bool quarantined = ft_detach(c);
     if (c->handle != 0) {
         table().erase(c->handle);
     }
@@ -120,7 +126,9 @@ void comm_release(Comm* c)
         group_release(c->remote);
     }
     errhandler_release(c->errhandler);
-    context_release(c->ctx_pair);
+    if (!quarantined) {
+        context_release(c->ctx_pair); // else ft_release_quarantined() does, later
+    }
     delete c;
 }
 

@@ -54,6 +54,14 @@ struct Comm {
     InfoPairs hints;                         // MPI_Comm_set_info
     // Collectives: dispatch table and call sequence number, made on first use.
     std::unique_ptr<coll::CommColl, coll::CommCollDeleter> coll;
+    // Fault tolerance (mpi/ft_comm.h): revoked here; members known failed
+    // (world ranks, in the order their failure became known here) and how
+    // many of the first of them the program acknowledged; agreements begun.
+    bool revoked = false;
+    std::vector<int> ft_failed;
+    int ft_acked = 0;
+    std::uint64_t ft_agree_seq = 0;
+    bool has_unacked_failure() const { return static_cast<int>(ft_failed.size()) > ft_acked; }
 
     bool inter() const { return remote != nullptr; }
     int size() const { return local->size(); }

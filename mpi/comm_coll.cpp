@@ -1,5 +1,8 @@
 #include "mpi/comm_coll.h"
 
+#include "mpi/errors.h"
+#include "mpi/ft_comm.h"
+
 #include "mpi/coll/coll.h"
 #include "mpi/coll/nbc.h"
 #include "mpi/coll/schedule.h"
@@ -44,6 +47,15 @@ Phase::Phase(Comm* c, int tag) : s_(&coll::blocking_schedule())
 {
     s_->begin(c, tag);
     ++g_blocking_phases;
+    if (c->revoked || ft_enabled()) {
+        // Fault tolerance: constructing on a revoked communicator, or on
+        // one with a failed member, fails at once (mpi/ft_comm.h).
+        if (c->revoked) {
+            error_ = kErrRevoked;
+        } else if (!c->ft_failed.empty()) {
+            error_ = kErrProcFailed;
+        }
+    }
 }
 
 bool blocking_phase_alive() { return g_blocking_phases > 0; }

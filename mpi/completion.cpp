@@ -3,6 +3,7 @@
 #include "mpi/checks.h"
 #include "mpi/coll/nbc.h"
 #include "mpi/entry.h"
+#include "mpi/ft_comm.h"
 #include "mpi/p2p.h"
 #include "mpi/request.h"
 #include "mpi/state.h"
@@ -29,6 +30,13 @@ Slot classify(MPI_Request h, Request** out)
     return r->persistent && !r->active ? Slot::inactive : Slot::live;
 }
 
+// Complete, or a wildcard receive that a failure keeps from completing for
+// now (fault tolerance: it raises MPIX_ERR_PROC_FAILED_PENDING and stays).
+bool settled(const Request* r)
+{
+    return r->complete() || (ft_enabled() && ft_request_blocked(r));
+}
+
 int bad_request(MPI_Request h, const char* fn)
 {
     return raise(nullptr, MPI_ERR_REQUEST, fn, "0x%x is not a valid request handle", static_cast<unsigned>(h));
@@ -39,6 +47,20 @@ int bad_request(MPI_Request h, const char* fn)
 int finish(MPI_Request* h, Request* r, MPI_Status* st, bool report, const char* fn)
 {
     Comm* c = r->comm;
+    if (!r->complete()) {
+        // Blocked by an unacknowledged failure (see settled()): it stays.
+        if (st != MPI_STATUS_IGNORE) {
+            status_empty(st);
+            st->MPI_ERROR = kErrProcFailedPending;
+        }
+        if (!report) {
+            return kErrProcFailedPending;
+        }
+        return raise(c, kErrProcFailedPending, fn,
+                     "a process that could match this wildcard receive failed (%s); the request is "
+                     "still pending: acknowledge the failure (MPIX_Comm_ack_failed) to go on",
+                     ft_failed_text(c).c_str());
+    }
     bool is_recv = r->kind == Request::Kind::recv;
     bool is_send = r->kind == Request::Kind::send;
     int err = MPI_SUCCESS;
@@ -137,7 +159,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) try {
         break;
     }
     if (!r->complete()) {
-        state().engine.wait([r] { return r->complete(); });
+        state().engine.wait([r] { return settled(r); });
     }
     return finish(request, r, status, true, fn);
 } catch (...) {
@@ -168,7 +190,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) try {
         state().engine.poll();
         if (!r->complete()) {
             *flag = 0;
-            return MPI_SUCCESS;
+            return settled(r) ? finish(request, r, status, true, fn) : MPI_SUCCESS;
         }
     }
     *flag = 1;
@@ -187,7 +209,7 @@ int PMPI_Waitall(int count, MPI_Request* reqs, MPI_Status* statuses) try {
     auto all_done = [&] {
         for (int& i = first_pending; i < count; ++i) {
             Request* r;
-            if (classify(reqs[i], &r) == Slot::live && !r->complete()) {
+            if (classify(reqs[i], &r) == Slot::live && !settled(r)) {
                 return false;
             }
         }
@@ -213,7 +235,7 @@ int PMPI_Testall(int count, MPI_Request* reqs, int* flag, MPI_Status* statuses) 
     state().engine.poll();
     for (int i = 0; i < count; ++i) {
         Request* r;
-        if (classify(reqs[i], &r) == Slot::live && !r->complete()) {
+        if (classify(reqs[i], &r) == Slot::live && !settled(r)) {
             *flag = 0;
             return MPI_SUCCESS;
         }
@@ -236,7 +258,7 @@ int first_complete(int count, MPI_Request* reqs)
         Request* r;
         if (classify(reqs[i], &r) == Slot::live) {
             any_live = true;
-            if (r->complete()) {
+            if (settled(r)) {
                 return i;
             }
         }
@@ -318,7 +340,7 @@ int finish_some(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_S
             continue;
         }
         any_live = true;
-        if (!r->complete()) {
+        if (!settled(r)) {
             continue;
         }
         Comm* c = r->comm;
@@ -457,6 +479,8 @@ int PMPI_Request_free(MPI_Request* request) try {
         ulmpi::mpi::coll::nbc_detach(r->sched); // the collective goes on without its request
     } else if (r->idup != nullptr) {
         comm_idup_detach(r->idup);
+    } else if (r->ftop != nullptr) {
+        ft_op_detach(r->ftop);
     }
     request_free(r);
     *request = MPI_REQUEST_NULL;

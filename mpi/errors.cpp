@@ -95,6 +95,10 @@ const ClassInfo kClasses[] = {
     {MPI_T_ERR_PVAR_NO_ATOMIC, "MPI_T_ERR_PVAR_NO_ATOMIC", "variable cannot be read and written atomically"},
     {MPI_T_ERR_INVALID_NAME, "MPI_T_ERR_INVALID_NAME", "invalid name (tool interface)"},
     {MPI_T_ERR_INVALID, "MPI_T_ERR_INVALID", "invalid use of the tool interface"},
+    {MPIX_ERR_PROC_FAILED, "MPIX_ERR_PROC_FAILED", "a process failed"},
+    {MPIX_ERR_PROC_FAILED_PENDING, "MPIX_ERR_PROC_FAILED_PENDING",
+     "a process that could match this wildcard receive failed (the request is still pending)"},
+    {MPIX_ERR_REVOKED, "MPIX_ERR_REVOKED", "the communicator was revoked"},
 };
 
 // Codes above MPI_ERR_LASTCODE made by MPI_Add_error_class/code.
@@ -197,15 +201,6 @@ const char* error_class_name(int cls)
     if (cls > MPI_ERR_LASTCODE && error_code_valid(cls)) {
         return "user-defined error class";
     }
-    if (cls == kErrProcFailed) {
-        return "MPIX_ERR_PROC_FAILED";
-    }
-    if (cls == kErrProcFailedPending) {
-        return "MPIX_ERR_PROC_FAILED_PENDING";
-    }
-    if (cls == kErrRevoked) {
-        return "MPIX_ERR_REVOKED";
-    }
     return "MPI_ERR_UNKNOWN";
 }
 
@@ -216,15 +211,6 @@ std::string error_string(int code)
     }
     if (const ClassInfo* c = find_class(code)) {
         return std::string(c->text) + " (" + c->name + ")";
-    }
-    if (code == kErrProcFailed) {
-        return "a process in the communicator failed (MPIX_ERR_PROC_FAILED)";
-    }
-    if (code == kErrProcFailedPending) {
-        return "a process that may have matched this receive failed (MPIX_ERR_PROC_FAILED_PENDING)";
-    }
-    if (code == kErrRevoked) {
-        return "the communicator was revoked (MPIX_ERR_REVOKED)";
     }
     if (code == MPI_ERR_LASTCODE) {
         return "last predefined error code (MPI_ERR_LASTCODE)";
@@ -313,6 +299,7 @@ int to_mpi_class(rt::Errc code) noexcept
     case rt::Errc::not_supported: return MPI_ERR_UNSUPPORTED_OPERATION;
     case rt::Errc::timeout: return MPI_ERR_OTHER;
     case rt::Errc::internal: return MPI_ERR_INTERN;
+    case rt::Errc::revoked: return kErrRevoked;
     }
     return MPI_ERR_UNKNOWN;
 }

@@ -16,11 +16,10 @@ namespace ulmpi::mpi {
 
 struct Comm;
 
-// The fault-tolerance classes live just below MPI_ERR_LASTCODE (mpi-ext.h
-// names them MPIX_ERR_*).
-inline constexpr int kErrProcFailed = MPI_ERR_LASTCODE - 3;
-inline constexpr int kErrProcFailedPending = MPI_ERR_LASTCODE - 2;
-inline constexpr int kErrRevoked = MPI_ERR_LASTCODE - 1;
+// The fault-tolerance classes (mpi.h: MPIX_ERR_*, Open MPI's values).
+inline constexpr int kErrProcFailed = MPIX_ERR_PROC_FAILED;
+inline constexpr int kErrProcFailedPending = MPIX_ERR_PROC_FAILED_PENDING;
+inline constexpr int kErrRevoked = MPIX_ERR_REVOKED;
 
 struct Errhandler {
     enum class Kind : unsigned char { fatal, ret, abort, user_comm, user_win, user_file };

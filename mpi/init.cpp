@@ -4,6 +4,7 @@
 #include "mpi/comm.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/entry.h"
+#include "mpi/ft_comm.h"
 #include "mpi/state.h"
 #include "paths/registry.h"
 #include "runtime/config.h"
@@ -79,6 +80,7 @@ int init(int required, int* provided, const char* fn)
     s.detector = std::make_unique<ft::Detector>(*s.boot, s.engine);
     s.engine.set_failure_hooks(s.detector.get());
     comm_init_predefined(job.rank, job.size);
+    ft_init(); // fault tolerance (ULFM), when the job asked for it
 
     s.check_args = check_param.get();
     int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
@@ -126,6 +128,7 @@ int PMPI_Finalize() try {
     }
     bsend_drain();
     rt::Status st = s.engine.finalize();
+    ft_finalize();
     if (!st.ok()) {
         return raise(nullptr, to_mpi_class(st.code()), fn, "could not shut down cleanly: %s",
                      rt::errc_name(st.code()));

@@ -1,5 +1,7 @@
 #include "mpi/p2p.h"
 
+#include "mpi/ft_comm.h"
+
 #include "mpi/errors.h"
 #include "mpi/request.h"
 #include "mpi/state.h"
@@ -119,7 +121,20 @@ int p2p_recv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int sou
         return raise(c, to_mpi_class(s.code()), fn, "cannot post a receive: %s", rt::errc_name(s.code()));
     }
     if (!r.complete) {
-        eng.wait([&r] { return r.complete; });
+        if (src == ulm::kAnySource && ft_enabled()) {
+            // A wildcard receive cannot wait while a failure on the
+            // communicator is unacknowledged (mpi/ft_comm.h).
+            eng.wait([&r, c] { return r.complete || ft_any_source_blocked(c); });
+            if (!r.complete) {
+                eng.withdraw(r);
+                return raise(c, kErrProcFailed, fn,
+                             "a process that could send this wildcard receive failed (%s); "
+                             "acknowledge it (MPIX_Comm_ack_failed) to receive from MPI_ANY_SOURCE",
+                             ft_failed_text(c).c_str());
+            }
+        } else {
+            eng.wait([&r] { return r.complete; });
+        }
     }
     eng.withdraw(r);
     int err = p2p_recv_status(c, &r, st);

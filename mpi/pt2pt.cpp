@@ -3,6 +3,7 @@
 // persistent.cpp, completion in completion.cpp.
 #include "mpi/checks.h"
 #include "mpi/entry.h"
+#include "mpi/ft_comm.h"
 #include "mpi/p2p.h"
 #include "mpi/request.h"
 #include "mpi/state.h"
@@ -255,6 +256,9 @@ int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, boo
     if (int e = check_comm(comm, fn, &c)) {
         return e;
     }
+    if (c->revoked) {
+        return ft_check_p2p(c, fn);
+    }
     if (state().check_args) {
         if (int e = check_source(c, source, fn)) {
             return e;
@@ -280,13 +284,29 @@ int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, boo
     int utag = tag == MPI_ANY_TAG ? ulmpi::ulm::kAnyTag : tag;
     ulmpi::ulm::Envelope env;
     bool found = eng.iprobe(src, utag, c->ctx, &env);
+    // Fault tolerance: a probe that can never succeed raises instead of
+    // waiting (the sender failed; or a wildcard probe while a failure on the
+    // communicator is unacknowledged; or the communicator was revoked).
+    auto hopeless = [&] {
+        return c->revoked || (src == ulmpi::ulm::kAnySource ? ft_any_source_blocked(c) : eng.peer_failed(src));
+    };
     if (!found) {
-        if (blocking) {
+        if (blocking && !ft_enabled()) {
             eng.wait([&] { return eng.iprobe(src, utag, c->ctx, &env); });
             found = true;
+        } else if (blocking) {
+            eng.wait([&] { return (found = eng.iprobe(src, utag, c->ctx, &env)) || hopeless(); });
         } else {
             eng.poll();
             found = eng.iprobe(src, utag, c->ctx, &env);
+        }
+        if (!found && ft_enabled() && hopeless()) {
+            if (c->revoked) {
+                return ft_check_p2p(c, fn);
+            }
+            return raise(c, kErrProcFailed, fn, "no message can come: %s failed",
+                         src == ulmpi::ulm::kAnySource ? ft_failed_text(c).c_str()
+                                                       : ("rank " + std::to_string(source)).c_str());
         }
     }
     if (flag != nullptr) {

@@ -18,7 +18,8 @@ namespace ulmpi::mpi {
 namespace coll {
 class Schedule; // mpi/coll/schedule.h
 }
-struct Idup; // mpi/comm_idup.cpp
+struct Idup;  // mpi/comm_idup.cpp
+struct FtOp;  // mpi/ulfm_api.cpp
 
 struct Request {
     enum class Kind : std::uint8_t { send, recv, done, generalized, schedule };
@@ -46,6 +47,8 @@ struct Request {
     bool sched_done = false;
     // MPI_Comm_idup's operation while it runs (also Kind::schedule).
     Idup* idup = nullptr;
+    // MPIX_Comm_iagree / ishrink while they run (also Kind::schedule).
+    FtOp* ftop = nullptr;
     // Kind::generalized: the program's callbacks (mpi/grequest.cpp).
     MPI_Grequest_query_function* greq_query = nullptr;
     MPI_Grequest_free_function* greq_free = nullptr;
@@ -90,6 +93,8 @@ int grequest_free(Request* r);
 // MPI_Request_free on a pending MPI_Comm_idup: it goes on without its
 // request (mpi/comm_idup.cpp).
 void comm_idup_detach(Idup* op);
+// The same for MPIX_Comm_iagree / ishrink (mpi/ulfm_api.cpp).
+void ft_op_detach(FtOp* op);
 
 // Status helpers.
 void status_set(MPI_Status* st, int source, int tag, int error, std::uint64_t bytes, bool cancelled);

@@ -17,6 +17,7 @@ const char* errc_name(Errc code) noexcept
     case Errc::not_supported: return "not supported";
     case Errc::timeout: return "timed out";
     case Errc::internal: return "internal error";
+    case Errc::revoked: return "the communicator was revoked";
     }
     return "unknown error";
 }

@@ -19,6 +19,7 @@ enum class Errc : std::uint8_t {
     not_supported,
     timeout,
     internal,
+    revoked,        // the communicator was revoked (fault tolerance: MPIX_Comm_revoke)
 };
 
 class [[nodiscard]] Status {

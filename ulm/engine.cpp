@@ -197,6 +197,9 @@ int Engine::progress()
     if (links_.needs_tick() && (++tick_count_ & 3) == 0) {
         n += links_.tick();
     }
+    if ((++event_count_ & 255) == 0 && watch_events_) [[unlikely]] {
+        check_events();
+    }
     return n;
 }
 
@@ -233,34 +236,41 @@ void Engine::idle(Backoff& backoff)
     // Failure notices from the launcher, checked now and then while idle.
     if (++idle_events_ >= 1024) {
         idle_events_ = 0;
-        rt::FailureEvent ev;
-        while (boot_ != nullptr && boot_->poll_event(ev)) {
-            switch (ev.kind) {
-            case rt::FailureEvent::Kind::rank_failed:
-                mark_peer_failed(ev.rank);
-                if (hooks_ != nullptr) {
-                    hooks_->on_peer_failed(ev.rank, ev.detail.c_str());
-                }
-                break;
-            case rt::FailureEvent::Kind::host_failed:
-                for (int r = 0; r < size_; ++r) {
-                    if (job().node_of_rank[static_cast<std::size_t>(r)] == ev.node_id) {
-                        mark_peer_failed(r);
-                        if (hooks_ != nullptr) {
-                            hooks_->on_peer_failed(r, ev.detail.c_str());
-                        }
+        check_events();
+    }
+}
+
+// Reads the launcher's failure notices: a rank or a whole host died, or the
+// job is ending.
+void Engine::check_events()
+{
+    rt::FailureEvent ev;
+    while (boot_ != nullptr && boot_->poll_event(ev)) {
+        switch (ev.kind) {
+        case rt::FailureEvent::Kind::rank_failed:
+            mark_peer_failed(ev.rank);
+            if (hooks_ != nullptr) {
+                hooks_->on_peer_failed(ev.rank, ev.detail.c_str());
+            }
+            break;
+        case rt::FailureEvent::Kind::host_failed:
+            for (int r = 0; r < size_; ++r) {
+                if (job().node_of_rank[static_cast<std::size_t>(r)] == ev.node_id && r != rank_) {
+                    mark_peer_failed(r);
+                    if (hooks_ != nullptr) {
+                        hooks_->on_peer_failed(r, ev.detail.c_str());
                     }
                 }
-                break;
-            case rt::FailureEvent::Kind::job_ending:
-                if (hooks_ != nullptr) {
-                    hooks_->on_job_ending(ev.detail.c_str());
-                } else {
-                    ULMPI_ERROR("the launcher is ending the job (%s)", ev.detail.c_str());
-                    _exit(1);
-                }
-                break;
             }
+            break;
+        case rt::FailureEvent::Kind::job_ending:
+            if (hooks_ != nullptr) {
+                hooks_->on_job_ending(ev.detail.c_str());
+            } else {
+                ULMPI_ERROR("the launcher is ending the job (%s)", ev.detail.c_str());
+                _exit(1);
+            }
+            break;
         }
     }
 }
@@ -336,6 +346,38 @@ void Engine::fail_peer(int rank, Errc why)
     }
     if (p.active_hook.linked()) {
         active_.remove(&p);
+    }
+}
+
+void Engine::interrupt_context(ContextId ctx, Errc why)
+{
+    for (RecvMsg* r : matcher_.take_posted([&](const RecvMsg& r) { return r.ctx == ctx; })) {
+        r->error = why;
+        complete_recv(r);
+    }
+    for (RecvMsg* r : recvs_.all()) {
+        if (r->ctx == ctx && !r->complete) {
+            recvs_.erase(r->id);
+            r->id = 0;
+            r->error = why;
+            complete_recv(r);
+        }
+    }
+    for (Peer& p : peers_) {
+        for (SendMsg* s = p.pending.front(), *next; s != nullptr; s = next) {
+            next = p.pending.next(s);
+            if (s->ctx == ctx) {
+                p.pending.remove(s);
+                s->error = why;
+                protocol_done(s);
+            }
+        }
+    }
+    for (SendMsg* s : sends_.all()) {
+        if (s->ctx == ctx && s->state != SendMsg::State::done) {
+            s->error = why;
+            protocol_done(s);
+        }
     }
 }
 

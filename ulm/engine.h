@@ -122,6 +122,11 @@ public:
     }
     void idle(Backoff& backoff);
     void check_hang();
+    // Reads failure notices now (also every few hundred progress calls when
+    // watch_events(true): a program that fault tolerance keeps alive must
+    // learn of failures while it polls, not only while it idles).
+    void check_events();
+    void watch_events(bool on) { watch_events_ = on; }
 
     void set_failure_hooks(FailureHooks* hooks) { hooks_ = hooks; }
     // At most a few hooks; each is polled by every progress() call.
@@ -138,6 +143,12 @@ public:
     void fail_peer(int peer, Errc why);
     void mark_peer_failed(int peer) { fail_peer(peer, Errc::peer_failed); }
     void reset_peer(int peer, int incarnation);
+    // Every operation outstanding on context `ctx` (posted receives, sends
+    // waiting for the receiver or for path resources, rendezvous in flight
+    // either way) completes with `why`; later ones are not affected.
+    // Fault tolerance: a revoked communicator, a collective that cannot
+    // complete because a member failed.
+    void interrupt_context(ContextId ctx, Errc why);
 
     const std::vector<std::unique_ptr<path::Path>>& paths() const { return paths_; }
     PeerCounters counters(int peer) const;
@@ -227,6 +238,8 @@ private:
     std::vector<ProgressHook*> progress_hooks_;
     Backoff::Policy backoff_policy_{};
     std::uint32_t tick_count_ = 0;
+    std::uint32_t event_count_ = 0;
+    bool watch_events_ = false;
     std::uint32_t fruitless_polls_ = 0;
     rt::Nanos wait_start_ = 0;
     rt::Nanos hang_report_ns_ = 0;

@@ -76,4 +76,12 @@ int to_iovec(const DataRef& ref, std::uint64_t pos, std::uint64_t n, iovec* iov,
     return used;
 }
 
+const Layout& bytes_layout()
+{
+    static const Run run{0, 1};
+    static const std::uint64_t prefix[2] = {0, 1};
+    static const Layout layout{1, 1, 1, &run, prefix, true};
+    return layout;
+}
+
 } // namespace ulmpi::ulm

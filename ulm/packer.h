@@ -120,6 +120,10 @@ std::uint32_t pack_crc(const DataRef& ref, std::uint64_t pos, void* dst, std::ui
 std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
                          std::uint32_t crc = 0);
 
+// The layout of plain bytes (size 1, extent 1): DataRef{p, n, &bytes_layout()}
+// is n contiguous bytes at p.
+const Layout& bytes_layout();
+
 // Fills up to `max` iovecs covering packed bytes [pos, pos + n). Returns the
 // number used; *covered tells how many bytes they cover (< n when max ran out).
 int to_iovec(const DataRef& ref, std::uint64_t pos, std::uint64_t n, iovec* iov, int max,

@@ -3,6 +3,7 @@
 #include "mpi/checks.h"
 #include "mpi/coll/nbc.h"
 #include "mpi/coll/schedule.h"
+#include "mpi/ft_comm.h"
 #include "mpi/state.h"
 
 namespace ulmpi::mpi::coll {
@@ -18,6 +19,9 @@ int check_coll_comm(MPI_Comm h, bool inter_ok, const char* fn, Comm** out)
     if (!inter_ok && (*out)->inter()) [[unlikely]] {
         return raise(*out, MPI_ERR_COMM, fn, "%s is an intercommunicator; this call needs an "
                      "intracommunicator", (*out)->display_name().c_str());
+    }
+    if ((*out)->revoked || ft_enabled()) [[unlikely]] {
+        return ft_check_coll(*out, fn); // revoked, or a member failed
     }
     return MPI_SUCCESS;
 }

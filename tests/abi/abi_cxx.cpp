@@ -315,8 +315,8 @@ constexpr int modes[] = {MPI_MODE_NOCHECK,  MPI_MODE_NOSTORE,         MPI_MODE_N
                          MPI_MODE_APPEND,   MPI_MODE_SEQUENTIAL};
 static_assert(distinct(modes) && single_bits(modes));
 
-// Error classes: MPI-3.1's classes are 1..73 in this order; 74..76 are
-// reserved for mpi-ext.h; MPI_ERR_LASTCODE is 77.
+// Error classes: MPI-3.1's classes are 1..73 in this order; 75..77 are the
+// ULFM classes with Open MPI's values; MPI_ERR_LASTCODE is 78.
 constexpr int error_classes[] = {
     MPI_ERR_BUFFER,         MPI_ERR_COUNT,
     MPI_ERR_TYPE,           MPI_ERR_TAG,
@@ -367,7 +367,8 @@ constexpr bool error_classes_numbered()
     return n == 73;
 }
 static_assert(error_classes_numbered());
-static_assert(MPI_ERR_LASTCODE == 77);
+static_assert(MPIX_ERR_PROC_FAILED == 75 && MPIX_ERR_PROC_FAILED_PENDING == 76 && MPIX_ERR_REVOKED == 77);
+static_assert(MPI_ERR_LASTCODE == 78);
 
 // ---------------------------------------------------------------------------
 // Callbacks and prototypes

@@ -1,0 +1,218 @@
+#include "mpi/ft_comm.h"
+
+#include "mpi/comm_ctx.h"
+#include "mpi/errors.h"
+#include "mpi/state.h"
+#include "runtime/clock.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace ulmpi::mpi {
+namespace {
+
+std::atomic<bool> g_ft_on{false};
+// How long a freed communicator's context stays out of use when it ran
+// agreements (see FtState::quarantine).
+constexpr std::int64_t kQuarantineNs = 5'000'000'000;
+
+FtState& storage()
+{
+    static FtState s;
+    return s;
+}
+
+bool member(const Comm* c, int world)
+{
+    return c->local->rank_of(world) != MPI_UNDEFINED ||
+           (c->remote != nullptr && c->remote->rank_of(world) != MPI_UNDEFINED);
+}
+
+// A member failed: record it and stop the collectives that wait on it.
+void member_failed(Comm* c, int world)
+{
+    if (std::find(c->ft_failed.begin(), c->ft_failed.end(), world) != c->ft_failed.end()) {
+        return;
+    }
+    c->ft_failed.push_back(world);
+    ulm::Engine& eng = state().engine;
+    eng.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
+}
+
+void on_failure(int world)
+{
+    for (Comm* c : storage().comms) {
+        if (member(c, world)) {
+            member_failed(c, world);
+        }
+    }
+}
+
+void on_revoked(Comm* c)
+{
+    c->revoked = true;
+    ulm::Engine& eng = state().engine;
+    eng.interrupt_context(c->ctx, rt::Errc::revoked);
+    eng.interrupt_context(c->coll_ctx, rt::Errc::revoked);
+}
+
+} // namespace
+
+bool ft_enabled() { return g_ft_on.load(std::memory_order_relaxed); }
+
+FtState& ft_state() { return storage(); }
+
+FtState& ft_machinery()
+{
+    FtState& f = storage();
+    if (f.channel == nullptr) {
+        State& s = state();
+        const int me = s.engine.rank();
+        f.channel = std::make_unique<ft::Channel>(s.engine);
+        f.revoker = std::make_unique<ft::Revoker>(*f.channel, *s.detector, me);
+        f.agreements = std::make_unique<ft::Agreements>(*f.channel, *s.detector, me);
+        for (Comm* c : f.comms) {
+            f.revoker->attach(c->ctx.value(), ft_members(c), [c] { on_revoked(c); });
+        }
+    }
+    return f;
+}
+
+void ft_init()
+{
+    State& s = state();
+    ft_attach(s.world);
+    ft_attach(s.self);
+    if (!s.detector->tolerant()) {
+        return; // the machinery is made on first use of an MPIX_ call
+    }
+    ft_machinery();
+    s.detector->add_listener(&on_failure);
+    s.engine.watch_events(true);
+    g_ft_on.store(true, std::memory_order_relaxed);
+}
+
+void ft_finalize()
+{
+    FtState& f = storage();
+    f.agreements.reset();
+    f.revoker.reset();
+    f.channel.reset();
+    f.comms.clear();
+    g_ft_on.store(false, std::memory_order_relaxed);
+}
+
+std::vector<int> ft_members(const Comm* c)
+{
+    std::vector<int> m = c->local->world;
+    if (c->remote != nullptr) {
+        const std::vector<int>& r = c->remote->world;
+        const bool remote_first = !r.empty() && !m.empty() && r.front() < m.front();
+        m.insert(remote_first ? m.begin() : m.end(), r.begin(), r.end());
+    }
+    return m;
+}
+
+void ft_attach(Comm* c)
+{
+    FtState& f = storage();
+    if (c == nullptr || std::find(f.comms.begin(), f.comms.end(), c) != f.comms.end()) {
+        return;
+    }
+    f.comms.push_back(c);
+    if (ft_enabled()) {
+        // Members that failed before the communicator existed (a shrink
+        // that raced a new failure): recorded at once.
+        for (int w : state().detector->failed_ranks()) {
+            if (member(c, w)) {
+                member_failed(c, w);
+            }
+        }
+    }
+    if (f.revoker != nullptr) {
+        f.revoker->attach(c->ctx.value(), ft_members(c), [c] { on_revoked(c); });
+    }
+}
+
+bool ft_detach(Comm* c)
+{
+    FtState& f = storage();
+    f.comms.erase(std::remove(f.comms.begin(), f.comms.end(), c), f.comms.end());
+    if (f.revoker == nullptr || c == nullptr) {
+        return false;
+    }
+    f.revoker->detach(c->ctx.value());
+    if (!f.agreements->has(c->ctx.value())) {
+        return false;
+    }
+    f.agreements->retire(c->ctx.value());
+    f.quarantine.emplace_back(c->ctx_pair, rt::now_ns() + kQuarantineNs);
+    return true;
+}
+
+void ft_release_quarantined()
+{
+    FtState& f = storage();
+    if (f.quarantine.empty()) {
+        return;
+    }
+    const std::int64_t now = rt::now_ns();
+    for (std::size_t i = 0; i < f.quarantine.size();) {
+        if (f.quarantine[i].second > now) {
+            ++i;
+            continue;
+        }
+        const int pair = f.quarantine[i].first;
+        f.agreements->drop(context_p2p(pair).value());
+        context_release(pair);
+        f.quarantine[i] = f.quarantine.back();
+        f.quarantine.pop_back();
+    }
+}
+
+std::string ft_failed_text(const Comm* c)
+{
+    std::string out;
+    for (int w : c->ft_failed) {
+        int r = c->local->rank_of(w);
+        const char* side = "";
+        if (r == MPI_UNDEFINED && c->remote != nullptr) {
+            r = c->remote->rank_of(w);
+            side = "remote ";
+        }
+        out += (out.empty() ? "" : ", ") + std::string(side) + "rank " + std::to_string(r);
+        const std::string& d = state().detector->detail(w);
+        if (!d.empty()) {
+            out += " (" + d + ")";
+        }
+    }
+    return out;
+}
+
+int ft_check_p2p(Comm* c, const char* fn)
+{
+    if (c->revoked) {
+        return raise(c, kErrRevoked, fn, "the communicator was revoked");
+    }
+    return MPI_SUCCESS;
+}
+
+int ft_check_coll(Comm* c, const char* fn)
+{
+    if (c->revoked) {
+        return raise(c, kErrRevoked, fn, "the communicator was revoked");
+    }
+    if (!c->ft_failed.empty()) {
+        return raise(c, kErrProcFailed, fn, "a member failed: %s; shrink the communicator to go on",
+                     ft_failed_text(c).c_str());
+    }
+    return MPI_SUCCESS;
+}
+
+bool ft_request_blocked(const Request* r)
+{
+    return r->kind == Request::Kind::recv && !r->recv->complete && r->recv->src == ulm::kAnySource &&
+           r->comm != nullptr && r->comm->has_unacked_failure();
+}
+
+} // namespace ulmpi::mpi

@@ -1,0 +1,85 @@
+// Fault tolerance in the MPI layer (User-Level Failure Mitigation, ULFM):
+// what a process failure and a revoke do to communicators and operations.
+//
+// With `mpirun --with-ft ulfm` (ft::Mode::ulfm) the job lives on when
+// processes fail. Then:
+//   * every communicator is registered here; a failure of one of its members
+//     is recorded in it (Comm::ft_failed, in the order it became known) and
+//     interrupts its collectives: every collective pending on it completes
+//     with MPIX_ERR_PROC_FAILED at every survivor (each hears of the failure),
+//     and later collectives on it raise MPIX_ERR_PROC_FAILED at once —
+//     except agree and shrink — until the program shrinks it;
+//   * point-to-point with the failed process fails (ULM's link fails every
+//     operation with it); between live processes it goes on;
+//   * a receive from MPI_ANY_SOURCE cannot complete safely while a failure
+//     on its communicator is unacknowledged: a blocking one (and a blocking
+//     probe) raises MPIX_ERR_PROC_FAILED; a nonblocking one stays pending and
+//     its completion calls raise MPIX_ERR_PROC_FAILED_PENDING, until the
+//     program acknowledges (MPIX_Comm_ack_failed / MPIX_Comm_failure_ack);
+//   * a revoked communicator (MPIX_Comm_revoke, spread by ft::Revoker)
+//     interrupts everything pending on it with MPIX_ERR_REVOKED, and every
+//     later non-local operation on it raises MPIX_ERR_REVOKED, except agree,
+//     shrink and the local calls (free, get_failed, ack_failed, ...).
+// Without fault tolerance nothing here runs: a failure ends the job.
+#pragma once
+
+#include "ft/agree.h"
+#include "ft/channel.h"
+#include "ft/revoke.h"
+#include "mpi/comm.h"
+#include "mpi/request.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ulmpi::mpi {
+
+// Process-wide fault-tolerance machinery (MPI_Init creates it in ULFM mode).
+struct FtState {
+    std::unique_ptr<ft::Channel> channel;
+    std::unique_ptr<ft::Revoker> revoker;
+    std::unique_ptr<ft::Agreements> agreements;
+    std::vector<Comm*> comms; // registered communicators
+    // Context pairs of freed communicators that ran agreements: kept from
+    // new communicators for a while, so that a member still finishing one
+    // of those agreements (it heard of a failure late) gets its answer,
+    // and no message of theirs is taken for a later communicator's.
+    std::vector<std::pair<int, std::int64_t>> quarantine; // (pair, release time in ns)
+};
+
+// Releases the quarantined context pairs whose time has come (called when
+// contexts are allocated).
+void ft_release_quarantined();
+
+// True in ULFM mode (after MPI_Init).
+bool ft_enabled();
+FtState& ft_state();
+// The machinery, made on first use when fault tolerance is off (the MPIX_
+// calls work in a job without failures too).
+FtState& ft_machinery();
+void ft_init();
+void ft_finalize();
+// Every communicator with a handle (and the predefined ones) is attached.
+void ft_attach(Comm* c);
+// The communicator goes: true when its context pair must not be released
+// now (ft_detach keeps it in quarantine and releases it later).
+bool ft_detach(Comm* c);
+
+// The members of c in the order every member sees them (local group, then
+// for an intercommunicator the remote one, the group of the lower leader
+// first).
+std::vector<int> ft_members(const Comm* c);
+// "rank 3 (exited with signal 9)" for the failed members of c, in c's ranks.
+std::string ft_failed_text(const Comm* c);
+
+// Checks at the start of an operation on c; MPI_SUCCESS or the error raised.
+int ft_check_p2p(Comm* c, const char* fn);   // revoked
+int ft_check_coll(Comm* c, const char* fn);  // revoked, or a member failed
+// A wildcard receive on c that must not wait: a failure is unacknowledged.
+inline bool ft_any_source_blocked(const Comm* c) { return c->has_unacked_failure(); }
+// A pending receive request that cannot complete for now (raises
+// MPIX_ERR_PROC_FAILED_PENDING in completion calls; the request stays).
+bool ft_request_blocked(const Request* r);
+
+} // namespace ulmpi::mpi
