@@ -1354,6 +1354,12 @@ MPI_Fint MPI_Message_c2f(MPI_Message);
 MPI_Fint PMPI_Message_c2f(MPI_Message);
 MPI_Message MPI_Message_f2c(MPI_Fint);
 MPI_Message PMPI_Message_f2c(MPI_Fint);
+/* Statuses: (f_status, c_status) / (c_status, f_status); a Fortran status
+ * is MPI_Fint[MPI_F_STATUS_SIZE] */
+int MPI_Status_f2c(const MPI_Fint *, MPI_Status *);
+int PMPI_Status_f2c(const MPI_Fint *, MPI_Status *);
+int MPI_Status_c2f(const MPI_Status *, MPI_Fint *);
+int PMPI_Status_c2f(const MPI_Status *, MPI_Fint *);
 
 #ifdef __cplusplus
 }
