@@ -263,7 +263,7 @@ F_DECL = {
     "iio": "integer, intent(inout) :: %s",
     "ia": "integer, intent(in) :: %s(*)", "iao": "integer, intent(out) :: %s(*)",
     "iaio": "integer, intent(inout) :: %s(*)", "range": "integer, intent(in) :: %s(3, *)",
-    "w": "integer, intent(in) :: %s(*)", "wo": "integer, intent(out) :: %s(*)",
+    "w": "integer, intent(in) :: %s(*)", "wo": "integer :: %s(*)",  # may be MPI_UNWEIGHTED twice
     "l": "logical, intent(in) :: %s", "lo": "logical, intent(out) :: %s",
     "la": "logical, intent(in) :: %s(*)", "lao": "logical, intent(out) :: %s(*)",
     "a": ADDR + ", intent(in) :: %s", "ao": ADDR + ", intent(out) :: %s",
@@ -338,14 +338,17 @@ def write_mpif_h(path, consts, routines):
     for name, dims, common in F_SENTINELS:
         L.append("      integer %s%s" % (name, dims.replace(" ", "")))
         L.append("      common /%s/ %s" % (common, name))
+        L.append("      save /%s/" % common)
     for cb in F_CALLBACKS:
         L.append("      external %s" % cb)
+    # The functions (as Open MPI's and MPICH's mpif.h declare them).
     for r in routines:
-        if r.result == "double":
-            L.append("      double precision MPI_%s, PMPI_%s" % (r.name.upper(), r.name.upper()))
-        elif r.result == "aint":
-            L.append("      integer(kind=MPI_ADDRESS_KIND) MPI_%s" % r.name.upper())
-            L.append("      integer(kind=MPI_ADDRESS_KIND) PMPI_%s" % r.name.upper())
+        if r.result:
+            ftype = {"double": "double precision",
+                     "aint": "integer(kind=MPI_ADDRESS_KIND)"}[r.result]
+            for prefix in ("MPI", "PMPI"):
+                L.append("      external %s_%s" % (prefix, r.name.upper()))
+                L.append("      %s %s_%s" % (ftype, prefix, r.name.upper()))
     for line in L:
         if len(line) > 72:
             raise SystemExit("mpif.h line longer than 72 columns: " + line)
