@@ -7,7 +7,7 @@
 set -euo pipefail
 
 unset LD_LIBRARY_PATH LIBRARY_PATH CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH \
-    ULMPI_CC ULMPI_CXX ULMPI_PREFIX PKG_CONFIG_PATH MPI_HOME
+    ULMPI_CC ULMPI_CXX ULMPI_FC ULMPI_PREFIX PKG_CONFIG_PATH MPI_HOME
 
 : "${ULMPI_TEST_BUILD_ROOT:?run this test through meson test}"
 : "${ULMPI_TEST_SOURCE_ROOT:?}"
@@ -72,6 +72,29 @@ check_hello_cxx() {
     for ((r = 0; r < np; r++)); do
         expect "$out" "^c\\+\\+ rank $r of $np: sum [0-9]+ ok$"
     done
+}
+
+# The output of hello_f77.f (mpif.h) and hello_f90.f90 (use mpi) jobs.
+check_hello_f77() {
+    local out=$1 np=$2 r
+    expect "$out" '^library: ulmpi '
+    for ((r = 0; r < np; r++)); do
+        expect "$out" "^f77 rank $r of $np: got $(((r + np - 1) % np)) ok$"
+    done
+}
+check_hello_f90() {
+    local out=$1 np=$2 r
+    for ((r = 0; r < np; r++)); do
+        expect "$out" "^f90 rank $r of $np: sum $((np * (np + 1) / 2)) ok$"
+    done
+}
+
+# need_fortran: skip (exit 77) when this build has no Fortran wrappers.
+need_fortran() {
+    if [ ! -x "$build/tools/mpifort" ]; then
+        echo "SKIP: no mpifort in this build (no Fortran compiler: -Dfortran)"
+        exit 77
+    fi
 }
 
 # uses_libmpi_from PROGRAM DIR: the dynamic loader takes libmpi from DIR
