@@ -1152,6 +1152,13 @@ int PMPI_Type_get_name(MPI_Datatype, char *, int *);
 /* (typeclass, size, datatype) */
 int MPI_Type_match_size(int, int, MPI_Datatype *);
 int PMPI_Type_match_size(int, int, MPI_Datatype *);
+/* The Fortran 90 parameterized types: (p, r, newtype) / (r, newtype) */
+int MPI_Type_create_f90_real(int, int, MPI_Datatype *);
+int PMPI_Type_create_f90_real(int, int, MPI_Datatype *);
+int MPI_Type_create_f90_complex(int, int, MPI_Datatype *);
+int PMPI_Type_create_f90_complex(int, int, MPI_Datatype *);
+int MPI_Type_create_f90_integer(int, MPI_Datatype *);
+int PMPI_Type_create_f90_integer(int, MPI_Datatype *);
 
 /* Packing: (inbuf, incount, datatype, outbuf, outsize, position, comm) and
  * (inbuf, insize, position, outbuf, outcount, datatype, comm) */

@@ -249,6 +249,17 @@ def write_cpp(path, routines, protos):
         check_arity(r, ctypes)
         out.append(cpp_routine(r, ctypes))
         out.append("")
+    # MPI_SIZEOF's specific procedures: x is a descriptor (assumed rank),
+    # a CHARACTER adds its length after ierror; neither is looked at.
+    for name, _, size in F_SIZEOF:
+        lower = "sizeof_" + name.lower()
+        out.append('extern "C" void pmpi_%s_(const void*, MPI_Fint* size, MPI_Fint* ierr)' % lower)
+        out.append("{")
+        out.append("    *size = %d;" % size)
+        out.append("    *ierr = MPI_SUCCESS;")
+        out.append("}")
+        out.append("ULMPI_F_ALIASES(%s)" % lower)
+        out.append("")
     out.append("#pragma GCC visibility pop")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
@@ -300,6 +311,18 @@ F_SENTINELS = [
     ("MPI_ERRCODES_IGNORE", "(1)", "mpi_fortran_errcodes_ignore"),
     ("MPI_UNWEIGHTED", "(1)", "mpi_fortran_unweighted"),
     ("MPI_WEIGHTS_EMPTY", "(1)", "mpi_fortran_weights_empty"),
+]
+
+# MPI_SIZEOF (module only: a generic name): one specific procedure per
+# type and kind, any rank (assumed rank), answering the size of one element.
+F_SIZEOF = [
+    ("INTEGER1", "integer(kind=1)", 1), ("INTEGER2", "integer(kind=2)", 2),
+    ("INTEGER4", "integer(kind=4)", 4), ("INTEGER8", "integer(kind=8)", 8),
+    ("REAL4", "real(kind=4)", 4), ("REAL8", "real(kind=8)", 8),
+    ("COMPLEX8", "complex(kind=4)", 8), ("COMPLEX16", "complex(kind=8)", 16),
+    ("LOGICAL1", "logical(kind=1)", 1), ("LOGICAL2", "logical(kind=2)", 2),
+    ("LOGICAL4", "logical(kind=4)", 4), ("LOGICAL8", "logical(kind=8)", 8),
+    ("CHARACTER", "character(len=*)", 1),
 ]
 
 # Predefined callbacks (procedures the program passes by name).
@@ -426,6 +449,15 @@ def write_module(path, consts, routines):
             for line in f_interface(prefix, r):
                 L += wrap_free_form(line)
     L.append("  end interface")
+    for prefix in ("MPI", "PMPI"):
+        L.append("  interface %s_SIZEOF" % prefix)
+        for name, ftype, _ in F_SIZEOF:
+            L.append("    subroutine %s_SIZEOF_%s(x, size, ierror)" % (prefix, name))
+            L.append("      implicit none")
+            L.append("      %s, dimension(..), intent(in) :: x" % ftype)
+            L.append("      integer, intent(out) :: size, ierror")
+            L.append("    end subroutine")
+        L.append("  end interface")
     L.append("end module mpi")
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
