@@ -18,7 +18,9 @@
 // are pointers to an int in C, so Fortran gets the int they point to.
 //
 // Generalized requests: the same idea, one record per request, freed after
-// its free_fn ran.
+// its free_fn ran. Their extra_state is the program's variable itself (as
+// in MPICH): the callbacks get it by reference and may change it, so it
+// must outlive the request.
 #include "mpi/fortran/fortran.h"
 
 #include <deque>
@@ -328,14 +330,14 @@ struct GrequestCallbacks {
     Procedure query;
     Procedure free;
     Procedure cancel;
-    MPI_Aint extra;
+    MPI_Aint* extra; // the program's variable
 };
 
 int greq_query(void* state, MPI_Status* status)
 {
     auto* g = static_cast<GrequestCallbacks*>(state);
     MPI_Fint ierr = MPI_SUCCESS;
-    reinterpret_cast<QueryF*>(g->query)(&g->extra, reinterpret_cast<MPI_Fint*>(status), &ierr);
+    reinterpret_cast<QueryF*>(g->query)(g->extra, reinterpret_cast<MPI_Fint*>(status), &ierr);
     return ierr;
 }
 
@@ -343,7 +345,7 @@ int greq_free(void* state)
 {
     auto* g = static_cast<GrequestCallbacks*>(state);
     MPI_Fint ierr = MPI_SUCCESS;
-    reinterpret_cast<FreeF*>(g->free)(&g->extra, &ierr);
+    reinterpret_cast<FreeF*>(g->free)(g->extra, &ierr);
     delete g;
     return ierr;
 }
@@ -352,16 +354,16 @@ int greq_cancel(void* state, int complete)
 {
     auto* g = static_cast<GrequestCallbacks*>(state);
     MPI_Fint c = complete != 0, ierr = MPI_SUCCESS;
-    reinterpret_cast<CancelF*>(g->cancel)(&g->extra, &c, &ierr);
+    reinterpret_cast<CancelF*>(g->cancel)(g->extra, &c, &ierr);
     return ierr;
 }
 
 } // namespace
 
 extern "C" void pmpi_grequest_start_(Procedure query, Procedure free, Procedure cancel,
-                                     const MPI_Aint* extra, MPI_Fint* request, MPI_Fint* ierr) try
+                                     MPI_Aint* extra, MPI_Fint* request, MPI_Fint* ierr) try
 {
-    auto* g = new GrequestCallbacks{query, free, cancel, *extra};
+    auto* g = new GrequestCallbacks{query, free, cancel, extra};
     *ierr = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, request);
     if (*ierr != MPI_SUCCESS) {
         delete g;

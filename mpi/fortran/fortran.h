@@ -18,11 +18,9 @@
 // MPI_ERRCODES_IGNORE, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are variables in
 // common blocks (sentinels.cpp defines them, exported, so that a program's
 // common block and ours are one object); an argument at one of those
-// addresses means the constant. Addresses in Fortran (MPI_GET_ADDRESS,
-// MPI_ADDRESS) are counted from MPI_BOTTOM's address, and MPI_BOTTOM
-// passed as a buffer is that address itself: MPI_BOTTOM + displacement is
-// the object again, and the INTEGER of MPI-1's MPI_ADDRESS holds any
-// displacement within 2 GiB of the program's static data.
+// addresses means the constant. Addresses are absolute, as in C, so a
+// datatype built in one language from MPI_GET_ADDRESS works from MPI_BOTTOM
+// in the other.
 #pragma once
 
 #include "mpi/entry.h"
@@ -58,9 +56,13 @@ static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),
 // A procedure argument (a callback), cast to its C type at the call.
 using Procedure = void (*)();
 
-// A choice buffer: MPI_IN_PLACE's common block means MPI_IN_PLACE.
+// A choice buffer: the common blocks of MPI_BOTTOM and MPI_IN_PLACE mean
+// those constants.
 inline void* buffer(void* p)
 {
+    if (p == &mpi_fortran_bottom_) {
+        return MPI_BOTTOM;
+    }
     return p == &mpi_fortran_in_place_ ? MPI_IN_PLACE : p;
 }
 
@@ -87,12 +89,6 @@ inline const int* weights(const MPI_Fint* w)
 inline int* weights(MPI_Fint* w)
 {
     return const_cast<int*>(weights(static_cast<const MPI_Fint*>(w)));
-}
-
-// A Fortran address: counted from MPI_BOTTOM (see the top of this file).
-inline MPI_Aint address(const void* p)
-{
-    return reinterpret_cast<MPI_Aint>(p) - reinterpret_cast<MPI_Aint>(&mpi_fortran_bottom_);
 }
 
 // CHARACTER(*) in: the text without trailing blanks (and leading ones too

@@ -98,7 +98,7 @@ CPP_PARAM = {
     "ia": "const MPI_Fint*", "iao": "MPI_Fint*", "iaio": "MPI_Fint*",
     "range": "MPI_Fint*", "w": "const MPI_Fint*", "wo": "MPI_Fint*",
     "l": "const MPI_Fint*", "lo": "MPI_Fint*", "la": "const MPI_Fint*", "lao": "MPI_Fint*",
-    "a": "const MPI_Aint*", "ao": "MPI_Aint*", "aa": "const MPI_Aint*", "aao": "MPI_Aint*",
+    "a": "const MPI_Aint*", "ao": "MPI_Aint*", "aio": "MPI_Aint*", "aa": "const MPI_Aint*", "aao": "MPI_Aint*",
     "c": "const MPI_Count*", "co": "MPI_Count*",
     "av": "const MPI_Aint*", "iv": "const MPI_Fint*",
     "ao4": "MPI_Fint*", "ia4": "const MPI_Fint*",
@@ -113,7 +113,7 @@ def cpp_call_arg(a, ctype):
     k, n = a.kind, a.name
     if k in ("i", "l", "a", "c"):
         return "*" + n if k != "l" else "(*%s != 0)" % n
-    if k in ("io", "iio", "ia", "iao", "iaio", "la", "lao", "lo", "ao", "aa", "aao", "co",
+    if k in ("io", "iio", "ia", "iao", "iaio", "la", "lao", "lo", "ao", "aio", "aa", "aao", "co",
              "idx", "idxa"):
         return n
     if k == "range":
@@ -278,6 +278,7 @@ F_DECL = {
     "l": "logical, intent(in) :: %s", "lo": "logical, intent(out) :: %s",
     "la": "logical, intent(in) :: %s(*)", "lao": "logical, intent(out) :: %s(*)",
     "a": ADDR + ", intent(in) :: %s", "ao": ADDR + ", intent(out) :: %s",
+    "aio": ADDR + ", intent(inout) :: %s",
     "aa": ADDR + ", intent(in) :: %s(*)", "aao": ADDR + ", intent(out) :: %s(*)",
     "c": COUNT + ", intent(in) :: %s", "co": COUNT + ", intent(out) :: %s",
     "av": ADDR + ", intent(in) :: %s", "iv": "integer, intent(in) :: %s",

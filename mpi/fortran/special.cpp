@@ -1,12 +1,13 @@
 // Fortran entry points that do more than convert their arguments:
-// MPI_INIT(_THREAD) (no argc/argv in Fortran), addresses counted from
-// MPI_BOTTOM (fortran.h), MPI_ALLOC_MEM (the address as an integer, for
-// Cray pointers), MPI_BUFFER_DETACH (the buffer's address is not written
-// into the Fortran buffer), MPI_INFO_GET (the value's length comes from
-// both valuelen and the CHARACTER's length).
+// MPI_INIT(_THREAD) (no argc/argv in Fortran), MPI-1's MPI_ADDRESS (an
+// INTEGER), MPI_ALLOC_MEM (the address as an integer, for Cray pointers),
+// MPI_BUFFER_DETACH (the buffer's address is not written into the Fortran
+// buffer), MPI_INFO_GET (the value's length comes from both valuelen and
+// the CHARACTER's length).
 #include "mpi/fortran/fortran.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,22 +25,17 @@ extern "C" void pmpi_init_thread_(const MPI_Fint* required, MPI_Fint* provided, 
 }
 ULMPI_F_ALIASES(init_thread)
 
-extern "C" void pmpi_get_address_(void* location, MPI_Aint* address, MPI_Fint* ierr)
-{
-    MPI_Aint a = 0;
-    *ierr = PMPI_Get_address(location, &a);
-    if (*ierr == MPI_SUCCESS) {
-        *address = ulmpi::fortran::address(location);
-    }
-}
-ULMPI_F_ALIASES(get_address)
-
+// MPI-1's INTEGER address: the low 32 bits of the address, as Open MPI
+// gives them. On 64-bit Linux no address fits (PIE programs live above
+// 4 GiB), but the difference of two such values is the true displacement
+// when the objects are less than 2 GiB apart, which is how MPI-1 programs
+// build their struct types; from MPI_BOTTOM only MPI_GET_ADDRESS works.
 extern "C" void pmpi_address_(void* location, MPI_Fint* address, MPI_Fint* ierr)
 {
     MPI_Aint a = 0;
     *ierr = PMPI_Address(location, &a);
     if (*ierr == MPI_SUCCESS) {
-        *ierr = ulmpi::fortran::narrow(ulmpi::fortran::address(location), address, "MPI_Address");
+        *address = static_cast<MPI_Fint>(static_cast<std::uint32_t>(a));
     }
 }
 ULMPI_F_ALIASES(address)

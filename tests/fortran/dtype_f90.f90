@@ -1,7 +1,7 @@
 ! dtype_f90.f90 -- derived datatypes from Fortran (`use mpi`): a vector for
 ! a row of a column-major matrix, indexed, a struct of a common block sent
 ! from MPI_BOTTOM with MPI_GET_ADDRESS displacements, the same with the
-! MPI-1 routines (MPI_ADDRESS, MPI_TYPE_STRUCT: INTEGER addresses), a
+! MPI-1 routines (MPI_ADDRESS, MPI_TYPE_STRUCT: INTEGER displacements), a
 ! Fortran-order subarray, extents, names, MPI_PACK / MPI_UNPACK.
 program dtype
   use mpi
@@ -73,17 +73,23 @@ program dtype
   call MPI_TYPE_SIZE(structtype, size, ierr)
   call ftest_check(size == 4 + 16 + 3, 'struct size', errs)
 
-  ! The same with MPI-1's INTEGER addresses.
+  ! The same with MPI-1's INTEGER addresses, as displacements from the
+  ! first member (absolute ones do not fit an INTEGER on 64-bit Linux).
   ci = rank
-  call MPI_ADDRESS(ci, oldaddr(1), ierr)
+  cd = -2d0
+  call MPI_ADDRESS(cd, oldaddr(1), ierr)
   call ftest_check(ierr == MPI_SUCCESS, 'mpi_address', errs)
-  call MPI_ADDRESS(cd, oldaddr(2), ierr)
+  call MPI_ADDRESS(ci, oldaddr(2), ierr)
   call MPI_ADDRESS(cc, oldaddr(3), ierr)
+  oldaddr = oldaddr - oldaddr(1)
+  call ftest_check(all(oldaddr == [0, 16, 20]), 'mpi_address displacements', errs)
+  blens = [2, 1, 3]
+  types = [MPI_DOUBLE_PRECISION, MPI_INTEGER, MPI_CHARACTER]
   call MPI_TYPE_STRUCT(3, blens, oldaddr, types, oldstruct, ierr)
   call MPI_TYPE_COMMIT(oldstruct, ierr)
-  call MPI_SENDRECV_REPLACE(MPI_BOTTOM, 1, oldstruct, nxt, 4, prv, 4, MPI_COMM_WORLD, &
+  call MPI_SENDRECV_REPLACE(cd, 1, oldstruct, nxt, 4, prv, 4, MPI_COMM_WORLD, &
                             MPI_STATUS_IGNORE, ierr)
-  call ftest_check(ci == prv, 'type_struct from MPI_BOTTOM', errs)
+  call ftest_check(ci == prv .and. cd(2) == -2d0, 'type_struct', errs)
   call MPI_TYPE_EXTENT(MPI_DOUBLE_PRECISION, i, ierr)
   call ftest_check(i == 8, 'type_extent', errs)
 
