@@ -273,47 +273,49 @@ catch (...) {
 }
 ULMPI_F_ALIASES(keyval_create)
 
+} // extern "C"
+
 // ---- attribute values --------------------------------------------------------
+namespace {
+
+// MPI_COMM_GET_ATTR, MPI_TYPE_GET_ATTR (Value: MPI_Aint) and MPI_ATTR_GET
+// (Value: MPI_Fint) through their C function.
+template <class Value>
+void get_attr(int (*get)(int, int, void*, int*), const MPI_Fint* obj, const MPI_Fint* keyval,
+              Value* value, MPI_Fint* flag, MPI_Fint* ierr)
+{
+    void* v = nullptr;
+    *ierr = get(*obj, *keyval, &v, flag);
+    if (*ierr == MPI_SUCCESS) {
+        *flag = *flag != 0;
+        if (*flag) {
+            *value = static_cast<Value>(f_value(*keyval, v));
+        }
+    }
+}
+
+} // namespace
+
+extern "C" {
 
 void pmpi_comm_get_attr_(const MPI_Fint* comm, const MPI_Fint* keyval, MPI_Aint* value,
                          MPI_Fint* flag, MPI_Fint* ierr)
 {
-    void* v = nullptr;
-    *ierr = PMPI_Comm_get_attr(*comm, *keyval, &v, flag);
-    if (*ierr == MPI_SUCCESS) {
-        *flag = *flag != 0;
-        if (*flag) {
-            *value = f_value(*keyval, v);
-        }
-    }
+    get_attr(PMPI_Comm_get_attr, comm, keyval, value, flag, ierr);
 }
 ULMPI_F_ALIASES(comm_get_attr)
 
 void pmpi_type_get_attr_(const MPI_Fint* type, const MPI_Fint* keyval, MPI_Aint* value,
                          MPI_Fint* flag, MPI_Fint* ierr)
 {
-    void* v = nullptr;
-    *ierr = PMPI_Type_get_attr(*type, *keyval, &v, flag);
-    if (*ierr == MPI_SUCCESS) {
-        *flag = *flag != 0;
-        if (*flag) {
-            *value = f_value(*keyval, v);
-        }
-    }
+    get_attr(PMPI_Type_get_attr, type, keyval, value, flag, ierr);
 }
 ULMPI_F_ALIASES(type_get_attr)
 
 void pmpi_attr_get_(const MPI_Fint* comm, const MPI_Fint* keyval, MPI_Fint* value,
                     MPI_Fint* flag, MPI_Fint* ierr)
 {
-    void* v = nullptr;
-    *ierr = PMPI_Attr_get(*comm, *keyval, &v, flag);
-    if (*ierr == MPI_SUCCESS) {
-        *flag = *flag != 0;
-        if (*flag) {
-            *value = static_cast<MPI_Fint>(f_value(*keyval, v));
-        }
-    }
+    get_attr(PMPI_Attr_get, comm, keyval, value, flag, ierr);
 }
 ULMPI_F_ALIASES(attr_get)
 

@@ -92,64 +92,62 @@ def read_routines(path):
 
 # ---------------------------------------------------------------- C++
 
-# kind -> C++ parameter type (pointer to the Fortran argument)
-CPP_PARAM = {
-    "i": "const MPI_Fint*", "io": "MPI_Fint*", "iio": "MPI_Fint*",
-    "ia": "const MPI_Fint*", "iao": "MPI_Fint*", "iaio": "MPI_Fint*",
-    "range": "MPI_Fint*", "w": "const MPI_Fint*", "wo": "MPI_Fint*",
-    "l": "const MPI_Fint*", "lo": "MPI_Fint*", "la": "const MPI_Fint*", "lao": "MPI_Fint*",
-    "a": "const MPI_Aint*", "ao": "MPI_Aint*", "aio": "MPI_Aint*", "aa": "const MPI_Aint*", "aao": "MPI_Aint*",
-    "c": "const MPI_Count*", "co": "MPI_Count*",
-    "av": "const MPI_Aint*", "iv": "const MPI_Fint*",
-    "ao4": "MPI_Fint*", "ia4": "const MPI_Fint*",
-    "b": "void*", "st": "MPI_Fint*", "sti": "const MPI_Fint*", "stio": "MPI_Fint*",
-    "sts": "MPI_Fint*", "s": "const char*", "sk": "const char*", "so": "char*",
-    "idx": "MPI_Fint*", "idxa": "MPI_Fint*", "fn": "ulmpi::fortran::Procedure",
+ADDR = "integer(kind=MPI_ADDRESS_KIND)"
+COUNT = "integer(kind=MPI_COUNT_KIND)"
+STATUS = "integer, intent(%s) :: {n}(MPI_STATUS_SIZE)"
+# Every argument kind (see routines.txt): the C++ parameter (a pointer to
+# the Fortran argument), the C function's argument made of it ({n}: the
+# name, {t}: the C parameter type), and the Fortran declaration.
+KINDS = {
+    "i": ("const MPI_Fint*", "*{n}", "integer, intent(in) :: {n}"),
+    "io": ("MPI_Fint*", "{n}", "integer, intent(out) :: {n}"),
+    "iio": ("MPI_Fint*", "{n}", "integer, intent(inout) :: {n}"),
+    "ia": ("const MPI_Fint*", "{n}", "integer, intent(in) :: {n}(*)"),
+    "iao": ("MPI_Fint*", "{n}", "integer, intent(out) :: {n}(*)"),
+    "iaio": ("MPI_Fint*", "{n}", "integer, intent(inout) :: {n}(*)"),
+    "range": ("MPI_Fint*", "reinterpret_cast<int(*)[3]>({n})", "integer, intent(in) :: {n}(3, *)"),
+    "w": ("const MPI_Fint*", "ulmpi::fortran::weights({n})", "integer, intent(in) :: {n}(*)"),
+    # no intent: MPI_UNWEIGHTED may be given for both weights arguments
+    "wo": ("MPI_Fint*", "ulmpi::fortran::weights({n})", "integer :: {n}(*)"),
+    "l": ("const MPI_Fint*", "(*{n} != 0)", "logical, intent(in) :: {n}"),
+    "lo": ("MPI_Fint*", "{n}", "logical, intent(out) :: {n}"),
+    "la": ("const MPI_Fint*", "{n}", "logical, intent(in) :: {n}(*)"),
+    "lao": ("MPI_Fint*", "{n}", "logical, intent(out) :: {n}(*)"),
+    "a": ("const MPI_Aint*", "*{n}", ADDR + ", intent(in) :: {n}"),
+    "ao": ("MPI_Aint*", "{n}", ADDR + ", intent(out) :: {n}"),
+    "aio": ("MPI_Aint*", "{n}", ADDR + ", intent(inout) :: {n}"),
+    "aa": ("const MPI_Aint*", "{n}", ADDR + ", intent(in) :: {n}(*)"),
+    "aao": ("MPI_Aint*", "{n}", ADDR + ", intent(out) :: {n}(*)"),
+    "c": ("const MPI_Count*", "*{n}", COUNT + ", intent(in) :: {n}"),
+    "co": ("MPI_Count*", "{n}", COUNT + ", intent(out) :: {n}"),
+    "av": ("const MPI_Aint*", "reinterpret_cast<void*>(*{n})", ADDR + ", intent(in) :: {n}"),
+    "iv": ("const MPI_Fint*", "reinterpret_cast<void*>(static_cast<MPI_Aint>(*{n}))",
+           "integer, intent(in) :: {n}"),
+    "ao4": ("MPI_Fint*", "&{n}_aint", "integer, intent(out) :: {n}"),
+    "ia4": ("const MPI_Fint*", "{n}_aint.data()", "integer, intent(in) :: {n}(*)"),
+    "b": ("void*", "ulmpi::fortran::buffer({n})", "type(*), dimension(*) :: {n}"),
+    "st": ("MPI_Fint*", "ulmpi::fortran::status({n})", STATUS % "out"),
+    "sti": ("const MPI_Fint*", "reinterpret_cast<const MPI_Status*>({n})", STATUS % "in"),
+    "stio": ("MPI_Fint*", "reinterpret_cast<MPI_Status*>({n})", STATUS % "inout"),
+    "sts": ("MPI_Fint*", "ulmpi::fortran::statuses({n})",
+            "integer, intent(out) :: {n}(MPI_STATUS_SIZE, *)"),
+    "s": ("const char*", "{n}_c.c_str()", "character(len=*), intent(in) :: {n}"),
+    "sk": ("const char*", "{n}_c.c_str()", "character(len=*), intent(in) :: {n}"),
+    "so": ("char*", "{n}_c", "character(len=*), intent(out) :: {n}"),
+    "idx": ("MPI_Fint*", "{n}", "integer, intent(out) :: {n}"),
+    "idxa": ("MPI_Fint*", "{n}", "integer, intent(out) :: {n}(*)"),
+    "fn": ("ulmpi::fortran::Procedure", "reinterpret_cast<{t}>({n})", "external :: {n}"),
 }
 STRING_KINDS = {"s", "sk", "so"}
 
 
 def cpp_call_arg(a, ctype):
-    k, n = a.kind, a.name
-    if k in ("i", "l", "a", "c"):
-        return "*" + n if k != "l" else "(*%s != 0)" % n
-    if k in ("io", "iio", "ia", "iao", "iaio", "la", "lao", "lo", "ao", "aio", "aa", "aao", "co",
-             "idx", "idxa"):
-        return n
-    if k == "range":
-        return "reinterpret_cast<int(*)[3]>(%s)" % n
-    if k in ("w", "wo"):
-        return "ulmpi::fortran::weights(%s)" % n
-    if k == "av":
-        return "reinterpret_cast<void*>(*%s)" % n
-    if k == "iv":
-        return "reinterpret_cast<void*>(static_cast<MPI_Aint>(*%s))" % n
-    if k == "ao4":
-        return "&%s_aint" % n
-    if k == "ia4":
-        return "%s_aint.data()" % n
-    if k == "b":
-        return "ulmpi::fortran::buffer(%s)" % n
-    if k == "st":
-        return "ulmpi::fortran::status(%s)" % n
-    if k == "sts":
-        return "ulmpi::fortran::statuses(%s)" % n
-    if k == "sti":
-        return "reinterpret_cast<const MPI_Status*>(%s)" % n
-    if k == "stio":
-        return "reinterpret_cast<MPI_Status*>(%s)" % n
-    if k in ("s", "sk"):
-        return "%s_c.c_str()" % n
-    if k == "so":
-        return "%s_c" % n
-    if k == "fn":
-        return "reinterpret_cast<%s>(%s)" % (ctype, n)
-    raise ValueError("unknown kind " + k)
+    return KINDS[a.kind][1].format(n=a.name, t=ctype)
 
 
 def cpp_routine(r, ctypes):
     lower = r.name.lower()
-    params = ["%s %s" % (CPP_PARAM[a.kind], a.name) for a in r.args]
+    params = ["%s %s" % (KINDS[a.kind][0], a.name) for a in r.args]
     if r.ierror:
         params.append("MPI_Fint* ierr")
     params += ["std::size_t %s_len" % a.name for a in r.args if a.kind in STRING_KINDS]
@@ -221,7 +219,7 @@ def check_arity(r, ctypes):
                          % (r.lineno, r.name, len(r.args), len(ctypes)))
     names = {a.name for a in r.args}
     for a in r.args:
-        if a.kind not in CPP_PARAM:
+        if a.kind not in KINDS:
             raise SystemExit("routines.txt:%d: unknown kind %s" % (r.lineno, a.kind))
         if a.kind in ("ia4", "idxa") and a.param not in names:
             raise SystemExit("routines.txt:%d: %s=%s names no argument"
@@ -266,33 +264,6 @@ def write_cpp(path, routines, protos):
 
 
 # ---------------------------------------------------------------- Fortran
-
-ADDR = "integer(kind=MPI_ADDRESS_KIND)"
-COUNT = "integer(kind=MPI_COUNT_KIND)"
-F_DECL = {
-    "i": "integer, intent(in) :: %s", "io": "integer, intent(out) :: %s",
-    "iio": "integer, intent(inout) :: %s",
-    "ia": "integer, intent(in) :: %s(*)", "iao": "integer, intent(out) :: %s(*)",
-    "iaio": "integer, intent(inout) :: %s(*)", "range": "integer, intent(in) :: %s(3, *)",
-    "w": "integer, intent(in) :: %s(*)", "wo": "integer :: %s(*)",  # may be MPI_UNWEIGHTED twice
-    "l": "logical, intent(in) :: %s", "lo": "logical, intent(out) :: %s",
-    "la": "logical, intent(in) :: %s(*)", "lao": "logical, intent(out) :: %s(*)",
-    "a": ADDR + ", intent(in) :: %s", "ao": ADDR + ", intent(out) :: %s",
-    "aio": ADDR + ", intent(inout) :: %s",
-    "aa": ADDR + ", intent(in) :: %s(*)", "aao": ADDR + ", intent(out) :: %s(*)",
-    "c": COUNT + ", intent(in) :: %s", "co": COUNT + ", intent(out) :: %s",
-    "av": ADDR + ", intent(in) :: %s", "iv": "integer, intent(in) :: %s",
-    "ao4": "integer, intent(out) :: %s", "ia4": "integer, intent(in) :: %s(*)",
-    "b": "type(*), dimension(*) :: %s",
-    "st": "integer, intent(out) :: %s(MPI_STATUS_SIZE)",
-    "sti": "integer, intent(in) :: %s(MPI_STATUS_SIZE)",
-    "stio": "integer, intent(inout) :: %s(MPI_STATUS_SIZE)",
-    "sts": "integer, intent(out) :: %s(MPI_STATUS_SIZE, *)",
-    "s": "character(len=*), intent(in) :: %s", "sk": "character(len=*), intent(in) :: %s",
-    "so": "character(len=*), intent(out) :: %s",
-    "idx": "integer, intent(out) :: %s", "idxa": "integer, intent(out) :: %s(*)",
-    "fn": "external :: %s",
-}
 
 # Fortran-only constants (the rest comes from mpi.h).
 F_CONSTANTS = [
@@ -389,7 +360,7 @@ def f_interface(prefix, r):
     L = ["    %s %s(%s)" % (head, name, ", ".join(dummies))]
     need = set()
     for a in r.args:
-        decl = F_DECL[a.kind]
+        decl = KINDS[a.kind][2]
         for const in ("MPI_ADDRESS_KIND", "MPI_COUNT_KIND", "MPI_STATUS_SIZE"):
             if const in decl:
                 need.add(const)
@@ -401,7 +372,7 @@ def f_interface(prefix, r):
     for a in r.args:
         if a.kind == "b":
             L.append("      !GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % a.name)
-        L.append("      " + F_DECL[a.kind] % a.name)
+        L.append("      " + KINDS[a.kind][2].format(n=a.name))
     if r.ierror:
         L.append("      integer, intent(out) :: ierror")
     L.append("    " + end)

@@ -44,14 +44,6 @@ contains
     ierr = MPI_SUCCESS
   end subroutine
 
-  subroutine type_delete(datatype, keyval, val, extra, ierr)
-    integer :: datatype, keyval, ierr
-    integer(kind=MPI_ADDRESS_KIND) :: val, extra
-    deletes = deletes + 1
-    last_deleted = int(val)
-    ierr = MPI_SUCCESS
-  end subroutine
-
   ! A user operation: element-wise a*b + a + b (commutative) on INTEGERs.
   subroutine myop(invec, inoutvec, len, datatype)
     integer :: len, datatype
@@ -161,10 +153,11 @@ program attr
   call MPI_ATTR_DELETE(MPI_COMM_WORLD, key77, ierr)
   call MPI_KEYVAL_FREE(key77, ierr)
 
-  ! Datatype attributes.
+  ! Datatype attributes (handles are INTEGERs for every kind of object, so
+  ! the delete procedure of communicators serves).
   deletes = 0
-  extra = 0
-  call MPI_TYPE_CREATE_KEYVAL(MPI_TYPE_DUP_FN, type_delete, tkey, extra, ierr)
+  extra = 1000
+  call MPI_TYPE_CREATE_KEYVAL(MPI_TYPE_DUP_FN, delete_fn, tkey, extra, ierr)
   call MPI_TYPE_CONTIGUOUS(2, MPI_INTEGER, t, ierr)
   val = 77
   call MPI_TYPE_SET_ATTR(t, tkey, val, ierr)

@@ -21,11 +21,7 @@ program dtype
   common /blk/ cd, ci, cc
 
   errs = 0
-  call MPI_INIT(ierr)
-  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
-  call MPI_COMM_SIZE(MPI_COMM_WORLD, np, ierr)
-  nxt = mod(rank + 1, np)
-  prv = mod(rank + np - 1, np)
+  call ftest_init(rank, np, nxt, prv)
 
   ! A row of a 4x5 column-major matrix: 5 elements, stride 4.
   a = reshape([(rank * 100 + i, i = 1, 20)], [4, 5])

@@ -1,7 +1,21 @@
-! ftest.f -- what the Fortran test programs share: a check that counts
-! failures (and says which, with the rank) and the end of a test, where
-! rank 0 prints "No Errors" when no rank failed (tests/mpi/runtests.py
-! looks for that line). Fixed form with mpif.h, linked into every program.
+! ftest.f -- what the Fortran test programs share: the start of a test,
+! a check that counts failures (and says which, with the rank) and the end
+! of a test, where rank 0 prints "No Errors" when no rank failed
+! (tests/mpi/runtests.py looks for that line). Fixed form with mpif.h,
+! linked into every program.
+
+! MPI_INIT; this rank, the number of ranks and the neighbours in a ring.
+      subroutine ftest_init(rank, np, nxt, prv)
+      implicit none
+      include 'mpif.h'
+      integer rank, np, nxt, prv, ierr
+      call MPI_INIT(ierr)
+      call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+      call MPI_COMM_SIZE(MPI_COMM_WORLD, np, ierr)
+      nxt = mod(rank + 1, np)
+      prv = mod(rank + np - 1, np)
+      end
+
       subroutine ftest_check(ok, what, errs)
       implicit none
       include 'mpif.h'

@@ -14,11 +14,7 @@
       character*12 cbuf, cbuf2
       logical flag, seen
       errs = 0
-      call MPI_INIT(ierr)
-      call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
-      call MPI_COMM_SIZE(MPI_COMM_WORLD, np, ierr)
-      nxt = mod(rank + 1, np)
-      prv = mod(rank + np - 1, np)
+      call ftest_init(rank, np, nxt, prv)
 
 ! A ring with MPI_SENDRECV: the status names the sender and the tag.
       do i = 1, 10
