@@ -444,7 +444,8 @@ def main(argv):
     routines_path, mpi_h, out_cpp, out_mpif, out_mod = argv[1:]
     text = open(mpi_h).read()
     protos = read_c_prototypes(text)
-    routines = [r for r in read_routines(routines_path) if r.name in protos]
+    routines = [r for r in read_routines(routines_path)
+                if r.name in protos or "fortran" in r.flags]
     consts = constants(read_c_constants(text))
     write_cpp(out_cpp, routines, protos)
     write_mpif_h(out_mpif, consts, routines)

@@ -82,4 +82,13 @@ catch (...) {
 }
 ULMPI_F_ALIASES(info_get)
 
+// MPI_F_SYNC_REG(buf): nothing to do; being an external call that takes
+// buf is the point (the compiler must assume buf changed and reload it
+// from memory, e.g. after a nonblocking receive into it completed).
+extern "C" void pmpi_f_sync_reg_(void* buf)
+{
+    (void)buf;
+}
+ULMPI_F_ALIASES(f_sync_reg)
+
 #pragma GCC visibility pop

@@ -127,6 +127,7 @@ program coll
   r8 = rank
   call MPI_IALLREDUCE(r8, r8res, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, req, ierr)
   call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_F_SYNC_REG(r8res)
   call ftest_check(r8res == np * (np - 1) / 2, 'iallreduce', errs)
   call MPI_BARRIER(MPI_COMM_WORLD, ierr)
 
