@@ -131,5 +131,6 @@ program coll
   call ftest_check(r8res == np * (np - 1) / 2, 'iallreduce', errs)
   call MPI_BARRIER(MPI_COMM_WORLD, ierr)
 
+  deallocate(iall, counts, displs, words)
   call ftest_finish(errs)
 end program
