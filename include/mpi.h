@@ -1159,6 +1159,13 @@ int PMPI_Type_get_name(MPI_Datatype, char *, int *);
 /* (typeclass, size, datatype) */
 int MPI_Type_match_size(int, int, MPI_Datatype *);
 int PMPI_Type_match_size(int, int, MPI_Datatype *);
+/* The Fortran 90 parameterized types: (p, r, newtype) / (r, newtype) */
+int MPI_Type_create_f90_real(int, int, MPI_Datatype *);
+int PMPI_Type_create_f90_real(int, int, MPI_Datatype *);
+int MPI_Type_create_f90_complex(int, int, MPI_Datatype *);
+int PMPI_Type_create_f90_complex(int, int, MPI_Datatype *);
+int MPI_Type_create_f90_integer(int, MPI_Datatype *);
+int PMPI_Type_create_f90_integer(int, MPI_Datatype *);
 
 /* Packing: (inbuf, incount, datatype, outbuf, outsize, position, comm) and
  * (inbuf, insize, position, outbuf, outcount, datatype, comm) */
@@ -1361,6 +1368,12 @@ MPI_Fint MPI_Message_c2f(MPI_Message);
 MPI_Fint PMPI_Message_c2f(MPI_Message);
 MPI_Message MPI_Message_f2c(MPI_Fint);
 MPI_Message PMPI_Message_f2c(MPI_Fint);
+/* Statuses: (f_status, c_status) / (c_status, f_status); a Fortran status
+ * is MPI_Fint[MPI_F_STATUS_SIZE] */
+int MPI_Status_f2c(const MPI_Fint *, MPI_Status *);
+int PMPI_Status_f2c(const MPI_Fint *, MPI_Status *);
+int MPI_Status_c2f(const MPI_Status *, MPI_Fint *);
+int PMPI_Status_c2f(const MPI_Status *, MPI_Fint *);
 
 /* ======================================================================== */
 /* Fault tolerance: User-Level Failure Mitigation (ULFM)                     */

@@ -7,7 +7,7 @@
 set -euo pipefail
 
 unset LD_LIBRARY_PATH LIBRARY_PATH CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH \
-    ULMPI_CC ULMPI_CXX ULMPI_PREFIX PKG_CONFIG_PATH MPI_HOME
+    ULMPI_CC ULMPI_CXX ULMPI_FC ULMPI_PREFIX PKG_CONFIG_PATH MPI_HOME
 
 : "${ULMPI_TEST_BUILD_ROOT:?run this test through meson test}"
 : "${ULMPI_TEST_SOURCE_ROOT:?}"
@@ -59,19 +59,36 @@ expect() {
     done
 }
 
-# check_hello OUT NP: the output of hello.c (C) and hello.cpp (C++) jobs.
-check_hello_c() {
-    local out=$1 np=$2 r
+# check_ring OUT NP WHO: the output of a ring job (hello.c: WHO c,
+# hello_f77.f: f77): the library's name, and every rank got its left
+# neighbour's rank.
+check_ring() {
+    local out=$1 np=$2 who=$3 r
     expect "$out" '^library: ulmpi '
     for ((r = 0; r < np; r++)); do
-        expect "$out" "^c rank $r of $np: got $(((r + np - 1) % np)) ok$"
+        expect "$out" "^$who rank $r of $np: got $(((r + np - 1) % np)) ok$"
     done
 }
-check_hello_cxx() {
-    local out=$1 np=$2 r
+# check_sum OUT NP WHO SUM: the output of a sum job (hello.cpp, hello_f90.f90):
+# every rank's line with the sum (both WHO and SUM are regular expressions).
+check_sum() {
+    local out=$1 np=$2 who=$3 sum=$4 r
     for ((r = 0; r < np; r++)); do
-        expect "$out" "^c\\+\\+ rank $r of $np: sum [0-9]+ ok$"
+        expect "$out" "^$who rank $r of $np: sum $sum ok$"
     done
+}
+# check_hello_X OUT NP: the output of the hello programs.
+check_hello_c() { check_ring "$1" "$2" c; }
+check_hello_f77() { check_ring "$1" "$2" f77; }
+check_hello_cxx() { check_sum "$1" "$2" 'c\+\+' '[0-9]+'; }
+check_hello_f90() { check_sum "$1" "$2" f90 "$(($2 * ($2 + 1) / 2))"; }
+
+# need_fortran: skip (exit 77) when this build has no Fortran wrappers.
+need_fortran() {
+    if [ ! -x "$build/tools/mpifort" ]; then
+        echo "SKIP: no mpifort in this build (no Fortran compiler: -Dfortran)"
+        exit 77
+    fi
 }
 
 # uses_libmpi_from PROGRAM DIR: the dynamic loader takes libmpi from DIR
