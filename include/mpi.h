@@ -962,6 +962,14 @@ int MPI_Probe(int, int, MPI_Comm, MPI_Status *);
 int PMPI_Probe(int, int, MPI_Comm, MPI_Status *);
 int MPI_Iprobe(int, int, MPI_Comm, int *, MPI_Status *);
 int PMPI_Iprobe(int, int, MPI_Comm, int *, MPI_Status *);
+int MPI_Mprobe(int, int, MPI_Comm, MPI_Message *, MPI_Status *);
+int PMPI_Mprobe(int, int, MPI_Comm, MPI_Message *, MPI_Status *);
+int MPI_Improbe(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *);
+int PMPI_Improbe(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *);
+int MPI_Mrecv(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);
+int PMPI_Mrecv(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);
+int MPI_Imrecv(void *, int, MPI_Datatype, MPI_Message *, MPI_Request *);
+int PMPI_Imrecv(void *, int, MPI_Datatype, MPI_Message *, MPI_Request *);
 
 /* Point-to-point: nonblocking (..., request) */
 int MPI_Isend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);

@@ -4,6 +4,7 @@
 #include "mpi/comm.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/entry.h"
+#include "mpi/message.h"
 #include "mpi/state.h"
 #include "paths/registry.h"
 #include "runtime/config.h"
@@ -125,6 +126,7 @@ int PMPI_Finalize() try {
         return raise(nullptr, e, fn, "an attribute delete callback failed (it returned %d)", e);
     }
     bsend_drain();
+    message_finalize();
     rt::Status st = s.engine.finalize();
     if (!st.ok()) {
         return raise(nullptr, to_mpi_class(st.code()), fn, "could not shut down cleanly: %s",
