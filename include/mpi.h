@@ -1310,6 +1310,48 @@ int PMPI_Iscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Re
 int MPI_Iexscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
 int PMPI_Iexscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
 
+/* Neighbourhood collectives (MPI-3.1 7.6), on Cartesian, graph and
+ * distributed-graph communicators. */
+int MPI_Neighbor_allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int PMPI_Neighbor_allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int MPI_Neighbor_allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                            MPI_Datatype, MPI_Comm);
+int PMPI_Neighbor_allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                             MPI_Datatype, MPI_Comm);
+int MPI_Neighbor_alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int PMPI_Neighbor_alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int MPI_Neighbor_alltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                           const int *, const int *, MPI_Datatype, MPI_Comm);
+int PMPI_Neighbor_alltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                            const int *, const int *, MPI_Datatype, MPI_Comm);
+int MPI_Neighbor_alltoallw(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                           void *, const int *, const MPI_Aint *, const MPI_Datatype *, MPI_Comm);
+int PMPI_Neighbor_alltoallw(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                            void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                            MPI_Comm);
+int MPI_Ineighbor_allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                            MPI_Request *);
+int PMPI_Ineighbor_allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                             MPI_Comm, MPI_Request *);
+int MPI_Ineighbor_allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                             MPI_Datatype, MPI_Comm, MPI_Request *);
+int PMPI_Ineighbor_allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                              MPI_Datatype, MPI_Comm, MPI_Request *);
+int MPI_Ineighbor_alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                           MPI_Request *);
+int PMPI_Ineighbor_alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                            MPI_Request *);
+int MPI_Ineighbor_alltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                            const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+int PMPI_Ineighbor_alltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                             const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+int MPI_Ineighbor_alltoallw(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                            void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                            MPI_Comm, MPI_Request *);
+int PMPI_Ineighbor_alltoallw(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                             void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                             MPI_Comm, MPI_Request *);
+
 /* Reduction operations: (user function, commute, op) */
 int MPI_Op_create(MPI_User_function *, int, MPI_Op *);
 int PMPI_Op_create(MPI_User_function *, int, MPI_Op *);
