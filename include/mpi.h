@@ -969,6 +969,14 @@ int MPI_Probe(int, int, MPI_Comm, MPI_Status *);
 int PMPI_Probe(int, int, MPI_Comm, MPI_Status *);
 int MPI_Iprobe(int, int, MPI_Comm, int *, MPI_Status *);
 int PMPI_Iprobe(int, int, MPI_Comm, int *, MPI_Status *);
+int MPI_Mprobe(int, int, MPI_Comm, MPI_Message *, MPI_Status *);
+int PMPI_Mprobe(int, int, MPI_Comm, MPI_Message *, MPI_Status *);
+int MPI_Improbe(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *);
+int PMPI_Improbe(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *);
+int MPI_Mrecv(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);
+int PMPI_Mrecv(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);
+int MPI_Imrecv(void *, int, MPI_Datatype, MPI_Message *, MPI_Request *);
+int PMPI_Imrecv(void *, int, MPI_Datatype, MPI_Message *, MPI_Request *);
 
 /* Point-to-point: nonblocking (..., request) */
 int MPI_Isend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
@@ -1315,6 +1323,48 @@ int MPI_Iscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Req
 int PMPI_Iscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
 int MPI_Iexscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
 int PMPI_Iexscan(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+
+/* Neighbourhood collectives (MPI-3.1 7.6), on Cartesian, graph and
+ * distributed-graph communicators. */
+int MPI_Neighbor_allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int PMPI_Neighbor_allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int MPI_Neighbor_allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                            MPI_Datatype, MPI_Comm);
+int PMPI_Neighbor_allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                             MPI_Datatype, MPI_Comm);
+int MPI_Neighbor_alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int PMPI_Neighbor_alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int MPI_Neighbor_alltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                           const int *, const int *, MPI_Datatype, MPI_Comm);
+int PMPI_Neighbor_alltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                            const int *, const int *, MPI_Datatype, MPI_Comm);
+int MPI_Neighbor_alltoallw(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                           void *, const int *, const MPI_Aint *, const MPI_Datatype *, MPI_Comm);
+int PMPI_Neighbor_alltoallw(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                            void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                            MPI_Comm);
+int MPI_Ineighbor_allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                            MPI_Request *);
+int PMPI_Ineighbor_allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                             MPI_Comm, MPI_Request *);
+int MPI_Ineighbor_allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                             MPI_Datatype, MPI_Comm, MPI_Request *);
+int PMPI_Ineighbor_allgatherv(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                              MPI_Datatype, MPI_Comm, MPI_Request *);
+int MPI_Ineighbor_alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                           MPI_Request *);
+int PMPI_Ineighbor_alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                            MPI_Request *);
+int MPI_Ineighbor_alltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                            const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+int PMPI_Ineighbor_alltoallv(const void *, const int *, const int *, MPI_Datatype, void *,
+                             const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+int MPI_Ineighbor_alltoallw(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                            void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                            MPI_Comm, MPI_Request *);
+int PMPI_Ineighbor_alltoallw(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                             void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                             MPI_Comm, MPI_Request *);
 
 /* Reduction operations: (user function, commute, op) */
 int MPI_Op_create(MPI_User_function *, int, MPI_Op *);

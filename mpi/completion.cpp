@@ -44,7 +44,21 @@ int bad_request(MPI_Request h, const char* fn)
 
 // Finishes request i; reports a failure through its communicator's handler
 // when `report` (single completion) or returns the code (array forms).
+// Single completion leaves MPI_ERROR as the program set it (status_fill).
+int finish_one(MPI_Request* h, Request* r, MPI_Status* st, bool report, const char* fn);
+
 int finish(MPI_Request* h, Request* r, MPI_Status* st, bool report, const char* fn)
+{
+    if (!report || st == MPI_STATUS_IGNORE) {
+        return finish_one(h, r, st, report, fn);
+    }
+    const int saved = st->MPI_ERROR;
+    int err = finish_one(h, r, st, report, fn);
+    st->MPI_ERROR = saved;
+    return err;
+}
+
+int finish_one(MPI_Request* h, Request* r, MPI_Status* st, bool report, const char* fn)
 {
     Comm* c = r->comm;
     if (!r->complete()) {

@@ -5,6 +5,7 @@
 #include "mpi/datatype/datatype.h"
 #include "mpi/entry.h"
 #include "mpi/ft_comm.h"
+#include "mpi/message.h"
 #include "mpi/state.h"
 #include "paths/registry.h"
 #include "runtime/config.h"
@@ -127,6 +128,7 @@ int PMPI_Finalize() try {
         return raise(nullptr, e, fn, "an attribute delete callback failed (it returned %d)", e);
     }
     bsend_drain();
+    message_finalize();
     rt::Status st = s.engine.finalize();
     ft_finalize();
     if (!st.ok()) {

@@ -56,12 +56,12 @@ int p2p_recv_error(Comm* c, const ulm::RecvMsg* r, const char* fn)
 int p2p_recv_status(Comm* c, const ulm::RecvMsg* r, MPI_Status* st)
 {
     if (r->cancelled) {
-        status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, true);
+        status_fill(st, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, true);
         return MPI_SUCCESS;
     }
     int err = r->error == rt::Errc::ok ? MPI_SUCCESS : to_mpi_class(r->error);
     int src = r->matched ? c->peer_rank_of(r->env.source) : MPI_ANY_SOURCE;
-    status_set(st, src, r->env.tag, err, r->received, false);
+    status_fill(st, src, r->env.tag, r->received, false);
     return err;
 }
 

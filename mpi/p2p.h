@@ -17,7 +17,8 @@ int p2p_irecv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int so
 // Wait for a descriptor, release it, and report its error (if any).
 int p2p_wait_send(Comm* c, ulm::SendMsg* s, const char* fn);
 int p2p_wait_recv(Comm* c, ulm::RecvMsg* r, MPI_Status* st, const char* fn);
-// Status of a completed receive descriptor; returns its MPI error code.
+// Status of a completed receive descriptor (MPI_ERROR untouched: single-status
+// calls, see status_fill); returns its MPI error code.
 int p2p_recv_status(Comm* c, const ulm::RecvMsg* r, MPI_Status* st);
 // Reports the error of a completed descriptor through the handler.
 int p2p_send_error(Comm* c, const ulm::SendMsg* s, const char* fn);

@@ -15,7 +15,7 @@ using ulmpi::ulm::SendMode;
 
 namespace {
 
-void proc_null_status(MPI_Status* st) { status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, false); }
+void proc_null_status(MPI_Status* st) { status_fill(st, MPI_PROC_NULL, MPI_ANY_TAG, 0, false); }
 
 int blocking_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                   SendMode mode, const char* fn)
@@ -313,7 +313,7 @@ int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, boo
         *flag = found ? 1 : 0;
     }
     if (found) {
-        status_set(status, c->peer_rank_of(env.source), env.tag, MPI_SUCCESS, env.msg_len, false);
+        status_fill(status, c->peer_rank_of(env.source), env.tag, env.msg_len, false);
     }
     return MPI_SUCCESS;
 }

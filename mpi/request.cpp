@@ -136,6 +136,13 @@ void status_set(MPI_Status* st, int source, int tag, int error, std::uint64_t by
         static_cast<int>(((bytes >> 32) & 0x7fffffffu) | (cancelled ? 0x80000000u : 0u));
 }
 
+void status_fill(MPI_Status* st, int source, int tag, std::uint64_t bytes, bool cancelled)
+{
+    if (st != MPI_STATUS_IGNORE) {
+        status_set(st, source, tag, st->MPI_ERROR, bytes, cancelled);
+    }
+}
+
 void status_empty(MPI_Status* st) { status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false); }
 
 std::uint64_t status_bytes(const MPI_Status* st)

@@ -98,6 +98,10 @@ void ft_op_detach(FtOp* op);
 
 // Status helpers.
 void status_set(MPI_Status* st, int source, int tag, int error, std::uint64_t bytes, bool cancelled);
+// The same for calls that return one status (MPI_Recv, MPI_Wait, MPI_Mprobe,
+// ...): MPI_ERROR is left as the program set it, as in MPICH and Open MPI
+// (MPI-3.1 3.2.5: only the calls that return an array of statuses set it).
+void status_fill(MPI_Status* st, int source, int tag, std::uint64_t bytes, bool cancelled);
 void status_empty(MPI_Status* st); // source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0
 std::uint64_t status_bytes(const MPI_Status* st);
 bool status_cancelled(const MPI_Status* st);

@@ -97,6 +97,7 @@ public:
     rt::Nanos rtt_sent = 0;        // ... when it left
     std::uint64_t next_rtt_seq = 1; // the next one timed is at least this
     std::uint32_t backoff = 0;     // timer expiries in a row without progress
+    rt::Nanos silent_since = 0;    // when the first of them expired
     std::uint64_t recover_seq = 0; // after a timeout: last seq sent then (0: none)
     bool failover_due = false;     // kept fragments wait to leave a down rail
     rt::IntrusiveList<CtrlFrag, &CtrlFrag::hook> ctrl_pending;

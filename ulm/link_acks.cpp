@@ -269,7 +269,12 @@ void LinkSet::retry_timer(Link& l, rt::Nanos now, int& n)
     if (oldest == nullptr) {
         return;
     }
-    if (l.backoff >= policy_.max_retries) {
+    // Two separate bounds: the number of resends in a row, and how long the
+    // peer has been silent on every rail while we wait for it (the failure
+    // suspicion timer: ulm_peer_timeout_s, long enough never to misfire on
+    // a loaded machine).
+    if (l.backoff >= policy_.max_retries ||
+        (l.backoff > 0 && policy_.peer_timeout > 0 && now - l.silent_since > policy_.peer_timeout)) {
         give_up(l);
         return;
     }
@@ -288,7 +293,9 @@ void LinkSet::retry_timer(Link& l, rt::Nanos now, int& n)
     Rail* r = oldest->rail->up() ? oldest->rail : l.control_rail();
     if (resend(l, oldest, r, &LinkCounters::resent_timer)) {
         ++oldest->retries;
-        ++l.backoff;
+        if (l.backoff++ == 0) {
+            l.silent_since = now;
+        }
         l.recover_seq = l.next_frag_out.value() - 1;
         ++n;
     }
@@ -298,11 +305,12 @@ void LinkSet::retry_timer(Link& l, rt::Nanos now, int& n)
 void LinkSet::give_up(Link& l)
 {
     const SendFrag* oldest = l.unacked.oldest();
-    char head[160];
+    char head[200];
     std::snprintf(head, sizeof head,
                   "rank %d does not answer: %u retransmissions of fragment %" PRIu64
-                  " went unacknowledged; paths:",
-                  l.rank, policy_.max_retries, oldest != nullptr ? oldest->seq : 0);
+                  " went unacknowledged over %.1f s; paths:",
+                  l.rank, l.backoff, oldest != nullptr ? oldest->seq : 0,
+                  static_cast<double>(rt::now_ns() - l.silent_since) / 1e9);
     std::string why = head;
     for (int i = 0; i < l.nrails; ++i) {
         const Rail& r = l.rails[i];

@@ -33,6 +33,10 @@ const rt::IntParam retry_max_param{"ulm_retry_max_timeout_us", 100000,
 const rt::IntParam retries_param{
     "ulm_max_retries", 1200,
     "resends in a row to a silent peer before it is declared unreachable (with the 100 ms cap: ~2 min)"};
+const rt::IntParam peer_timeout_param{
+    "ulm_peer_timeout_s", 60,
+    "a peer silent on every path this long while fragments wait for its acknowledgement is "
+    "unreachable (failed under fault tolerance; the job ends otherwise); 0: only ulm_max_retries"};
 const rt::IntParam ack_delay_param{
     "ulm_ack_delay_us", 20,
     "longest wait (us) of an ACK for a fragment to the peer to ride on (0: send ACKs at once)"};
@@ -111,6 +115,7 @@ rt::Status LinkSet::init(int rank, int size, int incarnation,
     policy_.min_timeout = std::max<std::int64_t>(1, retry_min_param.get()) * 1000;
     policy_.max_timeout = std::max<std::int64_t>(retry_max_param.get(), retry_param.get()) * 1000;
     policy_.max_retries = static_cast<std::uint32_t>(std::max<std::int64_t>(1, retries_param.get()));
+    policy_.peer_timeout = std::max<std::int64_t>(0, peer_timeout_param.get()) * 1000000000;
     policy_.ack_delay = std::max<std::int64_t>(0, ack_delay_param.get()) * 1000;
     policy_.ack_every = static_cast<std::uint32_t>(std::max<std::int64_t>(1, ack_every_param.get()));
     rail_timeout_ = std::max<std::int64_t>(1, rail_timeout_param.get()) * 1000;

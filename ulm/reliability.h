@@ -165,6 +165,7 @@ struct ReliabilityPolicy {
     rt::Nanos min_timeout = 0;     // floor of the adaptive timeout
     rt::Nanos max_timeout = 0;     // cap of the doubling
     std::uint32_t max_retries = 0;
+    rt::Nanos peer_timeout = 0;    // silent this long while we wait for it: unreachable (0: never)
     rt::Nanos ack_delay = 0;       // an ACK waits this long for a fragment to ride on (0: never)
     std::uint32_t ack_every = 1;   // ... or until it covers this many fragments
 };

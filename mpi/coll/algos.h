@@ -76,6 +76,9 @@ int scan_linear(Schedule& s, const Args& a);
 int exscan_recursive_doubling(Schedule& s, const Args& a);
 int exscan_linear(Schedule& s, const Args& a);
 
+// Neighbourhood collectives (all five; neighbor_linear.cpp).
+int neighbor_linear(Schedule& s, const Args& a);
+
 // Intercommunicator forms (inter_*.cpp).
 int inter_barrier(Schedule& s, const Args& a);
 int inter_bcast(Schedule& s, const Args& a);

@@ -161,9 +161,13 @@ int launch(Schedule& s, Comm* c, Coll coll, Args& a, MPI_Request* req, const cha
         s.hold(a.rtype);
         if (a.stypes != nullptr || a.rtypes != nullptr) {
             int n = a.inter ? a.remote.size : a.team.size;
-            for (int j = 0; j < n; ++j) {
-                s.hold(a.stypes != nullptr ? a.stypes[j] : nullptr);
-                s.hold(a.rtypes != nullptr ? a.rtypes[j] : nullptr);
+            const int ns = is_neighbor(coll) ? a.nbr_out : n;
+            const int nr = is_neighbor(coll) ? a.nbr_in : n;
+            for (int j = 0; a.stypes != nullptr && j < ns; ++j) {
+                s.hold(a.stypes[j]);
+            }
+            for (int j = 0; a.rtypes != nullptr && j < nr; ++j) {
+                s.hold(a.rtypes[j]);
             }
         }
         if (int e = start_nonblocking(&s, req)) {

@@ -50,9 +50,15 @@ enum class Coll : std::uint8_t {
     reduce_scatter_block,
     scan,
     exscan,
+    neighbor_allgather,
+    neighbor_allgatherv,
+    neighbor_alltoall,
+    neighbor_alltoallv,
+    neighbor_alltoallw,
 };
-inline constexpr int kColls = 17;
+inline constexpr int kColls = 22;
 const char* coll_name(Coll c); // "allreduce"
+inline bool is_neighbor(Coll c) { return c >= Coll::neighbor_allgather; }
 
 struct Team {
     const int* world = nullptr; // world rank of every member
@@ -83,6 +89,18 @@ struct Args {
     Op* op = nullptr;
     int root = 0;               // intercommunicators: MPI_ROOT / MPI_PROC_NULL / remote rank
     std::uint64_t bytes = 0;    // message size the choosers look at
+    // Neighbourhood collectives: the world ranks of the in- and
+    // out-neighbours in the topology's order (-1 for MPI_PROC_NULL), the
+    // byte displacements of the w form, and for Cartesian topologies the
+    // tag of messages travelling in the + direction (those travelling in
+    // the - direction use the call's tag; -1: one tag for all).
+    const int* nbr_src = nullptr;
+    int nbr_in = 0;
+    const int* nbr_dst = nullptr;
+    int nbr_out = 0;
+    const MPI_Aint* sdispls_bytes = nullptr;
+    const MPI_Aint* rdispls_bytes = nullptr;
+    int nbr_tag_up = -1;
 };
 
 using BuildFn = int (*)(Schedule& s, const Args& a);

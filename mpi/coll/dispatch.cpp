@@ -96,6 +96,10 @@ const Algo exscan_algos[] = {
     {"recursive_doubling", exscan_recursive_doubling, nullptr},
     {"linear", exscan_linear, nullptr},
 };
+// One algorithm serves the five neighbourhood collectives.
+const Algo neighbor_algos[] = {
+    {"linear", neighbor_linear, nullptr},
+};
 
 template <std::size_t N> AlgoList list(const Algo (&a)[N]) { return AlgoList{a, static_cast<int>(N)}; }
 
@@ -160,6 +164,21 @@ const rt::ChoiceParam scan_param{"coll_scan", "auto", "scan algorithm: auto|recu
 const rt::ChoiceParam exscan_param{"coll_exscan", "auto",
                                    "exscan algorithm: auto|recursive_doubling|linear",
                                    "auto|recursive_doubling|linear"};
+const rt::ChoiceParam neighbor_allgather_param{"coll_neighbor_allgather", "auto",
+                                               "neighbor_allgather algorithm: auto|linear",
+                                               "auto|linear"};
+const rt::ChoiceParam neighbor_allgatherv_param{"coll_neighbor_allgatherv", "auto",
+                                                "neighbor_allgatherv algorithm: auto|linear",
+                                                "auto|linear"};
+const rt::ChoiceParam neighbor_alltoall_param{"coll_neighbor_alltoall", "auto",
+                                              "neighbor_alltoall algorithm: auto|linear",
+                                              "auto|linear"};
+const rt::ChoiceParam neighbor_alltoallv_param{"coll_neighbor_alltoallv", "auto",
+                                               "neighbor_alltoallv algorithm: auto|linear",
+                                               "auto|linear"};
+const rt::ChoiceParam neighbor_alltoallw_param{"coll_neighbor_alltoallw", "auto",
+                                               "neighbor_alltoallw algorithm: auto|linear",
+                                               "auto|linear"};
 
 // On one shared-memory host the binomial tree moves the fewest bytes
 // (p - 1 copies) in the fewest rounds; the pipeline only pays off with more
@@ -186,13 +205,16 @@ const rt::ChoiceParam* const params[kColls] = {
     &scatter_param,   &scatterv_param,       &allgather_param,      &allgatherv_param,
     &alltoall_param,  &alltoallv_param,      &alltoallw_param,      &reduce_param,
     &allreduce_param, &reduce_scatter_param, &reduce_scatter_block_param, &scan_param,
-    &exscan_param,
+    &exscan_param,    &neighbor_allgather_param, &neighbor_allgatherv_param,
+    &neighbor_alltoall_param, &neighbor_alltoallv_param, &neighbor_alltoallw_param,
 };
 
 const char* const names[kColls] = {
     "barrier",   "bcast",     "gather",    "gatherv", "scatter",        "scatterv",
     "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw",    "reduce",
     "allreduce", "reduce_scatter", "reduce_scatter_block", "scan",      "exscan",
+    "neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
+    "neighbor_alltoallw",
 };
 
 // ---------------------------------------------------------------- choosers
@@ -261,11 +283,12 @@ const Lists& lists()
          list(scatter_algos), list(scatterv_algos), list(allgather_algos), list(allgatherv_algos),
          list(alltoall_algos), list(alltoallv_algos), list(alltoallv_algos), list(reduce_algos),
          list(allreduce_algos), list(reduce_scatter_algos), list(reduce_scatter_algos),
-         list(scan_algos), list(exscan_algos)},
+         list(scan_algos), list(exscan_algos), list(neighbor_algos), list(neighbor_algos),
+         list(neighbor_algos), list(neighbor_algos), list(neighbor_algos)},
         {choose_first, choose_bcast, choose_gather, choose_first, choose_gather, choose_first,
          choose_allgather, choose_first, choose_alltoall, choose_alltoallv, choose_alltoallv,
          choose_first, choose_allreduce, choose_reduce_scatter, choose_reduce_scatter, choose_first,
-         choose_first},
+         choose_first, choose_first, choose_first, choose_first, choose_first, choose_first},
     };
     return l;
 }
@@ -306,6 +329,8 @@ struct Tables {
             list(inter_alltoall_algo),  list(inter_alltoall_algo), list(inter_reduce_algo),
             list(inter_allreduce_algo), list(inter_reduce_scatter_algo),
             list(inter_reduce_scatter_algo), none, none,
+            // no topology on an intercommunicator: no neighbourhood collectives
+            none, none, none, none, none,
         };
         for (int c = 0; c < kColls; ++c) {
             inter.entry[c].algos = inter_l[c].algos;

@@ -93,22 +93,25 @@ void Schedule::begin(Comm* comm, int tag)
     tag_ = tag;
 }
 
-void Schedule::send(int world_peer, const void* buf, std::uint64_t count, const Datatype* t)
+void Schedule::send(int world_peer, const void* buf, std::uint64_t count, const Datatype* t,
+                    int tag)
 {
     Step s;
     s.kind = Step::Kind::send;
     s.peer = world_peer;
+    s.tag = tag;
     s.src = buf;
     s.count = count;
     s.type = t;
     steps_.push_back(s);
 }
 
-void Schedule::recv(int world_peer, void* buf, std::uint64_t count, const Datatype* t)
+void Schedule::recv(int world_peer, void* buf, std::uint64_t count, const Datatype* t, int tag)
 {
     Step s;
     s.kind = Step::Kind::recv;
     s.peer = world_peer;
+    s.tag = tag;
     s.dst = buf;
     s.count = count;
     s.type = t;
@@ -234,8 +237,8 @@ bool Schedule::post(Step& s)
     ulm::Engine& eng = state().engine;
     switch (s.kind) {
     case Step::Kind::send: {
-        rt::Status st = eng.isend(s.type->ref(s.src, s.count), s.peer, tag_, ctx_,
-                                  ulm::SendMode::standard, &s.smsg);
+        rt::Status st = eng.isend(s.type->ref(s.src, s.count), s.peer, s.tag < 0 ? tag_ : s.tag,
+                                  ctx_, ulm::SendMode::standard, &s.smsg);
         if (!st.ok()) {
             fail(to_mpi_class(st.code()), s.peer, "cannot send");
             return false;
@@ -244,7 +247,8 @@ bool Schedule::post(Step& s)
         return true;
     }
     case Step::Kind::recv: {
-        rt::Status st = eng.irecv(s.type->ref(s.dst, s.count), s.peer, tag_, ctx_, &s.rmsg);
+        rt::Status st = eng.irecv(s.type->ref(s.dst, s.count), s.peer, s.tag < 0 ? tag_ : s.tag,
+                                  ctx_, &s.rmsg);
         if (!st.ok()) {
             fail(to_mpi_class(st.code()), s.peer, "cannot post a receive");
             return false;

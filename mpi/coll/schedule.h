@@ -69,6 +69,7 @@ struct Step {
     Kind kind = Kind::send;
     bool live = false;            // send/recv: posted and not yet harvested
     int peer = -1;                // send/recv: world rank
+    int tag = -1;                 // send/recv: -1 for the schedule's tag
     std::uint64_t count = 0;      // elements of `type`
     std::uint64_t count2 = 0;     // copy: elements of `type2`
     const void* src = nullptr;    // send: data; reduce: in; copy: source
@@ -93,8 +94,13 @@ public:
     int tag() const { return tag_; }
 
     // ---- building
-    void send(int world_peer, const void* buf, std::uint64_t count, const Datatype* t);
-    void recv(int world_peer, void* buf, std::uint64_t count, const Datatype* t);
+    // `tag`: -1 for the call's tag; a call that needs several message
+    // streams between the same two ranks (neighbourhood collectives on a
+    // periodic Cartesian dimension of size 1 or 2) reserves more tags with
+    // next_tag() and names them here.
+    void send(int world_peer, const void* buf, std::uint64_t count, const Datatype* t,
+              int tag = -1);
+    void recv(int world_peer, void* buf, std::uint64_t count, const Datatype* t, int tag = -1);
     // inout = in op inout (count elements of t).
     void reduce(const void* in, void* inout, std::uint64_t count, const Datatype* t, Op* op);
     // Local copy of scount elements of st into dcount elements of dt

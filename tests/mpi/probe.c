@@ -3,7 +3,8 @@
  * tag, MPI_ANY_SOURCE and MPI_ANY_TAG (the earliest message of a source
  * first), probing does not consume (probe twice, same message), the count
  * of eager and rendezvous messages, probe then receive into a buffer sized
- * from the status, messages to oneself, MPI_PROC_NULL.
+ * from the status, messages to oneself, MPI_PROC_NULL; single-status calls
+ * leave MPI_ERROR alone.
  */
 #include "mpitest.h"
 
@@ -34,6 +35,26 @@ int main(int argc, char** argv)
     MT_CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && mt_count(&st) == 0,
              "MPI_Probe(MPI_PROC_NULL) status: source %d tag %d count %d", st.MPI_SOURCE,
              st.MPI_TAG, mt_count(&st));
+
+    /* Calls that return one status leave its MPI_ERROR as it was (MPICH
+     * and Open MPI do; MPICH's tests check it). */
+    {
+        int out = 1, in = 0;
+        MPI_Request r;
+        st.MPI_ERROR = MPI_ERR_DIMS;
+        MT_OK(MPI_Probe(MPI_PROC_NULL, 3, MPI_COMM_WORLD, &st));
+        MT_OK(MPI_Isend(&out, 1, MPI_INT, mt_rank, 77, MPI_COMM_WORLD, &r));
+        MT_OK(MPI_Probe(mt_rank, 77, MPI_COMM_WORLD, &st));
+        MT_OK(MPI_Wait(&r, &st));
+        MT_OK(MPI_Recv(&in, 1, MPI_INT, mt_rank, 77, MPI_COMM_WORLD, &st));
+        MT_CHECK(st.MPI_ERROR == MPI_ERR_DIMS && st.MPI_TAG == 77,
+                 "single-status calls wrote MPI_ERROR (%d) or lost the tag (%d)", st.MPI_ERROR,
+                 st.MPI_TAG);
+        MT_OK(MPI_Irecv(&in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r));
+        MT_OK(MPI_Wait(&r, &st));
+        MT_CHECK(st.MPI_ERROR == MPI_ERR_DIMS && st.MPI_SOURCE == MPI_PROC_NULL,
+                 "MPI_Wait wrote MPI_ERROR (%d)", st.MPI_ERROR);
+    }
 
     /* Everyone sends to rank 0, which probes MPI_ANY_SOURCE/MPI_ANY_TAG: the
      * others wait for a reply, so nothing else can reach rank 0 meanwhile. */
