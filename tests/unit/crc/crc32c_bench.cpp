@@ -3,9 +3,11 @@
 // (cache-resident up to the cache size); "cold" walks a pool of buffers much
 // larger than the caches, so every byte comes from memory. The operations
 // take turns within each round, so load from other processes hits them
-// alike; each figure is the best of --rounds runs.
+// alike; each figure is the best of --rounds runs. Calls are independent
+// (the CPU may overlap one with the next: throughput), or with --chain each
+// checksum continues from the previous one (latency of a dependent call).
 //
-//   crc32c_bench [--impl avx512|avx2|sse42|sw|all]... [--hot | --cold]
+//   crc32c_bench [--impl avx512|avx2|sse42|sw|all]... [--hot | --cold] [--chain]
 //                [--min-ms N] [--rounds N] [--size BYTES]...
 //
 // One line per size and kernel: nanoseconds per call of memcpy, copy+crc and
@@ -29,6 +31,7 @@ using ulmpi::rt::Crc32cImpl;
 using ulmpi::rt::monotonic_ns;
 
 volatile std::uint32_t g_sink;
+bool g_chain = false;
 
 inline void clobber(void* p) { asm volatile("" : : "r"(p) : "memory"); }
 
@@ -66,10 +69,11 @@ double run(Op op, Buffers& b, std::size_t len, std::size_t count)
             clobber(d);
             break;
         case Op::crc_copy:
-            acc ^= ulmpi::rt::crc32c_copy(d, s, len);
+            acc = g_chain ? ulmpi::rt::crc32c_copy(d, s, len, acc)
+                          : acc ^ ulmpi::rt::crc32c_copy(d, s, len);
             break;
         case Op::crc:
-            acc ^= ulmpi::rt::crc32c(s, len);
+            acc = g_chain ? ulmpi::rt::crc32c(s, len, acc) : acc ^ ulmpi::rt::crc32c(s, len);
             break;
         }
     }
@@ -111,8 +115,8 @@ bool parse_size(const char* text, std::size_t& out)
 int usage(const char* argv0)
 {
     std::fprintf(stderr,
-                 "usage: %s [--impl avx512|avx2|sse42|sw|all]... [--hot | --cold] [--min-ms N]\n"
-                 "       [--rounds N] [--size BYTES]...\n",
+                 "usage: %s [--impl avx512|avx2|sse42|sw|all]... [--hot | --cold] [--chain]\n"
+                 "       [--min-ms N] [--rounds N] [--size BYTES]...\n",
                  argv0);
     return 2;
 }
@@ -148,6 +152,8 @@ int main(int argc, char** argv)
             }
         } else if (arg == "--software") { // the old spelling
             kernels.push_back(kKernels[3]);
+        } else if (arg == "--chain") {
+            g_chain = true;
         } else if (arg == "--hot") {
             cold = false;
         } else if (arg == "--cold") {
@@ -180,8 +186,9 @@ int main(int argc, char** argv)
         sizes = {0, 8, 64, 256, 1024, 4096, 16384, 65536, 1u << 20, 4u << 20, 16u << 20};
     }
     (void)ulmpi::rt::crc32c_force(Crc32cImpl::best);
-    std::printf("# best kernel here: %s; best of %d rounds\n", ulmpi::rt::crc32c_implementation(),
-                rounds);
+    std::printf("# best kernel here: %s; best of %d rounds; %s calls\n",
+                ulmpi::rt::crc32c_implementation(), rounds,
+                g_chain ? "dependent (latency)" : "independent (throughput)");
     std::printf("%-5s %9s %-7s %10s %12s %10s %8s %11s %13s %9s\n", "cache", "size", "kernel",
                 "memcpy ns", "copy+crc ns", "crc ns", "ratio", "memcpy GB/s", "copy+crc GB/s",
                 "crc GB/s");
