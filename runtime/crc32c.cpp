@@ -126,16 +126,20 @@ std::uint32_t sw_copy(std::uint32_t c, unsigned char* dst, const unsigned char* 
 
 // ---- dispatch ----
 
+using CopyKernel = std::uint32_t (*)(std::uint32_t, unsigned char*, const unsigned char*,
+                                     std::size_t) noexcept;
 struct Impl {
     std::uint32_t (*crc)(std::uint32_t, const unsigned char*, std::size_t) noexcept;
-    std::uint32_t (*copy)(std::uint32_t, unsigned char*, const unsigned char*,
-                          std::size_t) noexcept;
+    CopyKernel copy;
+    CopyKernel stream; // copy with non-temporal stores (or copy where there is none)
     const char* name;
 };
-constexpr Impl kSoftware{&sw_crc, &sw_copy, "software (slicing-by-8)"};
-constexpr Impl kSse42{&hw_crc, &hw_copy, "sse4.2 (3-way)"};
-constexpr Impl kAvx2{&fold256_crc, &fold256_copy, "avx2 vpclmulqdq fold + sse4.2"};
-constexpr Impl kAvx512{&fold512_crc, &fold512_copy, "avx512 vpclmulqdq fold + sse4.2"};
+constexpr Impl kSoftware{&sw_crc, &sw_copy, &sw_copy, "software (slicing-by-8)"};
+constexpr Impl kSse42{&hw_crc, &hw_copy, &hw_copy, "sse4.2 (3-way)"};
+constexpr Impl kAvx2{&fold256_crc, &fold256_copy, &fold256_stream,
+                     "avx2 vpclmulqdq fold + sse4.2"};
+constexpr Impl kAvx512{&fold512_crc, &fold512_copy, &fold512_stream,
+                       "avx512 vpclmulqdq fold + sse4.2"};
 
 bool cpu_has_sse42() noexcept
 {
@@ -251,6 +255,13 @@ std::uint32_t crc32c_copy(void* dst, const void* src, std::size_t len, std::uint
 {
     return ~impl()->copy(~crc, static_cast<unsigned char*>(dst),
                          static_cast<const unsigned char*>(src), len);
+}
+
+std::uint32_t crc32c_copy_stream(void* dst, const void* src, std::size_t len,
+                                 std::uint32_t crc) noexcept
+{
+    return ~impl()->stream(~crc, static_cast<unsigned char*>(dst),
+                           static_cast<const unsigned char*>(src), len);
 }
 
 std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t len_b) noexcept

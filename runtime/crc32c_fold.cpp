@@ -68,6 +68,8 @@ constexpr std::size_t kStep = 256;       // bytes of accumulators, and of one fo
 constexpr std::size_t kAlignMin = 2048;  // 64-byte aligned head first from here
 constexpr std::size_t kFoldMin = 96;   // three 32-byte registers; shorter ones take crc32
 constexpr std::size_t kPrefetchAhead = 2 * kStep; // the plain fold loop asks this far ahead
+constexpr std::size_t kStreamMin = kAlignMin;     // streaming copies: aligned, whole steps
+static_assert(kStreamMin >= kAlignMin && kAlignMin >= kStep + 63);
 
 constexpr FoldConstants kFold16 = fold_constants(16);
 constexpr FoldConstants kFold32 = fold_constants(32);
@@ -189,12 +191,15 @@ fold(__m256i acc, __m256i k, __m256i data) noexcept
     return _mm256_xor_si256(x, _mm256_zextsi128_si256(_mm_cvtsi32_si128(static_cast<int>(c))));
 }
 
-// Loads 32 bytes at src + at (and stores them to dst + at when copying).
-template <bool Copy> [[gnu::target("avx2"), gnu::always_inline]] inline __m256i
+// Loads 32 bytes at src + at (and stores them to dst + at when copying;
+// streaming, dst + at must be 32-byte aligned).
+template <bool Copy, bool Stream = false> [[gnu::target("avx2"), gnu::always_inline]] inline __m256i
 block256(unsigned char* dst, const unsigned char* src, std::size_t at) noexcept
 {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + at));
-    if constexpr (Copy) {
+    if constexpr (Stream) {
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + at), v);
+    } else if constexpr (Copy) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + at), v);
     }
     return v;
@@ -204,22 +209,23 @@ block256(unsigned char* dst, const unsigned char* src, std::size_t at) noexcept
 // registers.
 using Acc256 = __m256i[8];
 
-template <bool Copy> [[gnu::target("avx2"), gnu::always_inline]] inline void
+template <bool Copy, bool Stream = false> [[gnu::target("avx2"), gnu::always_inline]] inline void
 load_step(Acc256& x, unsigned char* dst, const unsigned char* src, std::uint32_t c) noexcept
 {
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < 8; ++i) {
-        x[i] = block256<Copy>(dst, src, 32 * i);
+        x[i] = block256<Copy, Stream>(dst, src, 32 * i);
     }
     x[0] = with_register(x[0], c);
 }
 
-template <bool Copy> [[gnu::target("avx2,vpclmulqdq"), gnu::always_inline]] inline void
+template <bool Copy, bool Stream = false>
+[[gnu::target("avx2,vpclmulqdq"), gnu::always_inline]] inline void
 fold_step(Acc256& x, __m256i k, unsigned char* dst, const unsigned char* src) noexcept
 {
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < 8; ++i) {
-        x[i] = fold(x[i], k, block256<Copy>(dst, src, 32 * i));
+        x[i] = fold(x[i], k, block256<Copy, Stream>(dst, src, 32 * i));
     }
 }
 
@@ -349,15 +355,20 @@ blocks256(std::uint32_t c, unsigned char*& dst, const unsigned char*& src,
     return register_after(reduce(x), kEndFirst256, kEndSecond256) ^ r;
 }
 
-template <bool Copy> [[gnu::target("avx2,vpclmulqdq,pclmul,sse4.2")]] std::uint32_t
+// Stream: a copy with non-temporal stores for the 256-byte steps (the
+// caller guarantees len >= kAlignMin, so the head aligns dst to 64 bytes),
+// the source alone prefetched, a store fence at the end.
+template <bool Copy, bool Stream = false>
+[[gnu::target("avx2,vpclmulqdq,pclmul,sse4.2")]] std::uint32_t
 fold256_kernel(std::uint32_t c, unsigned char* dst, const unsigned char* src,
                std::size_t len) noexcept
 {
+    static_assert(Copy || !Stream);
     if (len < kFoldMin) {
         return hw_kernel<Copy>(c, dst, src, len);
     }
     c = align_head<Copy>(c, dst, src, len);
-    if constexpr (Copy) {
+    if constexpr (Copy && !Stream) {
         if (len >= kBlock256) {
             c = blocks256(c, dst, src, len);
         }
@@ -366,19 +377,23 @@ fold256_kernel(std::uint32_t c, unsigned char* dst, const unsigned char* src,
     const bool have_w = len >= kStep;
     if (have_w) {
         Acc256 x;
-        load_step<Copy>(x, dst, src, c);
+        load_step<Copy, Stream>(x, dst, src, c);
         advance<Copy>(dst, src, len, kStep);
         const __m256i k256 = broadcast256(kFold256);
         while (len >= kStep) {
             if (len >= kPrefetchAhead + kStep) {
-                prefetch<Copy>(dst, src, kPrefetchAhead, kStep / 64);
+                prefetch<Copy && !Stream>(dst, src, kPrefetchAhead, kStep / 64);
             }
-            fold_step<Copy>(x, k256, dst, src);
+            fold_step<Copy, Stream>(x, k256, dst, src);
             advance<Copy>(dst, src, len, kStep);
         }
         w = reduce(x);
     }
-    return finish<Copy>(c, w, have_w, dst, src, len);
+    c = finish<Copy>(c, w, have_w, dst, src, len);
+    if constexpr (Stream) {
+        _mm_sfence();
+    }
+    return c;
 }
 
 // ---- 512-bit registers (AVX-512F + VPCLMULQDQ) ----
@@ -398,11 +413,13 @@ fold(__m512i acc, __m512i k, __m512i data) noexcept
     return _mm512_ternarylogic_epi64(first, second, data, 0x96); // three-way xor
 }
 
-template <bool Copy> [[gnu::target("avx512f"), gnu::always_inline]] inline __m512i
+template <bool Copy, bool Stream = false> [[gnu::target("avx512f"), gnu::always_inline]] inline __m512i
 block512(unsigned char* dst, const unsigned char* src, std::size_t at) noexcept
 {
     const __m512i v = _mm512_loadu_si512(src + at);
-    if constexpr (Copy) {
+    if constexpr (Stream) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + at), v);
+    } else if constexpr (Copy) {
         _mm512_storeu_si512(dst + at, v);
     }
     return v;
@@ -410,22 +427,23 @@ block512(unsigned char* dst, const unsigned char* src, std::size_t at) noexcept
 
 using Acc512 = __m512i[4];
 
-template <bool Copy> [[gnu::target("avx512f"), gnu::always_inline]] inline void
+template <bool Copy, bool Stream = false> [[gnu::target("avx512f"), gnu::always_inline]] inline void
 load_step(Acc512& x, unsigned char* dst, const unsigned char* src, std::uint32_t c) noexcept
 {
 #pragma GCC unroll 4
     for (std::size_t i = 0; i < 4; ++i) {
-        x[i] = block512<Copy>(dst, src, 64 * i);
+        x[i] = block512<Copy, Stream>(dst, src, 64 * i);
     }
     x[0] = _mm512_xor_si512(x[0], _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(c))));
 }
 
-template <bool Copy> [[gnu::target("avx512f,vpclmulqdq"), gnu::always_inline]] inline void
+template <bool Copy, bool Stream = false>
+[[gnu::target("avx512f,vpclmulqdq"), gnu::always_inline]] inline void
 fold_step(Acc512& x, __m512i k, unsigned char* dst, const unsigned char* src) noexcept
 {
 #pragma GCC unroll 4
     for (std::size_t i = 0; i < 4; ++i) {
-        x[i] = fold(x[i], k, block512<Copy>(dst, src, 64 * i));
+        x[i] = fold(x[i], k, block512<Copy, Stream>(dst, src, 64 * i));
     }
 }
 
@@ -442,10 +460,13 @@ fold_step(Acc512& x, __m512i k, unsigned char* dst, const unsigned char* src) no
     return fold(lo, broadcast256(kFold32), hi);
 }
 
-template <bool Copy> [[gnu::target("avx512f,vpclmulqdq,pclmul,sse4.2")]] std::uint32_t
+// Stream as in fold256_kernel.
+template <bool Copy, bool Stream = false>
+[[gnu::target("avx512f,vpclmulqdq,pclmul,sse4.2")]] std::uint32_t
 fold512_kernel(std::uint32_t c, unsigned char* dst, const unsigned char* src,
                std::size_t len) noexcept
 {
+    static_assert(Copy || !Stream);
     if (len < kFoldMin) {
         return hw_kernel<Copy>(c, dst, src, len);
     }
@@ -454,19 +475,23 @@ fold512_kernel(std::uint32_t c, unsigned char* dst, const unsigned char* src,
     const bool have_w = len >= kStep;
     if (have_w) {
         Acc512 x;
-        load_step<Copy>(x, dst, src, c);
+        load_step<Copy, Stream>(x, dst, src, c);
         advance<Copy>(dst, src, len, kStep);
         const __m512i k256 = broadcast512(kFold256);
         while (len >= kStep) {
             if (len >= kPrefetchAhead + kStep) {
-                prefetch<Copy>(dst, src, kPrefetchAhead, kStep / 64);
+                prefetch<Copy && !Stream>(dst, src, kPrefetchAhead, kStep / 64);
             }
-            fold_step<Copy>(x, k256, dst, src);
+            fold_step<Copy, Stream>(x, k256, dst, src);
             advance<Copy>(dst, src, len, kStep);
         }
         w = reduce(x);
     }
-    return finish<Copy>(c, w, have_w, dst, src, len);
+    c = finish<Copy>(c, w, have_w, dst, src, len);
+    if constexpr (Stream) {
+        _mm_sfence();
+    }
+    return c;
 }
 
 } // namespace
@@ -482,6 +507,13 @@ fold512_copy(std::uint32_t c, unsigned char* dst, const unsigned char* src,
 {
     return fold512_kernel<true>(c, dst, src, len);
 }
+[[gnu::target("avx512f,vpclmulqdq,pclmul,sse4.2")]] std::uint32_t
+fold512_stream(std::uint32_t c, unsigned char* dst, const unsigned char* src,
+               std::size_t len) noexcept
+{
+    return len >= kStreamMin ? fold512_kernel<true, true>(c, dst, src, len)
+                             : fold512_kernel<true>(c, dst, src, len);
+}
 [[gnu::target("avx2,vpclmulqdq,pclmul,sse4.2")]] std::uint32_t
 fold256_crc(std::uint32_t c, const unsigned char* src, std::size_t len) noexcept
 {
@@ -492,6 +524,13 @@ fold256_copy(std::uint32_t c, unsigned char* dst, const unsigned char* src,
              std::size_t len) noexcept
 {
     return fold256_kernel<true>(c, dst, src, len);
+}
+[[gnu::target("avx2,vpclmulqdq,pclmul,sse4.2")]] std::uint32_t
+fold256_stream(std::uint32_t c, unsigned char* dst, const unsigned char* src,
+               std::size_t len) noexcept
+{
+    return len >= kStreamMin ? fold256_kernel<true, true>(c, dst, src, len)
+                             : fold256_kernel<true>(c, dst, src, len);
 }
 
 } // namespace ulmpi::rt::crc32c_detail

@@ -261,5 +261,10 @@ std::uint32_t fold512_copy(std::uint32_t c, unsigned char* dst, const unsigned c
 std::uint32_t fold256_crc(std::uint32_t c, const unsigned char* src, std::size_t len) noexcept;
 std::uint32_t fold256_copy(std::uint32_t c, unsigned char* dst, const unsigned char* src,
                            std::size_t len) noexcept;
+// Copies whose whole destination lines go out with non-temporal stores.
+std::uint32_t fold512_stream(std::uint32_t c, unsigned char* dst, const unsigned char* src,
+                             std::size_t len) noexcept;
+std::uint32_t fold256_stream(std::uint32_t c, unsigned char* dst, const unsigned char* src,
+                             std::size_t len) noexcept;
 
 } // namespace ulmpi::rt::crc32c_detail

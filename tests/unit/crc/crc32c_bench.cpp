@@ -8,7 +8,9 @@
 // checksum continues from the previous one (latency of a dependent call).
 //
 //   crc32c_bench [--impl avx512|avx2|sse42|sw|all]... [--hot | --cold] [--chain]
-//                [--min-ms N] [--rounds N] [--size BYTES]...
+//                [--stream] [--min-ms N] [--rounds N] [--size BYTES]...
+//
+// --stream times crc32c_copy_stream (non-temporal stores) as copy+crc.
 //
 // One line per size and kernel: nanoseconds per call of memcpy, copy+crc and
 // crc, copy+crc against memcpy (time ratio), and the three in GB/s (1e9
@@ -32,6 +34,7 @@ using ulmpi::rt::monotonic_ns;
 
 volatile std::uint32_t g_sink;
 bool g_chain = false;
+bool g_stream = false;
 
 inline void clobber(void* p) { asm volatile("" : : "r"(p) : "memory"); }
 
@@ -68,10 +71,11 @@ double run(Op op, Buffers& b, std::size_t len, std::size_t count)
             std::memcpy(d, s, len);
             clobber(d);
             break;
-        case Op::crc_copy:
-            acc = g_chain ? ulmpi::rt::crc32c_copy(d, s, len, acc)
-                          : acc ^ ulmpi::rt::crc32c_copy(d, s, len);
+        case Op::crc_copy: {
+            const auto copy = g_stream ? &ulmpi::rt::crc32c_copy_stream : &ulmpi::rt::crc32c_copy;
+            acc = g_chain ? copy(d, s, len, acc) : acc ^ copy(d, s, len, 0);
             break;
+        }
         case Op::crc:
             acc = g_chain ? ulmpi::rt::crc32c(s, len, acc) : acc ^ ulmpi::rt::crc32c(s, len);
             break;
@@ -116,7 +120,7 @@ int usage(const char* argv0)
 {
     std::fprintf(stderr,
                  "usage: %s [--impl avx512|avx2|sse42|sw|all]... [--hot | --cold] [--chain]\n"
-                 "       [--min-ms N] [--rounds N] [--size BYTES]...\n",
+                 "       [--stream] [--min-ms N] [--rounds N] [--size BYTES]...\n",
                  argv0);
     return 2;
 }
@@ -154,6 +158,8 @@ int main(int argc, char** argv)
             kernels.push_back(kKernels[3]);
         } else if (arg == "--chain") {
             g_chain = true;
+        } else if (arg == "--stream") {
+            g_stream = true;
         } else if (arg == "--hot") {
             cold = false;
         } else if (arg == "--cold") {
@@ -186,9 +192,10 @@ int main(int argc, char** argv)
         sizes = {0, 8, 64, 256, 1024, 4096, 16384, 65536, 1u << 20, 4u << 20, 16u << 20};
     }
     (void)ulmpi::rt::crc32c_force(Crc32cImpl::best);
-    std::printf("# best kernel here: %s; best of %d rounds; %s calls\n",
+    std::printf("# best kernel here: %s; best of %d rounds; %s calls; copy+crc is %s\n",
                 ulmpi::rt::crc32c_implementation(), rounds,
-                g_chain ? "dependent (latency)" : "independent (throughput)");
+                g_chain ? "dependent (latency)" : "independent (throughput)",
+                g_stream ? "crc32c_copy_stream" : "crc32c_copy");
     std::printf("%-5s %9s %-7s %10s %12s %10s %8s %11s %13s %9s\n", "cache", "size", "kernel",
                 "memcpy ns", "copy+crc ns", "crc ns", "ratio", "memcpy GB/s", "copy+crc GB/s",
                 "crc GB/s");

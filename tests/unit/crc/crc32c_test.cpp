@@ -1,5 +1,5 @@
-// rt::crc32c: published vectors, software == hardware, crc32c_copy at every
-// length and misalignment, chaining and combine identities. Every test runs
+// rt::crc32c: published vectors, software == hardware, crc32c_copy and
+// crc32c_copy_stream at every length and misalignment, chaining and combine identities. Every test runs
 // once on each implementation: AVX-512 folding, AVX2 folding and SSE4.2
 // (each skipped when the CPU lacks it) and software.
 #include "runtime/crc32c.h"
@@ -44,6 +44,17 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::uint32_t seed)
 }
 
 std::uint32_t crc_of(std::string_view s) { return crc32c(s.data(), s.size()); }
+
+// The two copying checksums; the streaming one differs from the plain one
+// only from 2 KiB on, so the exhaustive test starts it a little below.
+using CopyFn = std::uint32_t (*)(void*, const void*, std::size_t, std::uint32_t) noexcept;
+struct CopyVariant {
+    const char* name;
+    CopyFn fn;
+    std::size_t exhaustive_from;
+};
+const CopyVariant kCopies[] = {{"crc32c_copy", &crc32c_copy, 0},
+                               {"crc32c_copy_stream", &crc32c_copy_stream, 1900}};
 
 constexpr std::string_view kAvx512Name = "avx512 vpclmulqdq fold + sse4.2";
 constexpr std::string_view kAvx2Name = "avx2 vpclmulqdq fold + sse4.2";
@@ -156,20 +167,23 @@ TEST_P(Crc32c, copy_equals_memcpy_plus_crc_at_every_length_and_misalignment)
     const auto src = random_bytes(kMax + 16, 2);
     std::vector<unsigned char> dst(kMax + 48, kGuard);
     const std::vector<unsigned char> guard(48, kGuard);
-    for (std::size_t len = 0; len <= kMax; ++len) {
-        for (std::size_t so = 0; so < 16; ++so) {
-            const std::uint32_t want = crc32c(src.data() + so, len);
-            for (std::size_t d = 0; d < 16; ++d) {
-                unsigned char* out = dst.data() + 16 + d;
-                const std::uint32_t got = crc32c_copy(out, src.data() + so, len);
-                ASSERT_EQ(got, want) << "len " << len << " src+" << so << " dst+" << d;
-                ASSERT_EQ(std::memcmp(out, src.data() + so, len), 0)
-                    << "len " << len << " src+" << so << " dst+" << d;
-                ASSERT_EQ(std::memcmp(dst.data(), guard.data(), 16 + d), 0)
-                    << "wrote before dst, len " << len;
-                ASSERT_EQ(std::memcmp(out + len, guard.data(), 32 - d), 0)
-                    << "wrote after dst, len " << len;
-                std::memset(out, kGuard, len);
+    for (const CopyVariant& copy : kCopies) {
+        for (std::size_t len = copy.exhaustive_from; len <= kMax; ++len) {
+            for (std::size_t so = 0; so < 16; ++so) {
+                const std::uint32_t want = crc32c(src.data() + so, len);
+                for (std::size_t d = 0; d < 16; ++d) {
+                    unsigned char* out = dst.data() + 16 + d;
+                    const std::uint32_t got = copy.fn(out, src.data() + so, len, 0);
+                    ASSERT_EQ(got, want)
+                        << copy.name << " len " << len << " src+" << so << " dst+" << d;
+                    ASSERT_EQ(std::memcmp(out, src.data() + so, len), 0)
+                        << copy.name << " len " << len << " src+" << so << " dst+" << d;
+                    ASSERT_EQ(std::memcmp(dst.data(), guard.data(), 16 + d), 0)
+                        << copy.name << " wrote before dst, len " << len;
+                    ASSERT_EQ(std::memcmp(out + len, guard.data(), 32 - d), 0)
+                        << copy.name << " wrote after dst, len " << len;
+                    std::memset(out, kGuard, len);
+                }
             }
         }
     }
@@ -183,13 +197,16 @@ TEST_P(Crc32c, copy_is_correct_for_large_sizes)
                                  (4u << 20) + 5};
     const auto src = random_bytes((4u << 20) + 64, 3);
     std::vector<unsigned char> dst((4u << 20) + 64);
-    for (std::size_t len : sizes) {
-        for (std::size_t so : {0u, 1u, 7u, 12u}) {
-            for (std::size_t d : {0u, 3u, 8u, 13u}) {
-                std::memset(dst.data(), 0, dst.size());
-                const std::uint32_t got = crc32c_copy(dst.data() + d, src.data() + so, len);
-                ASSERT_EQ(got, crc32c(src.data() + so, len)) << "len " << len;
-                ASSERT_EQ(std::memcmp(dst.data() + d, src.data() + so, len), 0) << "len " << len;
+    for (const CopyVariant& copy : kCopies) {
+        for (std::size_t len : sizes) {
+            for (std::size_t so : {0u, 1u, 7u, 12u}) {
+                for (std::size_t d : {0u, 3u, 8u, 13u}) {
+                    std::memset(dst.data(), 0, dst.size());
+                    const std::uint32_t got = copy.fn(dst.data() + d, src.data() + so, len, 0);
+                    ASSERT_EQ(got, crc32c(src.data() + so, len)) << copy.name << " len " << len;
+                    ASSERT_EQ(std::memcmp(dst.data() + d, src.data() + so, len), 0)
+                        << copy.name << " len " << len;
+                }
             }
         }
     }
@@ -207,9 +224,13 @@ TEST_P(Crc32c, chains_across_any_split)
         const std::size_t cut = len == 0 ? 0 : rng() % (len + 1);
         const std::uint32_t whole = crc32c(data.data(), len);
         EXPECT_EQ(crc32c(data.data() + cut, len - cut, crc32c(data.data(), cut)), whole);
-        const std::uint32_t a = crc32c_copy(out.data(), data.data(), cut);
-        EXPECT_EQ(crc32c_copy(out.data() + cut, data.data() + cut, len - cut, a), whole);
-        EXPECT_EQ(std::memcmp(out.data(), data.data(), len), 0);
+        for (const CopyVariant& copy : kCopies) {
+            std::memset(out.data(), 0, len);
+            const std::uint32_t a = copy.fn(out.data(), data.data(), cut, 0);
+            EXPECT_EQ(copy.fn(out.data() + cut, data.data() + cut, len - cut, a), whole)
+                << copy.name;
+            EXPECT_EQ(std::memcmp(out.data(), data.data(), len), 0) << copy.name;
+        }
     }
     // Byte by byte.
     std::uint32_t c = 0;
@@ -389,8 +410,12 @@ TEST(Crc32cDispatch, software_and_hardware_agree_on_random_data)
             }
             const std::uint32_t hw = crc32c(data.data() + off, len, seed);
             const std::uint32_t hw_copy = crc32c_copy(out.data(), data.data() + off, len, seed);
+            const std::uint32_t hw_stream =
+                crc32c_copy_stream(out.data(), data.data() + off, len, seed);
             ASSERT_EQ(hw, sw) << crc32c_implementation() << ", len " << len << " off " << off;
             ASSERT_EQ(hw_copy, sw) << crc32c_implementation() << ", len " << len << " off " << off;
+            ASSERT_EQ(hw_stream, sw)
+                << crc32c_implementation() << " stream, len " << len << " off " << off;
         }
     }
     crc32c_force_software(false);
