@@ -19,6 +19,7 @@
 #include "paths/verbs/verbs_info.h"
 #include "runtime/bootstrap.h"
 #include "runtime/config.h"
+#include "runtime/crc32c.h"
 #include "runtime/log.h"
 
 #include <algorithm>
@@ -431,6 +432,8 @@ void print_header()
     }
     std::printf("  built with: g++ %s, C++%ld, %s build\n", __VERSION__, __cplusplus / 100 % 100,
                 ULMPI_INFO_BUILDTYPE);
+    std::printf("  crc32c:     %s (ULMPI_CRC32C_IMPL chooses)\n",
+                ulmpi::rt::crc32c_implementation());
 }
 
 void print_paths()
@@ -514,6 +517,7 @@ void print_parsable(bool with_probe)
     std::printf("version:%s\n", ULMPI_VERSION_STRING);
     std::printf("mpi_version:%d.%d\n", MPI_VERSION, MPI_SUBVERSION);
     std::printf("prefix:%s\n", ULMPI_INFO_PREFIX);
+    std::printf("crc32c:%s\n", ulmpi::rt::crc32c_implementation());
     for (const auto& r : ulmpi::path::registered_paths()) {
         std::printf("path:%s:%d\n", r.name, r.priority);
     }

@@ -1,11 +1,15 @@
-// rt::crc32c: published vectors, software == hardware, crc32c_copy at every
-// length and misalignment, chaining and combine identities. Every test runs
-// once on each implementation: AVX-512 folding and SSE4.2 (each skipped when
-// the CPU lacks it) and software.
+// rt::crc32c: published vectors, software == hardware, crc32c_copy and
+// crc32c_copy_stream at every length and misalignment, chaining and combine identities. Every test runs
+// once on each implementation: AVX-512 folding, AVX2 folding and SSE4.2
+// (each skipped when the CPU lacks it) and software.
 #include "runtime/crc32c.h"
+
+#include "runtime/config.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -41,7 +45,19 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::uint32_t seed)
 
 std::uint32_t crc_of(std::string_view s) { return crc32c(s.data(), s.size()); }
 
-constexpr std::string_view kFoldName = "avx512 vpclmulqdq fold + sse4.2";
+// The two copying checksums; the streaming one differs from the plain one
+// only from 2 KiB on, so the exhaustive test starts it a little below.
+using CopyFn = std::uint32_t (*)(void*, const void*, std::size_t, std::uint32_t) noexcept;
+struct CopyVariant {
+    const char* name;
+    CopyFn fn;
+    std::size_t exhaustive_from;
+};
+const CopyVariant kCopies[] = {{"crc32c_copy", &crc32c_copy, 0},
+                               {"crc32c_copy_stream", &crc32c_copy_stream, 1900}};
+
+constexpr std::string_view kAvx512Name = "avx512 vpclmulqdq fold + sse4.2";
+constexpr std::string_view kAvx2Name = "avx2 vpclmulqdq fold + sse4.2";
 constexpr std::string_view kSse42Name = "sse4.2 (3-way)";
 constexpr std::string_view kSoftwareName = "software (slicing-by-8)";
 
@@ -50,9 +66,14 @@ protected:
     void SetUp() override
     {
         if (!crc32c_force(GetParam())) {
-            GTEST_SKIP() << (GetParam() == Crc32cImpl::fold
-                                 ? "this CPU lacks AVX-512F or VPCLMULQDQ (or SSE4.2)"
-                                 : "this CPU lacks SSE4.2");
+            switch (GetParam()) {
+            case Crc32cImpl::avx512:
+                GTEST_SKIP() << "this CPU lacks AVX-512F or VPCLMULQDQ (or SSE4.2)";
+            case Crc32cImpl::avx2:
+                GTEST_SKIP() << "this CPU lacks AVX2 or VPCLMULQDQ (or SSE4.2)";
+            default:
+                GTEST_SKIP() << "this CPU lacks SSE4.2";
+            }
         }
     }
     void TearDown() override { crc32c_force(Crc32cImpl::best); }
@@ -62,8 +83,11 @@ TEST_P(Crc32c, reports_the_implementation_in_use)
 {
     const std::string_view name = crc32c_implementation();
     switch (GetParam()) {
-    case Crc32cImpl::fold:
-        EXPECT_EQ(name, kFoldName);
+    case Crc32cImpl::avx512:
+        EXPECT_EQ(name, kAvx512Name);
+        break;
+    case Crc32cImpl::avx2:
+        EXPECT_EQ(name, kAvx2Name);
         break;
     case Crc32cImpl::sse42:
         EXPECT_EQ(name, kSse42Name);
@@ -143,20 +167,23 @@ TEST_P(Crc32c, copy_equals_memcpy_plus_crc_at_every_length_and_misalignment)
     const auto src = random_bytes(kMax + 16, 2);
     std::vector<unsigned char> dst(kMax + 48, kGuard);
     const std::vector<unsigned char> guard(48, kGuard);
-    for (std::size_t len = 0; len <= kMax; ++len) {
-        for (std::size_t so = 0; so < 16; ++so) {
-            const std::uint32_t want = crc32c(src.data() + so, len);
-            for (std::size_t d = 0; d < 16; ++d) {
-                unsigned char* out = dst.data() + 16 + d;
-                const std::uint32_t got = crc32c_copy(out, src.data() + so, len);
-                ASSERT_EQ(got, want) << "len " << len << " src+" << so << " dst+" << d;
-                ASSERT_EQ(std::memcmp(out, src.data() + so, len), 0)
-                    << "len " << len << " src+" << so << " dst+" << d;
-                ASSERT_EQ(std::memcmp(dst.data(), guard.data(), 16 + d), 0)
-                    << "wrote before dst, len " << len;
-                ASSERT_EQ(std::memcmp(out + len, guard.data(), 32 - d), 0)
-                    << "wrote after dst, len " << len;
-                std::memset(out, kGuard, len);
+    for (const CopyVariant& copy : kCopies) {
+        for (std::size_t len = copy.exhaustive_from; len <= kMax; ++len) {
+            for (std::size_t so = 0; so < 16; ++so) {
+                const std::uint32_t want = crc32c(src.data() + so, len);
+                for (std::size_t d = 0; d < 16; ++d) {
+                    unsigned char* out = dst.data() + 16 + d;
+                    const std::uint32_t got = copy.fn(out, src.data() + so, len, 0);
+                    ASSERT_EQ(got, want)
+                        << copy.name << " len " << len << " src+" << so << " dst+" << d;
+                    ASSERT_EQ(std::memcmp(out, src.data() + so, len), 0)
+                        << copy.name << " len " << len << " src+" << so << " dst+" << d;
+                    ASSERT_EQ(std::memcmp(dst.data(), guard.data(), 16 + d), 0)
+                        << copy.name << " wrote before dst, len " << len;
+                    ASSERT_EQ(std::memcmp(out + len, guard.data(), 32 - d), 0)
+                        << copy.name << " wrote after dst, len " << len;
+                    std::memset(out, kGuard, len);
+                }
             }
         }
     }
@@ -170,13 +197,16 @@ TEST_P(Crc32c, copy_is_correct_for_large_sizes)
                                  (4u << 20) + 5};
     const auto src = random_bytes((4u << 20) + 64, 3);
     std::vector<unsigned char> dst((4u << 20) + 64);
-    for (std::size_t len : sizes) {
-        for (std::size_t so : {0u, 1u, 7u, 12u}) {
-            for (std::size_t d : {0u, 3u, 8u, 13u}) {
-                std::memset(dst.data(), 0, dst.size());
-                const std::uint32_t got = crc32c_copy(dst.data() + d, src.data() + so, len);
-                ASSERT_EQ(got, crc32c(src.data() + so, len)) << "len " << len;
-                ASSERT_EQ(std::memcmp(dst.data() + d, src.data() + so, len), 0) << "len " << len;
+    for (const CopyVariant& copy : kCopies) {
+        for (std::size_t len : sizes) {
+            for (std::size_t so : {0u, 1u, 7u, 12u}) {
+                for (std::size_t d : {0u, 3u, 8u, 13u}) {
+                    std::memset(dst.data(), 0, dst.size());
+                    const std::uint32_t got = copy.fn(dst.data() + d, src.data() + so, len, 0);
+                    ASSERT_EQ(got, crc32c(src.data() + so, len)) << copy.name << " len " << len;
+                    ASSERT_EQ(std::memcmp(dst.data() + d, src.data() + so, len), 0)
+                        << copy.name << " len " << len;
+                }
             }
         }
     }
@@ -194,9 +224,13 @@ TEST_P(Crc32c, chains_across_any_split)
         const std::size_t cut = len == 0 ? 0 : rng() % (len + 1);
         const std::uint32_t whole = crc32c(data.data(), len);
         EXPECT_EQ(crc32c(data.data() + cut, len - cut, crc32c(data.data(), cut)), whole);
-        const std::uint32_t a = crc32c_copy(out.data(), data.data(), cut);
-        EXPECT_EQ(crc32c_copy(out.data() + cut, data.data() + cut, len - cut, a), whole);
-        EXPECT_EQ(std::memcmp(out.data(), data.data(), len), 0);
+        for (const CopyVariant& copy : kCopies) {
+            std::memset(out.data(), 0, len);
+            const std::uint32_t a = copy.fn(out.data(), data.data(), cut, 0);
+            EXPECT_EQ(copy.fn(out.data() + cut, data.data() + cut, len - cut, a), whole)
+                << copy.name;
+            EXPECT_EQ(std::memcmp(out.data(), data.data(), len), 0) << copy.name;
+        }
     }
     // Byte by byte.
     std::uint32_t c = 0;
@@ -208,12 +242,12 @@ TEST_P(Crc32c, chains_across_any_split)
 
 TEST_P(Crc32c, matches_reference_around_fold_steps_and_block_edges)
 {
-    // Lengths k·64 - 7 .. k·64 + 7 up to 4 KiB + 256 B: the fold's threshold
-    // (one 256-byte step), its 256-byte steps, the 64-byte blocks after them,
-    // the < 64-byte tail handed to crc32, and the 2 KiB threshold from which
-    // the head is aligned to 64 bytes. Several source misalignments, a
-    // destination misalignment that varies with the length, and a random
-    // initial crc per source offset.
+    // Lengths k·32 - 7 .. k·32 + 7 up to 4 KiB + 256 B: the folds' threshold
+    // (one 256-byte step), their 256-byte steps, the 64-byte (AVX-512) and
+    // 32-byte (both) blocks after them, the < 32-byte tail handed to crc32,
+    // and the 2 KiB threshold from which the head is aligned to 64 bytes.
+    // Several source misalignments, a destination misalignment that varies
+    // with the length, and a random initial crc per source offset.
     constexpr std::size_t kMax = 4096 + 256 + 7;
     constexpr unsigned char kGuard = 0xA5;
     const auto src = random_bytes(kMax + 64, 10);
@@ -227,7 +261,7 @@ TEST_P(Crc32c, matches_reference_around_fold_steps_and_block_edges)
         for (std::size_t n = 1; n <= kMax; ++n) {
             want[n] = reference_crc(src.data() + so + n - 1, 1, want[n - 1]);
         }
-        for (std::size_t base = 64; base + 7 <= kMax; base += 64) {
+        for (std::size_t base = 32; base + 7 <= kMax; base += 32) {
             for (std::size_t len = base - 7; len <= base + 7; ++len) {
                 const unsigned char* in = src.data() + so;
                 ASSERT_EQ(crc32c(in, len, seed), want[len]) << "len " << len << " src+" << so;
@@ -276,12 +310,14 @@ TEST_P(Crc32c, combine_is_associative_for_huge_lengths)
 }
 
 INSTANTIATE_TEST_SUITE_P(Impl, Crc32c,
-                         ::testing::Values(Crc32cImpl::fold, Crc32cImpl::sse42,
-                                           Crc32cImpl::software),
+                         ::testing::Values(Crc32cImpl::avx512, Crc32cImpl::avx2,
+                                           Crc32cImpl::sse42, Crc32cImpl::software),
                          [](const ::testing::TestParamInfo<Crc32cImpl>& info) {
                              switch (info.param) {
-                             case Crc32cImpl::fold:
-                                 return "fold";
+                             case Crc32cImpl::avx512:
+                                 return "avx512";
+                             case Crc32cImpl::avx2:
+                                 return "avx2";
                              case Crc32cImpl::sse42:
                                  return "sse42";
                              default:
@@ -291,15 +327,59 @@ INSTANTIATE_TEST_SUITE_P(Impl, Crc32c,
 
 TEST(Crc32cDispatch, picks_the_fastest_implementation_this_cpu_runs)
 {
-    const bool fold = crc32c_force(Crc32cImpl::fold);
+    const bool avx512 = crc32c_force(Crc32cImpl::avx512);
+    const bool avx2 = crc32c_force(Crc32cImpl::avx2);
     const bool sse42 = crc32c_force(Crc32cImpl::sse42);
     EXPECT_EQ(sse42, crc32c_hardware_available());
-    EXPECT_TRUE(fold ? sse42 : true) << "folding finishes with the SSE4.2 crc32 instruction";
+    EXPECT_EQ(avx512, crc32c_available(Crc32cImpl::avx512));
+    EXPECT_EQ(avx2, crc32c_available(Crc32cImpl::avx2));
+    EXPECT_TRUE(crc32c_available(Crc32cImpl::software));
+    EXPECT_TRUE(avx2 ? sse42 : true) << "folding finishes with the SSE4.2 crc32 instruction";
+    EXPECT_TRUE(avx512 ? avx2 : true) << "a CPU with AVX-512F has AVX2";
     ASSERT_TRUE(crc32c_force(Crc32cImpl::best));
     const std::string_view best = crc32c_implementation();
-    EXPECT_EQ(best, fold ? kFoldName : sse42 ? kSse42Name : kSoftwareName);
+    EXPECT_EQ(best, avx512 ? kAvx512Name : avx2 ? kAvx2Name : sse42 ? kSse42Name : kSoftwareName);
     crc32c_force_software(true);
     EXPECT_EQ(crc32c_implementation(), kSoftwareName);
+    crc32c_force_software(false);
+    EXPECT_EQ(crc32c_implementation(), best);
+}
+
+TEST(Crc32cDispatch, the_environment_chooses_the_kernel)
+{
+    ParamBase* param = find_param("crc32c_impl");
+    ASSERT_NE(param, nullptr) << "ULMPI_CRC32C_IMPL is not registered";
+    std::string why;
+    ASSERT_TRUE(crc32c_force(Crc32cImpl::best));
+    const std::string best = crc32c_implementation();
+    const auto choose = [&](const char* value) {
+        ::setenv("ULMPI_CRC32C_IMPL", value, 1);
+        const bool ok = param->reload(why);
+        crc32c_force_software(false); // back to the configured kernel
+        return ok;
+    };
+    struct Case {
+        const char* value;
+        Crc32cImpl impl;
+        std::string_view name;
+    };
+    const Case cases[] = {{"avx512", Crc32cImpl::avx512, kAvx512Name},
+                          {"avx2", Crc32cImpl::avx2, kAvx2Name},
+                          {"sse42", Crc32cImpl::sse42, kSse42Name},
+                          {"sw", Crc32cImpl::software, kSoftwareName}};
+    for (const Case& c : cases) {
+        ASSERT_TRUE(choose(c.value)) << c.value;
+        // A kernel this CPU cannot run falls back to the fastest it can.
+        EXPECT_EQ(crc32c_implementation(), crc32c_available(c.impl) ? c.name : best) << c.value;
+        EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u) << c.value;
+    }
+    ASSERT_TRUE(choose("auto"));
+    EXPECT_EQ(crc32c_implementation(), best);
+    ASSERT_TRUE(choose("sw"));
+    EXPECT_FALSE(choose("avx1024")) << "a value outside the choices is refused";
+    EXPECT_EQ(crc32c_implementation(), best) << "and the default (auto) holds";
+    ::unsetenv("ULMPI_CRC32C_IMPL");
+    ASSERT_TRUE(param->reload(why));
     crc32c_force_software(false);
     EXPECT_EQ(crc32c_implementation(), best);
 }
@@ -323,15 +403,19 @@ TEST(Crc32cDispatch, software_and_hardware_agree_on_random_data)
         const std::uint32_t sw = crc32c(data.data() + off, len, seed);
         const std::uint32_t sw_copy = crc32c_copy(out.data(), data.data() + off, len, seed);
         ASSERT_EQ(sw_copy, sw) << "len " << len << " off " << off;
-        // Every hardware implementation this CPU runs (the folding one too).
-        for (Crc32cImpl hw_impl : {Crc32cImpl::sse42, Crc32cImpl::fold}) {
+        // Every hardware implementation this CPU runs (the folding ones too).
+        for (Crc32cImpl hw_impl : {Crc32cImpl::sse42, Crc32cImpl::avx2, Crc32cImpl::avx512}) {
             if (!crc32c_force(hw_impl)) {
                 continue;
             }
             const std::uint32_t hw = crc32c(data.data() + off, len, seed);
             const std::uint32_t hw_copy = crc32c_copy(out.data(), data.data() + off, len, seed);
+            const std::uint32_t hw_stream =
+                crc32c_copy_stream(out.data(), data.data() + off, len, seed);
             ASSERT_EQ(hw, sw) << crc32c_implementation() << ", len " << len << " off " << off;
             ASSERT_EQ(hw_copy, sw) << crc32c_implementation() << ", len " << len << " off " << off;
+            ASSERT_EQ(hw_stream, sw)
+                << crc32c_implementation() << " stream, len " << len << " off " << off;
         }
     }
     crc32c_force_software(false);
