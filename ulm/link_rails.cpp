@@ -16,7 +16,7 @@ void LinkSet::on_rail_acked(Link& l, Rail& r, std::uint32_t bytes, rt::Nanos now
     (void)l;
     r.acked += bytes;
     r.progress_at = now;
-    r.heard_at = now;
+    r.acked_at = now;
     if (r.inflight_frags == 0) {
         r.sample_busy = false; // it ran dry: this interval says little of its speed
     }
@@ -93,7 +93,6 @@ void LinkSet::rail_up(Link& l, Rail& r)
     r.down_reason = "";
     ++r.counters.ups;
     r.progress_at = now;
-    r.heard_at = now;
     r.sample_start = 0;
     l.choose();
     bool any_down = false;
@@ -154,18 +153,18 @@ int LinkSet::check_rails(Link& l, rt::Nanos now)
         if (now - r.progress_at <= deadline) {
             continue;
         }
-        const Rail* heard = nullptr;
+        const Rail* acked = nullptr;
         for (int k = 0; k < l.nrails; ++k) {
             const Rail& s = l.rails[k];
-            if (&s != &r && s.up() && s.heard_at > r.progress_at) {
-                heard = &s;
+            if (&s != &r && s.up() && s.acked_at > r.progress_at) {
+                acked = &s;
                 break;
             }
         }
-        if (heard == nullptr) {
-            continue; // the whole peer is silent: the retransmission timer's business
+        if (acked == nullptr) {
+            continue; // no ACK says this rail lost them: the retransmission timer's business
         }
-        rail_down(l, r, "its fragments went unacknowledged while the peer was heard over another path");
+        rail_down(l, r, "its fragments went unacknowledged while the peer acknowledged those sent over another path");
         ++n;
     }
     return n;
@@ -217,10 +216,24 @@ void LinkSet::on_probe(Link& l, path::Path& path, const ProbeHeader& h)
 void LinkSet::on_probe_ack(Link& l, path::Path& path, const ProbeHeader& h)
 {
     Rail* r = l.rail_of(&path);
-    if (r == nullptr || r->up() || h.nonce != r->probe_nonce) {
+    if (r == nullptr) {
+        return;
+    }
+    const rt::Nanos now = rt::now_ns();
+    if (r->up()) {
+        // The answer to a probe sent while another rail's fragments waited
+        // (link_acks.cpp): this rail carries the peer's answers, the
+        // evidence check_rails weighs against the waiting one.
+        if (h.nonce == 0) {
+            rail_sample(*r, now - h.sent);
+            r->acked_at = now;
+        }
+        return;
+    }
+    if (h.nonce != r->probe_nonce) {
         return; // an answer to an older probe: the next one will tell
     }
-    rail_sample(*r, rt::now_ns() - h.sent);
+    rail_sample(*r, now - h.sent);
     rail_up(l, *r);
 }
 

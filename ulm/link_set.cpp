@@ -511,9 +511,6 @@ bool LinkSet::accept(Link& l, path::Path& path, const BaseHeader& b, std::uint32
     ++l.counters.frags_received;
     ++r->counters.frags_received;
     r->counters.bytes_received += frag.len;
-    if (l.multi()) {
-        r->heard_at = rt::now_ns();
-    }
     switch (b.type) {
     case FragType::ack:
         on_ack(l, read_header<AckHeader>(frag.data));
@@ -660,7 +657,7 @@ void LinkSet::reset(Link& l, int peer_incarnation)
         r.state = fresh.state;
         r.inflight = 0;
         r.inflight_frags = 0;
-        r.progress_at = r.heard_at = 0;
+        r.progress_at = r.acked_at = 0;
         r.next_probe = 0;
         r.probe_interval = 0;
         r.down_reason = "";

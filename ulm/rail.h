@@ -2,8 +2,11 @@
 //
 // A rail is up, or down. It is declared down by its own evidence: the path
 // says so (Sink::on_path_down, a send answered `failed`), or its fragments
-// stay unacknowledged past a deadline while the peer is heard through
-// another rail. A down rail carries nothing but probes, at growing
+// stay unacknowledged past a deadline while ACKs free fragments sent on
+// another rail (ACKs are link-wide: an ACK that covers the other rail's
+// fragments and not this one's says this one's went missing; a peer that is
+// merely heard, or paused, or whose ACKs are lost on their way back, says
+// nothing against this rail). A down rail carries nothing but probes, at growing
 // intervals, until one is answered; then it is up again.
 //
 // What the link measures on each rail, for striping:
@@ -51,7 +54,7 @@ struct Rail {
     std::uint64_t inflight = 0;     // bytes (payload + header) not yet acknowledged
     std::uint32_t inflight_frags = 0;
     rt::Nanos progress_at = 0;      // last ACK progress, or when inflight became non-zero
-    rt::Nanos heard_at = 0;         // last fragment received through it, or ACK progress
+    rt::Nanos acked_at = 0;         // last ACK that freed fragments sent on it
 
     // Measured.
     double rate = 0;                // bytes per microsecond (MB/s)

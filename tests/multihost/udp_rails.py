@@ -121,7 +121,10 @@ def case_stream_down(ctx):
     # for 512 MiB over two rails, 10 s for 1 GiB.
     total_mib = 1024 if ctx.long else 512
     ctx.cluster.tool("rate", ctx.cluster.name, "500mbit")
-    job = two_host_job(ctx, ["--timeout", "600", ctx.rail_stream, str(total_mib), "1024"])
+    # log_level=info: each rank says which rail it declared down, why, and
+    # when it took it back (printed below, for whoever reads a failure).
+    job = two_host_job(ctx, ["--timeout", "600", ctx.rail_stream, str(total_mib), "1024"],
+                       ["log_level=info"])
     events = []
     # The receiving host (rank 1, mapped by node to host 1) loses rail 1.
     t = threading.Thread(target=flap, args=(ctx, ctx.cluster.hosts[1], 1.5, 2.0, events), daemon=True)
@@ -131,6 +134,9 @@ def case_stream_down(ctx):
     ctx.cluster.tool("rate", ctx.cluster.name, "off")
     if rc != 0 or not re.search(r"^No Errors$", text, re.M) or left:
         raise uc.Failure("rc %s, left %s:\n%s" % (rc, left, "\n".join(text.splitlines()[-40:])))
+    for line in text.splitlines():
+        if re.search(r"info: rank \d+: path \S+ to rank \d+ (is down|answers again)", line):
+            print("  " + line.split("info: ", 1)[1])
     m = re.search(r"^stream: .*$", text, re.M)
     print("  " + (m.group(0) if m else "(no stream line)"))
     times = re.search(r"^stream-times: (.*)$", text, re.M)
