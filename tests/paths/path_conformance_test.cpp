@@ -63,8 +63,8 @@ using path::TxBuffer;
 // The paths under test. One line per path.
 
 struct PathCase {
-    const char* kind;  // its name in the registry (paths/<kind>/)
-    int ranks;         // 2; 1 when the path reaches only its own process (self)
+    const char* kind; // its name in the registry (paths/<kind>/)
+    int ranks;        // 2; 1 when the path reaches only its own process (self)
     // Parameters each rank sets before the registry makes the path.
     // "@SOFT_VERBS@" stands for the software verbs device's library
     // (meson passes it in ULMPI_TEST_SOFT_VERBS; the case skips without it).
@@ -74,14 +74,24 @@ struct PathCase {
     // out). A datagram path has none: it keeps answering, and ULM's silence
     // timer finds the peer dead.
     bool reports_peer_loss;
+    // The test's name when one kind runs in several set-ups (letters,
+    // digits, '_'); the kind otherwise.
+    const char* label = nullptr;
+
+    const char* name() const { return label != nullptr ? label : kind; }
 };
 
+// clang-format off
 const std::vector<PathCase> kPaths = {
     {"self", 1, {}, false},
-    {"shm", 2, {{"shm_fifo_slots", "16"}, {"shm_small_frags", "16"}, {"shm_large_frags", "8"}}, false},
+    {"shm", 2, {{"shm_fifo_slots", "16"}, {"shm_small_frags", "16"}, {"shm_large_frags", "8"}},
+     false},
     {"udp", 2, {{"udp_if", "lo"}}, false},
-    {"verbs", 2, {{"verbs_device", "soft:@SOFT_VERBS@"}, {"verbs_timeout", "4"}, {"verbs_retry_count", "1"}}, true},
+    {"verbs", 2, {{"verbs_device", "soft:@SOFT_VERBS@"}, {"verbs_timeout", "4"}}, true},
+    // One kind in several set-ups gets a label each, e.g.:
+    // {"ofi", 2, {{"ofi_provider", "tcp;ofi_rxm"}, {"ofi_iface", "lo"}}, true, "ofi_tcp"},
 };
+// clang-format on
 
 // ---------------------------------------------------------------------------
 
@@ -94,14 +104,18 @@ struct Variant {
 
 void PrintTo(const Variant& v, std::ostream* os)
 {
-    *os << (v.wrap == Wrap::plain ? "" : v.wrap == Wrap::lossy_clean ? "lossy_clean(" : "lossy(") << v.path->kind
-        << (v.wrap == Wrap::plain ? "" : ")");
+    *os << (v.wrap == Wrap::plain         ? ""
+            : v.wrap == Wrap::lossy_clean ? "lossy_clean("
+                                          : "lossy(")
+        << v.path->name() << (v.wrap == Wrap::plain ? "" : ")");
 }
 
 std::string variant_name(const ::testing::TestParamInfo<Variant>& info)
 {
-    const char* prefix = info.param.wrap == Wrap::plain ? "" : info.param.wrap == Wrap::lossy_clean ? "lossy_clean_" : "lossy_";
-    return prefix + std::string(info.param.path->kind);
+    const char* prefix = info.param.wrap == Wrap::plain         ? ""
+                         : info.param.wrap == Wrap::lossy_clean ? "lossy_clean_"
+                                                                : "lossy_";
+    return prefix + std::string(info.param.path->name());
 }
 
 std::vector<Variant> variants(std::initializer_list<Wrap> wraps)
@@ -151,14 +165,20 @@ std::size_t test_header_length(const std::byte* data, std::size_t len)
 
 std::byte body_byte(int from, std::uint32_t seq, std::size_t k)
 {
-    return static_cast<std::byte>((static_cast<std::size_t>(from) * 131 + seq * 7 + k * 13 + (k >> 8)) & 0xff);
+    return static_cast<std::byte>(
+        (static_cast<std::size_t>(from) * 131 + seq * 7 + k * 13 + (k >> 8)) & 0xff);
 }
 
 // The whole fragment `seq` of `from` (header and payload).
 void fill_frag(std::byte* p, int from, std::uint32_t seq, std::size_t len, Lane lane)
 {
-    FragHdr h{static_cast<std::uint8_t>(kHdr), static_cast<std::uint8_t>(from), static_cast<std::uint8_t>(lane), kMagic, seq,
-              static_cast<std::uint32_t>(len), 0};
+    FragHdr h{static_cast<std::uint8_t>(kHdr),
+              static_cast<std::uint8_t>(from),
+              static_cast<std::uint8_t>(lane),
+              kMagic,
+              seq,
+              static_cast<std::uint32_t>(len),
+              0};
     std::memcpy(p, &h, kHdr);
     for (std::size_t k = kHdr; k < len; ++k) {
         p[k] = body_byte(from, seq, k);
@@ -182,8 +202,8 @@ class Checker final : public path::Sink {
 public:
     Checker(int from, PathInfo::Order order) : from_(from), order_(order) {}
 
-    bool keep = false;     // keep a copy of every fragment (lossy claims)
-    bool verify = true;    // check contents and order (off under faults)
+    bool keep = false;  // keep a copy of every fragment (lossy claims)
+    bool verify = true; // check contents and order (off under faults)
     std::vector<std::vector<std::byte>> kept;
     // Bytes of each kept fragment that could be read (all of them, unless
     // the path could not read the payload of a fragment whose header the
@@ -207,7 +227,8 @@ public:
             iovec v{buf_.data() + h, f.len - h};
             const std::size_t n = f.read_payload(0, &v, 1);
             if (n != f.len - h && verify) {
-                fail("read_payload answered " + std::to_string(n) + " of " + std::to_string(f.len - h) + " bytes");
+                fail("read_payload answered " + std::to_string(n) + " of " +
+                     std::to_string(f.len - h) + " bytes");
             }
             valid = h + n;
         }
@@ -239,12 +260,15 @@ private:
         }
         FragHdr hd;
         std::memcpy(&hd, buf_.data(), kHdr);
-        if (hd.hlen != kHdr || hd.magic != kMagic || hd.from != from_ || hd.len != buf_.size() || hd.lane > 1) {
-            return fail("header damaged (length " + std::to_string(hd.len) + ", " + std::to_string(buf_.size()) + " arrived)");
+        if (hd.hlen != kHdr || hd.magic != kMagic || hd.from != from_ || hd.len != buf_.size() ||
+            hd.lane > 1) {
+            return fail("header damaged (length " + std::to_string(hd.len) + ", " +
+                        std::to_string(buf_.size()) + " arrived)");
         }
         for (std::size_t k = kHdr; k < buf_.size(); ++k) {
             if (buf_[k] != body_byte(from_, hd.seq, k)) {
-                return fail("seq " + std::to_string(hd.seq) + ": payload byte " + std::to_string(k) + " differs");
+                return fail("seq " + std::to_string(hd.seq) + ": payload byte " +
+                            std::to_string(k) + " differs");
             }
         }
         std::int64_t& last = order_ == PathInfo::Order::per_lane ? last_[hd.lane] : last_[0];
@@ -252,7 +276,8 @@ private:
             return fail("seq " + std::to_string(hd.seq) + " after seq " + std::to_string(last));
         }
         if (order_ == PathInfo::Order::total && static_cast<std::int64_t>(hd.seq) != last + 1) {
-            return fail("seq " + std::to_string(hd.seq) + " after seq " + std::to_string(last) + " (one order for all)");
+            return fail("seq " + std::to_string(hd.seq) + " after seq " + std::to_string(last) +
+                        " (one order for all)");
         }
         last = hd.seq;
     }
@@ -267,7 +292,10 @@ private:
 
 class Deadline {
 public:
-    explicit Deadline(double seconds) : end_(rt::monotonic_ns() + static_cast<rt::Nanos>(seconds * 1e9)) {}
+    explicit Deadline(double seconds)
+        : end_(rt::monotonic_ns() + static_cast<rt::Nanos>(seconds * 1e9))
+    {
+    }
     bool passed() const { return rt::monotonic_ns() > end_; }
 
 private:
@@ -319,7 +347,9 @@ struct Rank {
         fill_frag(scratch.data(), me, seq, len, lane);
         // Header, then the payload in two pieces.
         const std::size_t half = kHdr + (len - kHdr) / 2;
-        iovec iov[3] = {{scratch.data(), kHdr}, {scratch.data() + kHdr, half - kHdr}, {scratch.data() + half, len - half}};
+        iovec iov[3] = {{scratch.data(), kHdr},
+                        {scratch.data() + kHdr, half - kHdr},
+                        {scratch.data() + half, len - half}};
         return path->send(peer, iov, 3, lane);
     }
 
@@ -339,7 +369,8 @@ struct Rank {
             }
             poll();
             if (d.passed()) {
-                ADD_FAILURE() << "rank " << me << ": no room to send " << len << " bytes for " << seconds << " s";
+                ADD_FAILURE() << "rank " << me << ": no room to send " << len << " bytes for "
+                              << seconds << " s";
                 return false;
             }
         }
@@ -385,7 +416,8 @@ struct Rank {
 // Sets the case's parameters and makes the path through the registry.
 // Returns kRankSkipped (with the reason on stderr) when the path cannot run
 // here, 1 on failure, 0 with `out` wired up.
-int make_rank(SocketBootstrap& boot, const Variant& v, const path::LossyConfig& lossy_cfg, std::unique_ptr<Rank>& out)
+int make_rank(SocketBootstrap& boot, const Variant& v, const path::LossyConfig& lossy_cfg,
+              std::unique_ptr<Rank>& out)
 {
     const PathCase& c = *v.path;
     std::vector<std::pair<std::string, std::string>> params = {{"path_include", c.kind}};
@@ -439,7 +471,8 @@ int make_rank(SocketBootstrap& boot, const Variant& v, const path::LossyConfig& 
     }
     path::LossyPath* lossy = nullptr;
     if (v.wrap != Wrap::plain) {
-        auto l = std::make_unique<path::LossyPath>(std::move(made), v.wrap == Wrap::lossy ? lossy_cfg : path::LossyConfig{}, me);
+        auto l = std::make_unique<path::LossyPath>(
+            std::move(made), v.wrap == Wrap::lossy ? lossy_cfg : path::LossyConfig{}, me);
         lossy = l.get();
         made = std::move(l);
     }
@@ -457,7 +490,8 @@ int make_rank(SocketBootstrap& boot, const Variant& v, const path::LossyConfig& 
         st = made->connected(boot);
     }
     if (!st.ok()) {
-        ADD_FAILURE() << "rank " << me << ": " << c.kind << " wire-up: " << rt::errc_name(st.code());
+        ADD_FAILURE() << "rank " << me << ": " << c.kind
+                      << " wire-up: " << rt::errc_name(st.code());
         return 1;
     }
     const int peer = c.ranks == 1 ? me : 1 - me;
@@ -488,7 +522,9 @@ protected:
     {
         const PathCase& c = *GetParam().path;
         const auto reg = path::registered_paths();
-        if (std::none_of(reg.begin(), reg.end(), [&](const path::RegisteredPath& r) { return std::strcmp(r.name, c.kind) == 0; })) {
+        if (std::none_of(reg.begin(), reg.end(), [&](const path::RegisteredPath& r) {
+                return std::strcmp(r.name, c.kind) == 0;
+            })) {
             GTEST_SKIP() << c.kind << " is not built";
         }
         for (const auto& p : c.params) {
@@ -500,7 +536,8 @@ protected:
 
     // Runs body(rank) in every rank of the path; `watch` in the test process.
     void run(const std::function<int(Rank&)>& body, unsigned watchdog_s = 60,
-             const std::function<void(const RanksRun&)>& watch = {}, path::LossyConfig cfg = faulty_config())
+             const std::function<void(const RanksRun&)>& watch = {},
+             path::LossyConfig cfg = faulty_config())
     {
         const Variant v = GetParam();
         const std::string jobid = fresh_jobid("conform");
@@ -521,12 +558,13 @@ protected:
         for (std::size_t r = 0; r < codes.size(); ++r) {
             if (codes[r] == kRankSkipped) {
                 ++skipped;
-            } else if (codes[r] != 0) {
+            }
+            else if (codes[r] != 0) {
                 ADD_FAILURE() << "rank " << r << " exited " << codes[r];
             }
         }
         if (skipped > 0) {
-            GTEST_SKIP() << GetParam().path->kind << " made no path here (see the log)";
+            GTEST_SKIP() << GetParam().path->name() << " made no path here (see the log)";
         }
     }
 };
@@ -544,7 +582,8 @@ std::vector<std::size_t> interesting_sizes(const PathInfo& in)
     }
     std::sort(s.begin(), s.end());
     s.erase(std::unique(s.begin(), s.end()), s.end());
-    s.erase(std::remove_if(s.begin(), s.end(), [&](std::size_t n) { return n < kHdr || n > max; }), s.end());
+    s.erase(std::remove_if(s.begin(), s.end(), [&](std::size_t n) { return n < kHdr || n > max; }),
+            s.end());
     return s;
 }
 
@@ -563,7 +602,8 @@ TEST_P(PathContract, info_is_sane_and_the_peer_is_reachable)
             << "name '" << in.name << "' for kind " << GetParam().path->kind;
         EXPECT_GT(in.bandwidth_mbs, 0);
         EXPECT_GT(in.latency_us, 0);
-        EXPECT_GE(in.max_frag, path::kMaxFragHeader + 64) << "room for ULM's header and some payload";
+        EXPECT_GE(in.max_frag, path::kMaxFragHeader + 64)
+            << "room for ULM's header and some payload";
         EXPECT_LE(in.inline_max, in.max_frag);
         EXPECT_GT(in.eager_limit, 0u);
         if (GetParam().path->ranks == 1) {
@@ -596,7 +636,8 @@ TEST_P(PathContract, wires_up_in_both_directions)
         // Each rank sends one small fragment on each lane and hears its peer's.
         EXPECT_TRUE(r.send(40, Lane::control));
         EXPECT_TRUE(r.send(41, Lane::bulk));
-        EXPECT_TRUE(r.pump([&] { return r.sink->got >= 2; })) << "rank " << r.me << " heard " << r.sink->got;
+        EXPECT_TRUE(r.pump([&] { return r.sink->got >= 2; }))
+            << "rank " << r.me << " heard " << r.sink->got;
         EXPECT_TRUE(r.fence());
         EXPECT_EQ(r.sink->got, 2u);
         EXPECT_TRUE(r.sink->downs.empty());
@@ -620,7 +661,8 @@ TEST_P(PathContract, fragments_of_every_size_arrive_intact_on_both_lanes)
             }
         }
         const std::uint64_t want = 2 * sizes.size();
-        EXPECT_TRUE(r.pump([&] { return r.sink->got >= want; })) << "heard " << r.sink->got << " of " << want;
+        EXPECT_TRUE(r.pump([&] { return r.sink->got >= want; }))
+            << "heard " << r.sink->got << " of " << want;
         EXPECT_TRUE(r.fence());
         EXPECT_EQ(r.sink->got, want);
         EXPECT_EQ(r.sink->bad, 0u);
@@ -656,7 +698,8 @@ TEST_P(PathContract, many_fragments_in_flight_both_ways_keep_the_promised_order)
             }
             r.poll();
             if (d.passed()) {
-                ADD_FAILURE() << "rank " << r.me << ": sent " << r.next_seq << ", heard " << r.sink->got;
+                ADD_FAILURE() << "rank " << r.me << ": sent " << r.next_seq << ", heard "
+                              << r.sink->got;
                 return 1;
             }
         }
@@ -681,7 +724,8 @@ std::uint64_t fill_until_again(Rank& r, std::uint32_t cap, bool& saw_again)
     Deadline d(30);
     while (r.next_seq < cap && bytes < kByteCap && !d.passed()) {
         const std::size_t n = r.next_seq % 16 == 15 ? r.info().max_frag : kHdr + r.next_seq % 300;
-        const SendResult res = r.try_send(r.next_seq, n, r.next_seq % 2 == 0 ? Lane::control : Lane::bulk);
+        const SendResult res =
+            r.try_send(r.next_seq, n, r.next_seq % 2 == 0 ? Lane::control : Lane::bulk);
         if (res == SendResult::again) {
             saw_again = true;
             break;
@@ -706,7 +750,8 @@ bool receive_all_sent(Rank& r)
             return false;
         }
         std::memcpy(&sent, v.data(), sizeof sent);
-        EXPECT_TRUE(r.pump([&] { return r.sink->got >= sent; })) << "heard " << r.sink->got << " of " << sent;
+        EXPECT_TRUE(r.pump([&] { return r.sink->got >= sent; }))
+            << "heard " << r.sink->got << " of " << sent;
         EXPECT_EQ(r.sink->got, sent);
         EXPECT_EQ(r.sink->bad, 0u);
     }
@@ -720,7 +765,8 @@ TEST_P(PathContract, a_full_path_answers_again_and_then_delivers_everything)
         if (sender) {
             bool saw_again = false;
             (void)fill_until_again(r, 20000, saw_again);
-            EXPECT_EQ(r.path->counters().frags_sent, r.next_seq) << "an answer of again sent nothing";
+            EXPECT_EQ(r.path->counters().frags_sent, r.next_seq)
+                << "an answer of again sent nothing";
             if (saw_again) {
                 EXPECT_GT(r.path->counters().send_again, 0u) << "again answered but not counted";
                 TxBuffer b;
@@ -737,7 +783,8 @@ TEST_P(PathContract, a_full_path_answers_again_and_then_delivers_everything)
         if (sender) {
             const std::uint32_t total = r.next_seq + 2000;
             while (r.next_seq < total) {
-                if (!r.send(kHdr + r.next_seq % 500, r.next_seq % 3 == 0 ? Lane::bulk : Lane::control)) {
+                if (!r.send(kHdr + r.next_seq % 500,
+                            r.next_seq % 3 == 0 ? Lane::bulk : Lane::control)) {
                     return 1;
                 }
             }
@@ -758,7 +805,10 @@ struct Piece {
 };
 constexpr Piece kPieces[] = {{0, 1000}, {5000, 300000}, {400000, 200000}};
 constexpr std::size_t kDescribed = 501000;
-std::byte get_byte(std::size_t i) { return static_cast<std::byte>((i * 7 + (i >> 9)) & 0xff); }
+std::byte get_byte(std::size_t i)
+{
+    return static_cast<std::byte>((i * 7 + (i >> 9)) & 0xff);
+}
 std::byte packed_byte(std::size_t pos)
 {
     for (const Piece& p : kPieces) {
@@ -824,13 +874,15 @@ TEST_P(PathContract, get_reads_the_peers_memory_and_refuses_wrong_keys)
             EXPECT_EQ(r.path->get(r.peer, key, 16, 0, &l, 1), rt::Errc::not_supported);
             return r.fence() ? 0 : 1;
         }
-        const bool owner = r.me == 0;  // describes its memory
+        const bool owner = r.me == 0;    // describes its memory
         const bool reader = r.peer == 0; // reads it
         std::size_t keylen = 0;
         if (owner) {
-            EXPECT_EQ(r.path->make_rkey(iov, 3, key, 4), 0u) << "a key that does not fit must not be made";
+            EXPECT_EQ(r.path->make_rkey(iov, 3, key, 4), 0u)
+                << "a key that does not fit must not be made";
             keylen = r.path->make_rkey(iov, 3, key, sizeof key);
-            EXPECT_GT(keylen, 0u) << "has_get, but no key for three pieces in " << sizeof key << " bytes";
+            EXPECT_GT(keylen, 0u) << "has_get, but no key for three pieces in " << sizeof key
+                                  << " bytes";
             if (!send_message(r, key, std::max<std::size_t>(keylen, 1))) {
                 return 1;
             }
@@ -844,14 +896,17 @@ TEST_P(PathContract, get_reads_the_peers_memory_and_refuses_wrong_keys)
                 std::size_t len;
             };
             std::uint64_t ok_gets = 0;
-            for (Read rd : {Read{0, kDescribed}, Read{999, 5000}, Read{300900, 200}, Read{500000, 1000}, Read{1, 1}}) {
+            for (Read rd : {Read{0, kDescribed}, Read{999, 5000}, Read{300900, 200},
+                            Read{500000, 1000}, Read{1, 1}}) {
                 if (get_max != 0 && rd.len > get_max) {
                     continue;
                 }
                 std::vector<std::byte> local(rd.len, std::byte{0});
-                iovec liov[2] = {{local.data(), rd.len / 2}, {local.data() + rd.len / 2, rd.len - rd.len / 2}};
+                iovec liov[2] = {{local.data(), rd.len / 2},
+                                 {local.data() + rd.len / 2, rd.len - rd.len / 2}};
                 const rt::Status st = r.path->get(r.peer, k.data(), k.size(), rd.offset, liov, 2);
-                EXPECT_TRUE(st.ok()) << "get of " << rd.len << " at " << rd.offset << ": " << rt::errc_name(st.code());
+                EXPECT_TRUE(st.ok()) << "get of " << rd.len << " at " << rd.offset << ": "
+                                     << rt::errc_name(st.code());
                 ok_gets += st.ok() ? 1 : 0;
                 for (std::size_t i = 0; i < rd.len; ++i) {
                     if (local[i] != packed_byte(rd.offset + i)) {
@@ -869,9 +924,11 @@ TEST_P(PathContract, get_reads_the_peers_memory_and_refuses_wrong_keys)
             if (k.size() > 3) {
                 std::vector<std::byte> whole(kDescribed);
                 iovec wiov{whole.data(), whole.size()};
-                EXPECT_FALSE(r.path->get(r.peer, k.data(), k.size() - 3, 0, &wiov, 1).ok()) << "a cut key must be refused";
+                EXPECT_FALSE(r.path->get(r.peer, k.data(), k.size() - 3, 0, &wiov, 1).ok())
+                    << "a cut key must be refused";
             }
-            EXPECT_FALSE(r.path->get(r.peer, k.data(), 0, 0, &liov, 1).ok()) << "an empty key must be refused";
+            EXPECT_FALSE(r.path->get(r.peer, k.data(), 0, 0, &liov, 1).ok())
+                << "an empty key must be refused";
             EXPECT_EQ(r.path->counters().gets, ok_gets) << "a refused get is not counted";
             if (::testing::Test::HasFailure()) {
                 verdict = kFailed;
@@ -884,7 +941,9 @@ TEST_P(PathContract, get_reads_the_peers_memory_and_refuses_wrong_keys)
             // The reader's verdict (self: the message after our key).
             std::vector<std::byte> v = wait_message(r, reader ? 1 : 0);
             EXPECT_EQ(v.size(), 1u);
-            EXPECT_EQ(v.empty() ? std::uint8_t{kFailed} : static_cast<std::uint8_t>(v[0]), std::uint8_t{kOk}) << "the reader failed";
+            EXPECT_EQ(v.empty() ? std::uint8_t{kFailed} : static_cast<std::uint8_t>(v[0]),
+                      std::uint8_t{kOk})
+                << "the reader failed";
         }
         return r.fence() ? 0 : 1;
     });
@@ -956,20 +1015,24 @@ TEST_P(PathContract, a_peer_that_dies_is_reported_down_or_answered_never_hung)
             longest = std::max(longest, rt::monotonic_ns() - t0);
             ++calls;
         }
-        EXPECT_LT(longest, rt::Nanos{1000000000}) << "a send and progress took " << longest / 1000000 << " ms";
+        EXPECT_LT(longest, rt::Nanos{1000000000})
+            << "a send and progress took " << longest / 1000000 << " ms";
         for (int p : r.sink->downs) {
             EXPECT_TRUE(p == 1 || p == -1) << "down reported for rank " << p;
         }
         if (c.reports_peer_loss) {
             EXPECT_TRUE(failed || !r.sink->downs.empty())
-                << c.kind << ": rank 1 is gone, yet no send failed and no down was reported in 20 s (" << calls
-                << " calls)";
+                << c.kind
+                << ": rank 1 is gone, yet no send failed and no down was reported in 20 s ("
+                << calls << " calls)";
         }
         return 0;
     });
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, PathContract, ::testing::ValuesIn(variants({Wrap::plain, Wrap::lossy_clean})), variant_name);
+INSTANTIATE_TEST_SUITE_P(Paths, PathContract,
+                         ::testing::ValuesIn(variants({Wrap::plain, Wrap::lossy_clean})),
+                         variant_name);
 
 // ===========================================================================
 // The lossy decorator's claims over every path.
@@ -990,7 +1053,8 @@ TEST_P(LossyClaims, what_arrives_is_what_was_sent_faulted_as_counted)
         const bool receiver = r.peer == 0;
         r.sink->verify = false;
         r.sink->keep = true;
-        EXPECT_EQ(r.info().order, PathInfo::Order::none) << "lossy reorders: it must not promise an order";
+        EXPECT_EQ(r.info().order, PathInfo::Order::none)
+            << "lossy reorders: it must not promise an order";
         if (sender) {
             while (r.next_seq < kFrags) {
                 if (!r.send(kHdr + r.next_seq, r.next_seq % 2 == 0 ? Lane::control : Lane::bulk)) {
@@ -1016,8 +1080,10 @@ TEST_P(LossyClaims, what_arrives_is_what_was_sent_faulted_as_counted)
             std::memcpy(&tx, v.data(), sizeof tx);
             const std::uint64_t reach = kFrags - tx.dropped + tx.duplicated;
             // Everything that left is received and released (nothing held).
-            EXPECT_TRUE(r.pump([&] { return r.lossy->faults().rx.frags >= reach && r.lossy->held() == 0; }))
-                << "the receiving decorator saw " << r.lossy->faults().rx.frags << " of " << reach;
+            EXPECT_TRUE(r.pump([&] {
+                return r.lossy->faults().rx.frags >= reach && r.lossy->held() == 0;
+            })) << "the receiving decorator saw "
+                << r.lossy->faults().rx.frags << " of " << reach;
             r.pump([] { return false; }, 0.05); // nothing more comes
             const path::LossyFaults rx = r.lossy->faults().rx;
             EXPECT_EQ(rx.frags, reach) << "the inner path lost or made fragments";
@@ -1042,7 +1108,8 @@ TEST_P(LossyClaims, what_arrives_is_what_was_sent_faulted_as_counted)
                 }
                 const auto seq = static_cast<std::uint32_t>(f.size() - kHdr);
                 ++copies[seq];
-                const std::vector<std::byte> want = make_frag(r.peer, seq, f.size(), seq % 2 == 0 ? Lane::control : Lane::bulk);
+                const std::vector<std::byte> want =
+                    make_frag(r.peer, seq, f.size(), seq % 2 == 0 ? Lane::control : Lane::bulk);
                 // A payload the path could not read (its header unknown to
                 // the header length function) is compared as far as it was.
                 const std::size_t valid = r.sink->kept_valid[n];
@@ -1053,23 +1120,30 @@ TEST_P(LossyClaims, what_arrives_is_what_was_sent_faulted_as_counted)
                     bits += b;
                     header_bits += i < kHdr ? b : 0;
                 }
-                EXPECT_LE(bits, 8) << "fragment " << seq << ": more bits differ than two corruptions flip";
+                EXPECT_LE(bits, 8)
+                    << "fragment " << seq << ": more bits differ than two corruptions flip";
                 if (valid < f.size()) {
-                    EXPECT_GT(header_bits, 0) << "fragment " << seq << ": payload unreadable, header intact";
+                    EXPECT_GT(header_bits, 0)
+                        << "fragment " << seq << ": payload unreadable, header intact";
                 }
                 modified += bits > 0 ? 1 : 0;
                 inversions += static_cast<std::int64_t>(seq) < last ? 1 : 0;
                 last = seq;
             }
-            EXPECT_LE(modified, 2 * (tx.corrupted_header + tx.corrupted_payload) + rx.corrupted_header + rx.corrupted_payload);
+            EXPECT_LE(modified, 2 * (tx.corrupted_header + tx.corrupted_payload) +
+                                    rx.corrupted_header + rx.corrupted_payload);
             if (rx.corrupted_header + rx.corrupted_payload > 0) {
                 EXPECT_GT(modified, 0u);
             }
-            if (tx.corrupted_header + tx.corrupted_payload + rx.corrupted_header + rx.corrupted_payload == 0) {
+            if (tx.corrupted_header + tx.corrupted_payload + rx.corrupted_header +
+                    rx.corrupted_payload ==
+                0) {
                 EXPECT_EQ(modified, 0u);
             }
-            EXPECT_GT(inversions, 0u) << "reordered " << all.reordered << ", delayed " << all.delayed << ", yet in order";
-            const auto lost = static_cast<std::uint64_t>(std::count(copies.begin(), copies.end(), 0));
+            EXPECT_GT(inversions, 0u)
+                << "reordered " << all.reordered << ", delayed " << all.delayed << ", yet in order";
+            const auto lost =
+                static_cast<std::uint64_t>(std::count(copies.begin(), copies.end(), 0));
             EXPECT_LE(lost, tx.dropped + rx.dropped);
             EXPECT_LE(*std::max_element(copies.begin(), copies.end()), 4);
         }
@@ -1133,7 +1207,8 @@ TEST_P(LossyClaims, nothing_is_lost_for_lack_of_room)
                         }
                         FragHdr h;
                         std::memcpy(&h, f.data(), kHdr);
-                        if (h.seq >= sent || f != make_frag(r.peer, h.seq, f.size(), static_cast<Lane>(h.lane))) {
+                        if (h.seq >= sent ||
+                            f != make_frag(r.peer, h.seq, f.size(), static_cast<Lane>(h.lane))) {
                             ADD_FAILURE() << "a fragment arrived damaged without corruption";
                             continue;
                         }
@@ -1141,7 +1216,8 @@ TEST_P(LossyClaims, nothing_is_lost_for_lack_of_room)
                     }
                     return std::count(copies.begin(), copies.end(), 0) == 0;
                 };
-                EXPECT_TRUE(r.pump(count_new)) << std::count(copies.begin(), copies.end(), 0) << " of " << sent << " never arrived";
+                EXPECT_TRUE(r.pump(count_new)) << std::count(copies.begin(), copies.end(), 0)
+                                               << " of " << sent << " never arrived";
             }
             return r.fence() ? 0 : 1;
         },
@@ -1185,7 +1261,8 @@ TEST_P(LossyClaims, info_passes_through_and_close_drops_what_is_held)
         30, {}, cfg);
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, LossyClaims, ::testing::ValuesIn(variants({Wrap::lossy})), variant_name);
+INSTANTIATE_TEST_SUITE_P(Paths, LossyClaims, ::testing::ValuesIn(variants({Wrap::lossy})),
+                         variant_name);
 
 } // namespace
 } // namespace ulmpi::test
