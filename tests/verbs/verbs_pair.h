@@ -1,11 +1,11 @@
 // Two ranks of a verbs test, each a forked child of the test process, wired
-// by a PairBootstrap over a socketpair, on a soft fabric of their own. The
-// test process itself never opens the device (its pinned pages would be
-// shared with every later fork: soft_memory.h).
+// by the tests' SocketBootstrap (tests/support/test_bootstrap.h), on a soft
+// fabric of their own. The test process itself never opens the device (its
+// pinned pages would be shared with every later fork: soft_memory.h).
 #pragma once
 
 #include "paths/verbs/verbs_path.h"
-#include "tests/unit/paths/pair_bootstrap.h"
+#include "tests/support/test_bootstrap.h"
 #include "tests/verbs/soft_device.h"
 
 #include <gtest/gtest.h>
@@ -33,43 +33,19 @@ inline std::string fresh_fabric()
     return "t" + std::to_string(::getpid()) + "-" + std::to_string(++n);
 }
 
-// Runs body(rank, boot) in two children; returns true when both exited 0.
-inline bool run_two(const std::function<int(int, PairBootstrap&)>& body, unsigned watchdog_s = 60)
+// Runs body(rank, boot) in two forked ranks; returns true when both exited 0.
+inline bool run_two(const std::function<int(int, SocketBootstrap&)>& body, unsigned watchdog_s = 60)
 {
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
-        return false;
-    }
-    const std::string jobid = "verbs" + std::to_string(::getpid());
-    std::fflush(nullptr);
-    pid_t pids[2];
-    for (int r = 0; r < 2; ++r) {
-        pids[r] = ::fork();
-        if (pids[r] == 0) {
-            ::close(sv[1 - r]);
-            ::alarm(watchdog_s);
-            int code = 0;
-            {
-                PairBootstrap boot(sv[r], r, jobid);
-                code = body(r, boot);
-            }
-            if (::testing::Test::HasFailure()) {
-                code = 1;
-            }
-            std::fflush(nullptr);
-            _exit(code);
-        }
-    }
-    ::close(sv[0]);
-    ::close(sv[1]);
+    std::vector<int> codes = run_ranks(
+        2, [&](SocketBootstrap& boot) { return body(boot.job().rank, boot); }, watchdog_s, {},
+        fresh_jobid("verbs"));
     bool ok = true;
-    for (pid_t p : pids) {
-        int st = 0;
-        if (::waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    for (std::size_t r = 0; r < codes.size(); ++r) {
+        if (codes[r] != 0) {
             ok = false;
-            ADD_FAILURE() << "rank " << (p == pids[0] ? 0 : 1) << " "
-                          << (WIFSIGNALED(st) ? "died by signal " + std::to_string(WTERMSIG(st))
-                                              : "exited " + std::to_string(WEXITSTATUS(st)));
+            if (codes[r] > 0) {
+                ADD_FAILURE() << "rank " << r << " exited " << codes[r];
+            }
         }
     }
     return ok;
@@ -85,7 +61,7 @@ inline const char* real_device()
 
 // Opens soft device soft0 of `fabric` (or the real device) and wires one
 // VerbsPath over `port`.
-inline std::unique_ptr<path::verbs::VerbsPath> wire(PairBootstrap& boot, const std::string& fabric,
+inline std::unique_ptr<path::verbs::VerbsPath> wire(SocketBootstrap& boot, const std::string& fabric,
                                                     const path::verbs::VerbsOptions& opt,
                                                     int ports = 1, int port = 1)
 {

@@ -44,7 +44,7 @@ struct Fabric {
 TEST(VerbsPath, wires_up_and_moves_fragments_of_every_size_in_order)
 {
     Fabric f;
-    EXPECT_TRUE(run_two([&](int rank, PairBootstrap& boot) {
+    EXPECT_TRUE(run_two([&](int rank, SocketBootstrap& boot) {
         auto p = wire(boot, f.name, small_options());
         if (p == nullptr) {
             return 1;
@@ -99,7 +99,7 @@ void flow(std::uint32_t depth)
 {
     Fabric f;
     const int count = 2000;
-    EXPECT_TRUE(run_two([&](int rank, PairBootstrap& boot) {
+    EXPECT_TRUE(run_two([&](int rank, SocketBootstrap& boot) {
         VerbsOptions o = small_options();
         o.srq_depth = depth;
         auto p = wire(boot, f.name, o);
@@ -191,7 +191,7 @@ TEST(VerbsPath, rendezvous_reads_every_size_and_offset_straight_into_place)
 {
     Fabric f;
     const std::vector<std::size_t> sizes = {1, 7, 4095, 4096, 4097, 65537, (1u << 20) + 3, 5u << 20};
-    EXPECT_TRUE(run_two([&](int rank, PairBootstrap& boot) {
+    EXPECT_TRUE(run_two([&](int rank, SocketBootstrap& boot) {
         VerbsOptions o = small_options();
         o.read_chunk = 256 * 1024; // several reads per large message
         auto p = wire(boot, f.name, o);
@@ -258,7 +258,7 @@ TEST(VerbsPath, rendezvous_reads_every_size_and_offset_straight_into_place)
 void remap_case(bool hooks, bool expect_fresh)
 {
     Fabric f;
-    EXPECT_TRUE(run_two([&](int rank, PairBootstrap& boot) {
+    EXPECT_TRUE(run_two([&](int rank, SocketBootstrap& boot) {
         auto p = wire(boot, f.name, small_options());
         if (p == nullptr) {
             return 1;
@@ -330,7 +330,7 @@ TEST(VerbsPath, an_error_completion_reports_the_path_down_to_that_peer)
         GTEST_SKIP() << "needs the soft device's fault injection";
     }
     Fabric f;
-    EXPECT_TRUE(run_two([&](int rank, PairBootstrap& boot) {
+    EXPECT_TRUE(run_two([&](int rank, SocketBootstrap& boot) {
         auto p = wire(boot, f.name, small_options());
         if (p == nullptr) {
             return 1;
@@ -367,7 +367,7 @@ TEST(VerbsPath, a_port_going_down_and_up_is_reported_and_sends_fail_meanwhile)
         GTEST_SKIP() << "needs the soft device's fault injection";
     }
     Fabric f;
-    EXPECT_TRUE(run_two([&](int rank, PairBootstrap& boot) {
+    EXPECT_TRUE(run_two([&](int rank, SocketBootstrap& boot) {
         auto p = wire(boot, f.name, small_options());
         if (p == nullptr) {
             return 1;
@@ -427,7 +427,7 @@ TEST(RegCache, munmap_mremap_madvise_and_mmap_fixed_drop_cached_registrations)
         GTEST_SKIP() << "soft device only";
     }
     Fabric f;
-    EXPECT_TRUE(run_two([&](int rank, PairBootstrap&) {
+    EXPECT_TRUE(run_two([&](int rank, SocketBootstrap&) {
         if (rank == 1) {
             return 0;
         }

@@ -4,7 +4,7 @@
 // empty buffer pool answered by acquire() == false and recovered without
 // loss, single-copy get() with process_vm_readv when the kernel allows it,
 // and finally the ULM engine running over it.
-#include "pair_bootstrap.h"
+#include "tests/support/test_bootstrap.h"
 
 #include "paths/self/self_path.h"
 #include "paths/shm/shm_path.h"
@@ -93,7 +93,7 @@ int poll(path::Path& p, path::Sink& sink)
     return n;
 }
 
-std::unique_ptr<ShmPath> wire_up(PairBootstrap& boot)
+std::unique_ptr<ShmPath> wire_up(SocketBootstrap& boot)
 {
     auto p = std::make_unique<ShmPath>(boot.job());
     if (!p->open(boot).ok() || !boot.fence().ok() || !p->connect(boot).ok() || !boot.fence().ok() ||
@@ -172,7 +172,7 @@ TEST(ShmPath, fragments_of_every_size_flow_both_ways_and_buffers_come_back)
 {
     ShmConfig cfg(16, 8, 4, 1024, 8192);
     constexpr std::uint32_t kFrags = 4000;
-    int child = run_pair([&](PairBootstrap& boot) -> int {
+    int child = run_pair([&](SocketBootstrap& boot) -> int {
         const int me = boot.job().rank;
         const int peer = 1 - me;
         auto path = wire_up(boot);
@@ -285,7 +285,7 @@ TEST(ShmPath, fragments_of_every_size_flow_both_ways_and_buffers_come_back)
 TEST(ShmPath, full_ring_answers_again_and_recovers_without_loss)
 {
     ShmConfig cfg(4, 4, 2, 1024, 8192);
-    int child = run_pair([&](PairBootstrap& boot) -> int {
+    int child = run_pair([&](SocketBootstrap& boot) -> int {
         const int me = boot.job().rank;
         const int peer = 1 - me;
         auto path = wire_up(boot);
@@ -368,7 +368,7 @@ TEST(ShmPath, get_reads_peer_memory_when_single_copy_is_allowed)
     ScopedParam<rt::BoolParam, bool> cma("shm_single_copy", true);
     enum : std::uint8_t { kOk = 0, kFailed = 1, kSkipped = 2 };
     std::uint8_t verdict = kFailed;
-    int child = run_pair([&](PairBootstrap& boot) -> int {
+    int child = run_pair([&](SocketBootstrap& boot) -> int {
         const int me = boot.job().rank;
         const int peer = 1 - me;
         auto path = wire_up(boot);
@@ -496,7 +496,7 @@ TEST(ShmEngine, messages_of_all_protocols_flow_between_two_processes)
 {
     ShmConfig cfg(64, 16, 4, 4096, 65536);
     ScopedParam<rt::BoolParam, bool> cma("shm_single_copy", true);
-    int child = run_pair([&](PairBootstrap& boot) -> int {
+    int child = run_pair([&](SocketBootstrap& boot) -> int {
         const int me = boot.job().rank;
         const int peer = 1 - me;
         std::vector<std::unique_ptr<path::Path>> paths;

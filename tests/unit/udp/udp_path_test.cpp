@@ -3,7 +3,7 @@
 // scattered straight into the reader's iovecs (in slices, partly, or not at
 // all); strays sent from a plain socket are refused and counted; then the
 // ULM engine runs over udp (and over lossy(udp)) between two processes.
-#include "tests/unit/udp/udp_pair_boot.h"
+#include "tests/support/test_bootstrap.h"
 
 #include "paths/lossy/lossy_path.h"
 #include "paths/self/self_path.h"
@@ -32,58 +32,6 @@ using path::SendResult;
 using path::TxBuffer;
 using path::UdpOptions;
 using path::UdpPath;
-
-// ---------------------------------------------------------------------------
-// A bootstrap for several ranks in one process: put/get on a shared board,
-// fences are no-ops (the test opens every path before connecting any).
-
-struct Board {
-    std::map<std::pair<int, std::string>, std::vector<std::byte>> kv;
-};
-
-class BoardBoot final : public rt::Bootstrap {
-public:
-    BoardBoot(Board& b, int rank, std::vector<int> nodes) : b_(b)
-    {
-        job_.rank = rank;
-        job_.size = static_cast<int>(nodes.size());
-        job_.node_id = nodes[static_cast<std::size_t>(rank)];
-        job_.node_of_rank = nodes;
-        job_.num_nodes = 1 + *std::max_element(nodes.begin(), nodes.end());
-        job_.jobid = "udptest" + std::to_string(::getpid());
-        job_.host = "h" + std::to_string(job_.node_id);
-    }
-    const rt::JobInfo& job() const override { return job_; }
-    rt::Status put(std::string_view key, const void* data, std::size_t len) override
-    {
-        auto& v = b_.kv[{job_.rank, std::string(key)}];
-        v.assign(static_cast<const std::byte*>(data), static_cast<const std::byte*>(data) + len);
-        return rt::Errc::ok;
-    }
-    rt::Status fence() override { return rt::Errc::ok; }
-    rt::Status get(int rank, std::string_view key, std::vector<std::byte>& out) override
-    {
-        auto it = b_.kv.find({rank, std::string(key)});
-        if (it == b_.kv.end()) {
-            return rt::Errc::invalid_arg;
-        }
-        out = it->second;
-        return rt::Errc::ok;
-    }
-    [[noreturn]] void abort(int code, std::string_view msg) override
-    {
-        ADD_FAILURE() << "abort " << code << ": " << msg;
-        std::abort();
-    }
-    rt::Status finalize() override { return rt::Errc::ok; }
-    bool poll_event(rt::FailureEvent&) override { return false; }
-    int event_fd() const override { return -1; }
-    const char* name() const override { return "board"; }
-
-private:
-    Board& b_;
-    rt::JobInfo job_;
-};
 
 // Test fragments: byte 0 is the header length, then header bytes, payload.
 std::size_t test_header_length(const std::byte* data, std::size_t len)
@@ -155,8 +103,12 @@ protected:
     {
         oa.ifaces = oa.ifaces.empty() ? "lo" : oa.ifaces;
         ob.ifaces = ob.ifaces.empty() ? "lo" : ob.ifaces;
-        ba_ = std::make_unique<BoardBoot>(board_, 0, nodes);
-        bb_ = std::make_unique<BoardBoot>(board_, 1, nodes);
+        a_.reset();
+        b_.reset();
+        // One thread opens both paths before connecting either: no fences.
+        job_ = std::make_unique<LocalJob>(2, LocalJob::Fences::none);
+        ba_ = std::make_unique<LocalBootstrap>(*job_, 0, nodes);
+        bb_ = std::make_unique<LocalBootstrap>(*job_, 1, nodes);
         a_ = std::make_unique<UdpPath>(ba_->job(), oa);
         b_ = std::make_unique<UdpPath>(bb_->job(), ob);
         ASSERT_TRUE(a_->open(*ba_).ok());
@@ -201,8 +153,8 @@ protected:
         ::close(fd);
     }
 
-    Board board_;
-    std::unique_ptr<BoardBoot> ba_, bb_;
+    std::unique_ptr<LocalJob> job_;
+    std::unique_ptr<LocalBootstrap> ba_, bb_;
     std::unique_ptr<UdpPath> a_, b_;
 };
 
@@ -425,7 +377,6 @@ TEST_F(UdpPair, same_host_ranks_need_everywhere)
     EXPECT_FALSE(a_->can_reach(1));
     UdpOptions ev;
     ev.everywhere = true;
-    board_.kv.clear();
     make(ev, ev, {0, 0});
     EXPECT_TRUE(a_->can_reach(1));
     EXPECT_TRUE(a_->can_reach(0)); // itself too, for ULMPI_PATH_INCLUDE=udp alone
@@ -449,8 +400,8 @@ TEST_F(UdpPair, explicit_eager_limit_and_fragment_size)
 
 TEST_F(UdpPair, unknown_interface_fails_open_with_its_name_in_the_log)
 {
-    Board b;
-    BoardBoot boot(b, 0, {0, 1});
+    LocalJob job(2, LocalJob::Fences::none);
+    LocalBootstrap boot(job, 0, {0, 1});
     UdpOptions o;
     o.ifaces = "nosuchif0";
     UdpPath p(boot.job(), o);
@@ -730,7 +681,7 @@ std::vector<std::byte> msg_bytes(std::size_t n, int i)
 
 // Rank 0 sends messages of every protocol; rank 1 echoes each back, one of
 // them received into a strided buffer. `lossy` wraps udp in the decorator.
-int engine_body(NbPairBootstrap& boot, const path::LossyConfig* lossy, std::uint64_t frag_size)
+int engine_body(SocketBootstrap& boot, const path::LossyConfig* lossy, std::uint64_t frag_size)
 {
     const int me = boot.job().rank;
     const int peer = 1 - me;
@@ -835,14 +786,14 @@ protected:
 
 TEST_F(UdpEngine, messages_of_all_protocols_flow_between_two_processes)
 {
-    EXPECT_EQ(run_nb_pair([](NbPairBootstrap& boot) { return engine_body(boot, nullptr, 0); }, 120),
+    EXPECT_EQ(run_pair([](SocketBootstrap& boot) { return engine_body(boot, nullptr, 0); }, 120),
               0);
 }
 
 TEST_F(UdpEngine, ethernet_sized_datagrams_carry_everything_too)
 {
     EXPECT_EQ(
-        run_nb_pair([](NbPairBootstrap& boot) { return engine_body(boot, nullptr, 1500); }, 120),
+        run_pair([](SocketBootstrap& boot) { return engine_body(boot, nullptr, 1500); }, 120),
         0);
 }
 
@@ -855,7 +806,7 @@ TEST_F(UdpEngine, everything_arrives_through_drops_duplicates_corruption_and_reo
     cfg.reorder = 0.03;
     cfg.seed = 11;
     EXPECT_EQ(
-        run_nb_pair([&](NbPairBootstrap& boot) { return engine_body(boot, &cfg, 9000); }, 120), 0);
+        run_pair([&](SocketBootstrap& boot) { return engine_body(boot, &cfg, 9000); }, 120), 0);
 }
 
 } // namespace

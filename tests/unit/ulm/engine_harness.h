@@ -1,8 +1,8 @@
-// Several ULM engines in one process, wired by MemPath and FakeBootstrap,
+// Several ULM engines in one process, wired by MemPath and LocalBootstrap,
 // plus helpers to build buffers and read the fragment log.
 #pragma once
 
-#include "fake_bootstrap.h"
+#include "tests/support/test_bootstrap.h"
 #include "mem_path.h"
 
 #include "paths/self/self_path.h"
@@ -115,11 +115,11 @@ class Cluster {
 public:
     explicit Cluster(ClusterOptions o = {}) : n_(o.n)
     {
-        job_ = std::make_unique<FakeJob>(o.n);
+        job_ = std::make_unique<LocalJob>(o.n);
         job_->local_cpus = o.local_cpus;
         std::vector<std::vector<std::unique_ptr<path::Path>>> paths(static_cast<std::size_t>(o.n));
         for (int r = 0; r < o.n; ++r) {
-            boots_.push_back(std::make_unique<FakeBootstrap>(*job_, r));
+            boots_.push_back(std::make_unique<LocalBootstrap>(*job_, r));
             if (static_cast<std::size_t>(r) < o.incarnation.size()) {
                 boots_.back()->mutable_job().incarnation = o.incarnation[static_cast<std::size_t>(r)];
             }
@@ -185,8 +185,8 @@ public:
         }
         return *extra_fabrics_[static_cast<std::size_t>(k - 1)];
     }
-    FakeBootstrap& boot(int r) { return *boots_[static_cast<std::size_t>(r)]; }
-    FakeJob& job() { return *job_; }
+    LocalBootstrap& boot(int r) { return *boots_[static_cast<std::size_t>(r)]; }
+    LocalJob& job() { return *job_; }
 
     int progress_all()
     {
@@ -220,8 +220,8 @@ private:
     std::vector<std::unique_ptr<MemFabric>> extra_fabrics_; // rails 1...: outlive the engines too
     int n_;
     bool ok_ = true;
-    std::unique_ptr<FakeJob> job_;
-    std::vector<std::unique_ptr<FakeBootstrap>> boots_;
+    std::unique_ptr<LocalJob> job_;
+    std::vector<std::unique_ptr<LocalBootstrap>> boots_;
     std::vector<std::unique_ptr<Engine>> engines_;
     std::vector<MemPath*> mem_;
     std::vector<MemPath*> rails_;

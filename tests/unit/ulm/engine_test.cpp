@@ -1409,8 +1409,8 @@ TEST(Engine, init_fails_with_reason_when_no_path_reaches_a_peer)
 {
     ClusterOptions o;
     o.mem.reach_self = false; // and no SelfPath
-    FakeJob job(1);
-    FakeBootstrap boot(job, 0);
+    LocalJob job(1);
+    LocalBootstrap boot(job, 0);
     MemFabric fab;
     std::vector<std::unique_ptr<path::Path>> paths;
     paths.push_back(std::make_unique<MemPath>(fab, 0, o.mem));
