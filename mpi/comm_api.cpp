@@ -108,6 +108,7 @@ int check_info(Comm* c, MPI_Info info, const char* fn, Info** out)
 } // namespace
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     return dup(comm, nullptr, newcomm, "MPI_Comm_dup");
 } catch (...) {
     return api_exception("MPI_Comm_dup");
@@ -115,6 +116,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) try {
 ULMPI_ALIAS(MPI_Comm_dup)
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_dup_with_info";
     require_init(fn);
     Comm* c = nullptr;
@@ -136,6 +138,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) try
 ULMPI_ALIAS(MPI_Comm_dup_with_info)
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_create";
     require_init(fn);
     Comm* c = nullptr;
@@ -176,6 +179,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) try {
 ULMPI_ALIAS(MPI_Comm_create)
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_create_group";
     require_init(fn);
     Comm* c = nullptr;
@@ -219,6 +223,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
 ULMPI_ALIAS(MPI_Comm_create_group)
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_split";
     require_init(fn);
     Comm* c = nullptr;
@@ -239,6 +244,7 @@ ULMPI_ALIAS(MPI_Comm_split)
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                          MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_split_type";
     require_init(fn);
     Comm* c = nullptr;
@@ -272,6 +278,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 ULMPI_ALIAS(MPI_Comm_split_type)
 
 int PMPI_Comm_free(MPI_Comm* comm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_free";
     require_init(fn);
     if (comm == nullptr) {
@@ -295,6 +302,7 @@ int PMPI_Comm_free(MPI_Comm* comm) try {
 ULMPI_ALIAS(MPI_Comm_free)
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_compare";
     require_init(fn);
     Comm* a = nullptr;
@@ -332,6 +340,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) try {
 ULMPI_ALIAS(MPI_Comm_compare)
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_test_inter";
     require_init(fn);
     Comm* c = nullptr;
@@ -349,6 +358,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) try {
 ULMPI_ALIAS(MPI_Comm_test_inter)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_remote_size";
     require_init(fn);
     Comm* c = nullptr;
@@ -369,6 +379,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) try {
 ULMPI_ALIAS(MPI_Comm_remote_size)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_remote_group";
     require_init(fn);
     Comm* c = nullptr;
@@ -396,6 +407,7 @@ ULMPI_ALIAS(MPI_Comm_remote_group)
 
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm* newintercomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Intercomm_create";
     require_init(fn);
     Comm* l = nullptr;
@@ -437,6 +449,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 ULMPI_ALIAS(MPI_Intercomm_create)
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Intercomm_merge";
     require_init(fn);
     Comm* c = nullptr;
@@ -461,6 +474,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) t
 ULMPI_ALIAS(MPI_Intercomm_merge)
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char* name) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_set_name";
     require_init(fn);
     Comm* c = nullptr;
@@ -478,6 +492,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char* name) try {
 ULMPI_ALIAS(MPI_Comm_set_name)
 
 int PMPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_get_name";
     require_init(fn);
     Comm* c = nullptr;
@@ -501,6 +516,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) try {
 ULMPI_ALIAS(MPI_Comm_get_name)
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_set_info";
     require_init(fn);
     Comm* c = nullptr;
@@ -527,6 +543,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) try {
 ULMPI_ALIAS(MPI_Comm_set_info)
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_get_info";
     require_init(fn);
     Comm* c = nullptr;
