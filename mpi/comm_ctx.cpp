@@ -22,7 +22,7 @@ ContextMask& mask()
 
 // Claims (MULTIPLE only; guarded by the MPI lock like everything here).
 struct Claims {
-    std::vector<int> waiting; // parent pairs of member creations under way
+    std::vector<std::uint64_t> waiting; // keys of member creations under way
     bool owned = false;       // one of them holds the bitmap now
 };
 
@@ -34,11 +34,12 @@ Claims& claims()
 
 } // namespace
 
-ContextClaim::ContextClaim(int parent_pair, bool member)
-    : parent_(parent_pair), member_(member), multi_(ulm::thread_lock().on())
+ContextClaim::ContextClaim(int parent_pair, int tag, bool member)
+    : key_((static_cast<std::uint64_t>(parent_pair) << 32) | static_cast<std::uint32_t>(tag)),
+      member_(member), multi_(ulm::thread_lock().on())
 {
     if (multi_ && member_) {
-        claims().waiting.push_back(parent_);
+        claims().waiting.push_back(key_);
     }
 }
 
@@ -47,7 +48,7 @@ ContextClaim::~ContextClaim()
     end_attempt();
     if (multi_ && member_) {
         auto& w = claims().waiting;
-        w.erase(std::find(w.begin(), w.end(), parent_));
+        w.erase(std::find(w.begin(), w.end(), key_));
     }
 }
 
@@ -58,7 +59,7 @@ ContextMask ContextClaim::begin_attempt()
     }
     if (multi_) {
         Claims& c = claims();
-        const bool first = *std::min_element(c.waiting.begin(), c.waiting.end()) == parent_;
+        const bool first = *std::min_element(c.waiting.begin(), c.waiting.end()) == key_;
         if (c.owned || !first) {
             ContextMask none{}; // bit 0 clear: "I deferred"
             return none;

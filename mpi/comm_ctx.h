@@ -59,15 +59,16 @@ int context_used_count();
 // AND tells every member alike whether nothing was free because someone
 // deferred (then all run the creation again) or because the ids ran out.
 // Among the creations waiting here, the one whose parent has the lowest
-// pair owns the bitmap first, on every process alike, so concurrent
+// pair (then the lowest tag) owns the bitmap first, on every process alike, so concurrent
 // creations converge (a creation stays registered across its attempts).
 // Below MULTIPLE a claim always owns: the contribution is the bitmap with
 // bit 0 set and nothing ever defers.
 class ContextClaim {
 public:
     // `member`: this process joins the new communicator (else it
-    // contributes all ones and owns nothing).
-    ContextClaim(int parent_pair, bool member);
+    // contributes all ones and owns nothing). `tag` tells apart creations
+    // on one parent at once (MPI_Comm_create_group's tag; else 0).
+    ContextClaim(int parent_pair, int tag, bool member);
     ~ContextClaim();
     ContextClaim(const ContextClaim&) = delete;
     ContextClaim& operator=(const ContextClaim&) = delete;
@@ -80,7 +81,7 @@ public:
     static bool deferred(const ContextMask& agreed) { return (agreed[0] & 1u) == 0; }
 
 private:
-    int parent_;
+    std::uint64_t key_; // (parent pair, tag): the lowest owns first
     bool member_;
     bool multi_;
     bool owner_ = false;

@@ -53,9 +53,9 @@ constexpr int kRetry = -1;
 // Runs `once(claim)` until it does not ask for a retry. A retry gives the
 // other creations of this process a turn: their agreements progress while
 // this one's next attempt waits.
-template <class F> int with_claim(Comm* parent, bool member, F&& once)
+template <class F> int with_claim(Comm* parent, int tag, bool member, F&& once)
 {
-    ContextClaim claim(parent->ctx_pair, member);
+    ContextClaim claim(parent->ctx_pair, tag, member);
     for (;;) {
         int e = once(claim);
         claim.end_attempt();
@@ -426,19 +426,19 @@ int make_merge(Comm* inter, bool high, Comm** out, const char* fn, ContextClaim&
 
 int comm_make_dup(Comm* parent, Comm** out, const char* fn)
 {
-    return with_claim(parent, true,
+    return with_claim(parent, 0, true,
                       [&](ContextClaim& cl) { return make_dup(parent, out, fn, cl); });
 }
 
 int comm_make_intra(Comm* parent, Group* group, Comm** out, const char* fn)
 {
-    return with_claim(parent, group != nullptr,
+    return with_claim(parent, 0, group != nullptr,
                       [&](ContextClaim& cl) { return make_intra(parent, group, out, fn, cl); });
 }
 
 int comm_make_split(Comm* parent, int color, int key, Comm** out, const char* fn)
 {
-    return with_claim(parent, color != MPI_UNDEFINED, [&](ContextClaim& cl) {
+    return with_claim(parent, 0, color != MPI_UNDEFINED, [&](ContextClaim& cl) {
         return make_split(parent, color, key, out, fn, cl);
     });
 }
@@ -446,14 +446,14 @@ int comm_make_split(Comm* parent, int color, int key, Comm** out, const char* fn
 int comm_make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn)
 {
     const bool member = group->rank_of(my_world()) != MPI_UNDEFINED;
-    return with_claim(parent, member, [&](ContextClaim& cl) {
+    return with_claim(parent, 0, member, [&](ContextClaim& cl) {
         return make_inter_create(parent, group, out, fn, cl);
     });
 }
 
 int comm_make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const char* fn)
 {
-    return with_claim(parent, true, [&](ContextClaim& cl) {
+    return with_claim(parent, tag, true, [&](ContextClaim& cl) {
         return make_group(parent, group, grank, tag, out, fn, cl);
     });
 }
@@ -461,14 +461,14 @@ int comm_make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, 
 int comm_make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader, int tag,
                         Comm** out, const char* fn)
 {
-    return with_claim(local, true, [&](ContextClaim& cl) {
+    return with_claim(local, 0, true, [&](ContextClaim& cl) {
         return make_intercomm(local, local_leader, peer, remote_leader, tag, out, fn, cl);
     });
 }
 
 int comm_make_merge(Comm* inter, bool high, Comm** out, const char* fn)
 {
-    return with_claim(inter, true,
+    return with_claim(inter, 0, true,
                       [&](ContextClaim& cl) { return make_merge(inter, high, out, fn, cl); });
 }
 
