@@ -15,7 +15,8 @@
  *             contents match the probe), none is lost or received twice;
  *             MPI_Probe + MPI_Recv from one thread per tag alongside
  *   coll      every thread builds communicators concurrently (Comm_dup and
- *             Comm_split of a parent of its own, Comm_create_group), puts an
+ *             Comm_split of a parent of its own, Comm_create_group of its
+ *             own parent and of MPI_COMM_WORLD with its own tag), puts an
  *             attribute on them, and runs blocking and nonblocking
  *             collectives on them, checked
  *   cancel    threads post receives that never match and cancel them, or
@@ -355,6 +356,17 @@ static void* coll_body(void* arg)
     TOK(MPI_Comm_group(g_parent[t], &g));
     TOK(MPI_Comm_create_group(g_parent[t], g, t, &fromgroup));
     TOK(MPI_Group_free(&g));
+    /* Several threads on one parent at once, told apart by the tag. */
+    {
+        MPI_Comm same;
+        int n = -1;
+        TOK(MPI_Comm_group(MPI_COMM_WORLD, &g));
+        TOK(MPI_Comm_create_group(MPI_COMM_WORLD, g, 500 + t, &same));
+        TOK(MPI_Group_free(&g));
+        TOK(MPI_Allreduce(&t, &n, 1, MPI_INT, MPI_SUM, same));
+        TCHECK(n == t * mt_size, "create_group on a shared parent: sum %d", n);
+        TOK(MPI_Comm_free(&same));
+    }
     TOK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, del_count_cb, &key, (void*)&deleted));
     TOK(MPI_Comm_set_attr(dup, key, &attrval));
     TOK(MPI_Comm_get_attr(dup, key, &val, &flag));
