@@ -62,6 +62,26 @@ int dup(MPI_Comm comm, const InfoPairs* hints, MPI_Comm* newcomm, const char* fn
     if (int e = out_ptr(c, newcomm, "newcomm", fn)) {
         return e;
     }
+    if (ulmpi::ulm::thread_lock().on()) {
+        // MPI_THREAD_MULTIPLE: as MPI_Comm_idup + MPI_Wait. Its pair is
+        // proposed, reserved and confirmed without owning this process's
+        // bitmap while it waits for the other members, so a dup never waits
+        // for another thread's creation here while that one waits for a
+        // creation this thread has yet to start elsewhere (comm_ctx.h).
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (int e = PMPI_Comm_idup(comm, newcomm, &r)) {
+            return e;
+        }
+        if (int e = PMPI_Wait(&r, MPI_STATUS_IGNORE)) {
+            return e;
+        }
+        if (hints != nullptr && *newcomm != MPI_COMM_NULL) {
+            Comm* n = comm_get(*newcomm);
+            n->hints = *hints;
+            std::erase_if(n->hints, [](const auto& kv) { return kv.first == "ulmpi_context_id"; });
+        }
+        return MPI_SUCCESS;
+    }
     Comm* n = nullptr;
     if (int e = comm_make_dup(c, &n, fn)) {
         return e;

@@ -62,7 +62,12 @@ int context_used_count();
 // pair (then the lowest tag) owns the bitmap first, on every process alike, so concurrent
 // creations converge (a creation stays registered across its attempts).
 // Below MULTIPLE a claim always owns: the contribution is the bitmap with
-// bit 0 set and nothing ever defers.
+// bit 0 set and nothing ever defers. An owner keeps the bitmap while it
+// waits for the other members, so two processes whose threads start
+// creations in opposite orders can wait for each other; MPI_Comm_dup (the
+// creation threads use most) therefore runs as MPI_Comm_idup + MPI_Wait
+// under MULTIPLE, whose propose/reserve/confirm rounds own nothing while
+// they wait (comm_idup.cpp). The other constructors still claim.
 class ContextClaim {
 public:
     // `member`: this process joins the new communicator (else it
