@@ -153,6 +153,7 @@ int get_type(MPI_Datatype h, const char* fn, Datatype** out)
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
                             MPI_Comm_delete_attr_function* delete_fn, int* keyval,
                             void* extra_state) try {
+    EntryGuard guard;
     Keyval proto;
     proto.comm_copy = copy_fn;
     proto.comm_delete = delete_fn;
@@ -165,6 +166,7 @@ ULMPI_ALIAS(MPI_Comm_create_keyval)
 
 int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
                        void* extra_state) try {
+    EntryGuard guard;
     Keyval proto;
     proto.comm_copy = copy_fn;
     proto.comm_delete = delete_fn;
@@ -176,6 +178,7 @@ int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_f
 ULMPI_ALIAS(MPI_Keyval_create)
 
 int PMPI_Comm_free_keyval(int* keyval) try {
+    EntryGuard guard;
     return free_keyval(AttrKind::comm, keyval, "MPI_Comm_free_keyval");
 } catch (...) {
     return api_exception("MPI_Comm_free_keyval");
@@ -183,6 +186,7 @@ int PMPI_Comm_free_keyval(int* keyval) try {
 ULMPI_ALIAS(MPI_Comm_free_keyval)
 
 int PMPI_Keyval_free(int* keyval) try {
+    EntryGuard guard;
     return free_keyval(AttrKind::comm, keyval, "MPI_Keyval_free");
 } catch (...) {
     return api_exception("MPI_Keyval_free");
@@ -190,6 +194,7 @@ int PMPI_Keyval_free(int* keyval) try {
 ULMPI_ALIAS(MPI_Keyval_free)
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) try {
+    EntryGuard guard;
     return comm_set(comm, keyval, value, "MPI_Comm_set_attr");
 } catch (...) {
     return api_exception("MPI_Comm_set_attr");
@@ -197,6 +202,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) try {
 ULMPI_ALIAS(MPI_Comm_set_attr)
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void* value) try {
+    EntryGuard guard;
     return comm_set(comm, keyval, value, "MPI_Attr_put");
 } catch (...) {
     return api_exception("MPI_Attr_put");
@@ -204,6 +210,7 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void* value) try {
 ULMPI_ALIAS(MPI_Attr_put)
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) try {
+    EntryGuard guard;
     return comm_get(comm, keyval, value, flag, "MPI_Comm_get_attr");
 } catch (...) {
     return api_exception("MPI_Comm_get_attr");
@@ -211,6 +218,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) try {
 ULMPI_ALIAS(MPI_Comm_get_attr)
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void* value, int* flag) try {
+    EntryGuard guard;
     return comm_get(comm, keyval, value, flag, "MPI_Attr_get");
 } catch (...) {
     return api_exception("MPI_Attr_get");
@@ -218,6 +226,7 @@ int PMPI_Attr_get(MPI_Comm comm, int keyval, void* value, int* flag) try {
 ULMPI_ALIAS(MPI_Attr_get)
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) try {
+    EntryGuard guard;
     return comm_delete(comm, keyval, "MPI_Comm_delete_attr");
 } catch (...) {
     return api_exception("MPI_Comm_delete_attr");
@@ -225,6 +234,7 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) try {
 ULMPI_ALIAS(MPI_Comm_delete_attr)
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval) try {
+    EntryGuard guard;
     return comm_delete(comm, keyval, "MPI_Attr_delete");
 } catch (...) {
     return api_exception("MPI_Attr_delete");
@@ -234,6 +244,7 @@ ULMPI_ALIAS(MPI_Attr_delete)
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* copy_fn,
                             MPI_Type_delete_attr_function* delete_fn, int* keyval,
                             void* extra_state) try {
+    EntryGuard guard;
     Keyval proto;
     proto.type_copy = copy_fn;
     proto.type_delete = delete_fn;
@@ -245,6 +256,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* copy_fn,
 ULMPI_ALIAS(MPI_Type_create_keyval)
 
 int PMPI_Type_free_keyval(int* keyval) try {
+    EntryGuard guard;
     return free_keyval(AttrKind::type, keyval, "MPI_Type_free_keyval");
 } catch (...) {
     return api_exception("MPI_Type_free_keyval");
@@ -252,6 +264,7 @@ int PMPI_Type_free_keyval(int* keyval) try {
 ULMPI_ALIAS(MPI_Type_free_keyval)
 
 int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void* value) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_set_attr";
     require_init(fn);
     Datatype* t = nullptr;
@@ -277,6 +290,7 @@ int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void* value) try {
 ULMPI_ALIAS(MPI_Type_set_attr)
 
 int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void* value, int* flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_get_attr";
     require_init(fn);
     Datatype* t = nullptr;
@@ -303,6 +317,7 @@ int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void* value, int* flag) tr
 ULMPI_ALIAS(MPI_Type_get_attr)
 
 int PMPI_Type_delete_attr(MPI_Datatype type, int keyval) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_delete_attr";
     require_init(fn);
     Datatype* t = nullptr;

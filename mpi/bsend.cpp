@@ -157,6 +157,7 @@ int buffered(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
 } // namespace
 
 int PMPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) try {
+    EntryGuard guard;
     return buffered(buf, count, type, dest, tag, comm, nullptr, "MPI_Bsend");
 } catch (...) {
     return api_exception("MPI_Bsend");
@@ -165,6 +166,7 @@ ULMPI_ALIAS(MPI_Bsend)
 
 int PMPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) try {
+    EntryGuard guard;
     if (request == nullptr) {
         require_init("MPI_Ibsend");
         return raise(nullptr, MPI_ERR_ARG, "MPI_Ibsend", "request pointer is NULL");
@@ -176,6 +178,7 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag
 ULMPI_ALIAS(MPI_Ibsend)
 
 int PMPI_Buffer_attach(void* buffer, int size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Buffer_attach";
     require_init(fn);
     Attached& a = attached();
@@ -200,6 +203,7 @@ int PMPI_Buffer_attach(void* buffer, int size) try {
 ULMPI_ALIAS(MPI_Buffer_attach)
 
 int PMPI_Buffer_detach(void* buffer_addr, int* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Buffer_detach";
     require_init(fn);
     if (buffer_addr == nullptr || size == nullptr) {

@@ -62,6 +62,26 @@ int dup(MPI_Comm comm, const InfoPairs* hints, MPI_Comm* newcomm, const char* fn
     if (int e = out_ptr(c, newcomm, "newcomm", fn)) {
         return e;
     }
+    if (ulmpi::ulm::thread_lock().on()) {
+        // MPI_THREAD_MULTIPLE: as MPI_Comm_idup + MPI_Wait. Its pair is
+        // proposed, reserved and confirmed without owning this process's
+        // bitmap while it waits for the other members, so a dup never waits
+        // for another thread's creation here while that one waits for a
+        // creation this thread has yet to start elsewhere (comm_ctx.h).
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (int e = PMPI_Comm_idup(comm, newcomm, &r)) {
+            return e;
+        }
+        if (int e = PMPI_Wait(&r, MPI_STATUS_IGNORE)) {
+            return e;
+        }
+        if (hints != nullptr && *newcomm != MPI_COMM_NULL) {
+            Comm* n = comm_get(*newcomm);
+            n->hints = *hints;
+            std::erase_if(n->hints, [](const auto& kv) { return kv.first == "ulmpi_context_id"; });
+        }
+        return MPI_SUCCESS;
+    }
     Comm* n = nullptr;
     if (int e = comm_make_dup(c, &n, fn)) {
         return e;
@@ -108,6 +128,7 @@ int check_info(Comm* c, MPI_Info info, const char* fn, Info** out)
 } // namespace
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     return dup(comm, nullptr, newcomm, "MPI_Comm_dup");
 } catch (...) {
     return api_exception("MPI_Comm_dup");
@@ -115,6 +136,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) try {
 ULMPI_ALIAS(MPI_Comm_dup)
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_dup_with_info";
     require_init(fn);
     Comm* c = nullptr;
@@ -136,6 +158,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) try
 ULMPI_ALIAS(MPI_Comm_dup_with_info)
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_create";
     require_init(fn);
     Comm* c = nullptr;
@@ -176,6 +199,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) try {
 ULMPI_ALIAS(MPI_Comm_create)
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_create_group";
     require_init(fn);
     Comm* c = nullptr;
@@ -219,6 +243,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
 ULMPI_ALIAS(MPI_Comm_create_group)
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_split";
     require_init(fn);
     Comm* c = nullptr;
@@ -239,6 +264,7 @@ ULMPI_ALIAS(MPI_Comm_split)
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                          MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_split_type";
     require_init(fn);
     Comm* c = nullptr;
@@ -272,6 +298,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 ULMPI_ALIAS(MPI_Comm_split_type)
 
 int PMPI_Comm_free(MPI_Comm* comm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_free";
     require_init(fn);
     if (comm == nullptr) {
@@ -295,6 +322,7 @@ int PMPI_Comm_free(MPI_Comm* comm) try {
 ULMPI_ALIAS(MPI_Comm_free)
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_compare";
     require_init(fn);
     Comm* a = nullptr;
@@ -332,6 +360,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) try {
 ULMPI_ALIAS(MPI_Comm_compare)
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_test_inter";
     require_init(fn);
     Comm* c = nullptr;
@@ -349,6 +378,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) try {
 ULMPI_ALIAS(MPI_Comm_test_inter)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_remote_size";
     require_init(fn);
     Comm* c = nullptr;
@@ -369,6 +399,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) try {
 ULMPI_ALIAS(MPI_Comm_remote_size)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_remote_group";
     require_init(fn);
     Comm* c = nullptr;
@@ -396,6 +427,7 @@ ULMPI_ALIAS(MPI_Comm_remote_group)
 
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm* newintercomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Intercomm_create";
     require_init(fn);
     Comm* l = nullptr;
@@ -437,6 +469,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 ULMPI_ALIAS(MPI_Intercomm_create)
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Intercomm_merge";
     require_init(fn);
     Comm* c = nullptr;
@@ -461,6 +494,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) t
 ULMPI_ALIAS(MPI_Intercomm_merge)
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char* name) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_set_name";
     require_init(fn);
     Comm* c = nullptr;
@@ -478,6 +512,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char* name) try {
 ULMPI_ALIAS(MPI_Comm_set_name)
 
 int PMPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_get_name";
     require_init(fn);
     Comm* c = nullptr;
@@ -501,6 +536,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) try {
 ULMPI_ALIAS(MPI_Comm_get_name)
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_set_info";
     require_init(fn);
     Comm* c = nullptr;
@@ -527,6 +563,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) try {
 ULMPI_ALIAS(MPI_Comm_set_info)
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_get_info";
     require_init(fn);
     Comm* c = nullptr;

@@ -1,8 +1,11 @@
 #include "mpi/comm_ctx.h"
 
 #include "mpi/ft_comm.h"
+#include "ulm/thread_lock.h"
 
+#include <algorithm>
 #include <bit>
+#include <vector>
 
 namespace ulmpi::mpi {
 namespace {
@@ -17,7 +20,65 @@ ContextMask& mask()
     return m;
 }
 
+// Claims (MULTIPLE only; guarded by the MPI lock like everything here).
+struct Claims {
+    std::vector<std::uint64_t> waiting; // keys of member creations under way
+    bool owned = false;       // one of them holds the bitmap now
+};
+
+Claims& claims()
+{
+    static auto* c = new Claims; // never destroyed: exit handlers may still build
+    return *c;
+}
+
 } // namespace
+
+ContextClaim::ContextClaim(int parent_pair, int tag, bool member)
+    : key_((static_cast<std::uint64_t>(parent_pair) << 32) | static_cast<std::uint32_t>(tag)),
+      member_(member), multi_(ulm::thread_lock().on())
+{
+    if (multi_ && member_) {
+        claims().waiting.push_back(key_);
+    }
+}
+
+ContextClaim::~ContextClaim()
+{
+    end_attempt();
+    if (multi_ && member_) {
+        auto& w = claims().waiting;
+        w.erase(std::find(w.begin(), w.end(), key_));
+    }
+}
+
+ContextMask ContextClaim::begin_attempt()
+{
+    if (!member_) {
+        return context_all_free();
+    }
+    if (multi_) {
+        Claims& c = claims();
+        const bool first = *std::min_element(c.waiting.begin(), c.waiting.end()) == key_;
+        if (c.owned || !first) {
+            ContextMask none{}; // bit 0 clear: "I deferred"
+            return none;
+        }
+        c.owned = true;
+        owner_ = true;
+    }
+    ContextMask m = context_free_mask();
+    m[0] |= 1u;
+    return m;
+}
+
+void ContextClaim::end_attempt()
+{
+    if (owner_) {
+        claims().owned = false;
+        owner_ = false;
+    }
+}
 
 const ContextMask& context_free_mask()
 {
@@ -36,6 +97,9 @@ int context_lowest(const ContextMask& m)
 {
     for (int w = 0; w < kContextWords; ++w) {
         std::uint32_t bits = m[static_cast<std::size_t>(w)];
+        if (w == 0) {
+            bits &= ~3u; // world and self: never free (bit 0 is the claim flag)
+        }
         if (bits != 0) {
             return w * 32 + std::countr_zero(bits);
         }

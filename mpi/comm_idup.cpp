@@ -296,6 +296,7 @@ void comm_idup_detach(Idup* op) { op->request = nullptr; }
 using namespace ulmpi::mpi;
 
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_idup";
     require_init(fn);
     Comm* c = nullptr;

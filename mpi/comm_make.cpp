@@ -46,9 +46,29 @@ int phase_failed(Comm* parent, int e, const char* fn)
                  parent->display_name().c_str());
 }
 
-ContextMask contribution(bool member)
+// An attempt that found no pair because a member deferred (comm_ctx.h):
+// every member sees the same AND, so all of them run the creation again.
+constexpr int kRetry = -1;
+
+// Runs `once(claim)` until it does not ask for a retry. A retry gives the
+// other creations of this process a turn: their agreements progress while
+// this one's next attempt waits.
+template <class F> int with_claim(Comm* parent, int tag, bool member, F&& once)
 {
-    return member ? context_free_mask() : context_all_free();
+    ContextClaim claim(parent->ctx_pair, tag, member);
+    for (;;) {
+        int e = once(claim);
+        claim.end_attempt();
+        if (e != kRetry) {
+            return e;
+        }
+    }
+}
+
+// No pair in the AND: ask for a retry when someone deferred.
+int no_pair(const ContextMask& agreed, Comm* parent, const char* fn)
+{
+    return ContextClaim::deferred(agreed) ? kRetry : no_context(parent, fn);
 }
 
 // The inter exchange (see the top): `mask` is this process's contribution
@@ -123,12 +143,10 @@ int publish(Comm* parent, Comm* c, Comm** out, const char* fn)
 
 int my_world() { return state().engine.rank(); }
 
-} // namespace
-
-int comm_make_dup(Comm* parent, Comm** out, const char* fn)
+int make_dup(Comm* parent, Comm** out, const char* fn, ContextClaim& claim)
 {
     *out = nullptr;
-    ContextMask mask = contribution(true);
+    ContextMask mask = claim.begin_attempt();
     if (parent->inter()) {
         Words none;
         if (int e = inter_exchange(parent, mask, none, none)) {
@@ -139,7 +157,7 @@ int comm_make_dup(Comm* parent, Comm** out, const char* fn)
     }
     int pair = context_lowest(mask);
     if (pair < 0) {
-        return no_context(parent, fn);
+        return no_pair(mask, parent, fn);
     }
     group_retain(parent->local);
     if (parent->remote != nullptr) {
@@ -149,10 +167,10 @@ int comm_make_dup(Comm* parent, Comm** out, const char* fn)
     return publish(parent, c, out, fn);
 }
 
-int comm_make_intra(Comm* parent, Group* group, Comm** out, const char* fn)
+int make_intra(Comm* parent, Group* group, Comm** out, const char* fn, ContextClaim& claim)
 {
     *out = nullptr;
-    ContextMask mask = contribution(group != nullptr);
+    ContextMask mask = claim.begin_attempt();
     if (int e = intra_agree(parent, mask)) {
         if (group != nullptr) {
             group_release(group);
@@ -160,10 +178,13 @@ int comm_make_intra(Comm* parent, Group* group, Comm** out, const char* fn)
         return phase_failed(parent, e, fn);
     }
     if (group == nullptr) {
-        return MPI_SUCCESS;
+        return ContextClaim::deferred(mask) ? kRetry : MPI_SUCCESS; // in step with the members
     }
     int pair = context_lowest(mask);
     if (pair < 0) {
+        if (ContextClaim::deferred(mask)) {
+            return kRetry; // the group is used again
+        }
         group_release(group);
         return no_context(parent, fn);
     }
@@ -171,11 +192,11 @@ int comm_make_intra(Comm* parent, Group* group, Comm** out, const char* fn)
     return publish(parent, c, out, fn);
 }
 
-int comm_make_split(Comm* parent, int color, int key, Comm** out, const char* fn)
+int make_split(Comm* parent, int color, int key, Comm** out, const char* fn, ContextClaim& claim)
 {
     *out = nullptr;
     const bool member = color != MPI_UNDEFINED;
-    ContextMask mask = contribution(member);
+    ContextMask mask = claim.begin_attempt();
     const std::uint32_t mine[2] = {static_cast<std::uint32_t>(color),
                                    static_cast<std::uint32_t>(key)};
     Words local(2 * static_cast<std::size_t>(parent->size()));
@@ -203,7 +224,7 @@ int comm_make_split(Comm* parent, int color, int key, Comm** out, const char* fn
         }
     }
     if (!member) {
-        return MPI_SUCCESS;
+        return ContextClaim::deferred(mask) ? kRetry : MPI_SUCCESS; // in step with the members
     }
     std::vector<int> lw = colour_members(local, *parent->local, color);
     std::vector<int> rw;
@@ -215,7 +236,7 @@ int comm_make_split(Comm* parent, int color, int key, Comm** out, const char* fn
     }
     int pair = context_lowest(mask);
     if (pair < 0) {
-        return no_context(parent, fn);
+        return no_pair(mask, parent, fn);
     }
     Group* lg = group_new(std::move(lw));
     Group* rg = parent->inter() ? group_new(std::move(rw)) : nullptr;
@@ -223,11 +244,11 @@ int comm_make_split(Comm* parent, int color, int key, Comm** out, const char* fn
     return publish(parent, c, out, fn);
 }
 
-int comm_make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn)
+int make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn, ContextClaim& claim)
 {
     *out = nullptr;
     const int grank = group->rank_of(my_world());
-    ContextMask mask = contribution(grank != MPI_UNDEFINED);
+    ContextMask mask = claim.begin_attempt();
     Words extra;
     extra.reserve(1 + group->world.size());
     extra.push_back(static_cast<std::uint32_t>(group->size()));
@@ -239,6 +260,9 @@ int comm_make_inter_create(Comm* parent, Group* group, Comm** out, const char* f
         return phase_failed(parent, e, fn);
     }
     const auto rn = static_cast<std::size_t>(remote[0]);
+    if (ContextClaim::deferred(mask) && context_lowest(mask) < 0) {
+        return kRetry; // every member of both groups, in step
+    }
     if (grank == MPI_UNDEFINED || rn == 0) {
         return MPI_SUCCESS;
     }
@@ -255,10 +279,11 @@ int comm_make_inter_create(Comm* parent, Group* group, Comm** out, const char* f
     return publish(parent, c, out, fn);
 }
 
-int comm_make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const char* fn)
+int make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const char* fn,
+               ContextClaim& claim)
 {
     *out = nullptr;
-    ContextMask mask = contribution(true);
+    ContextMask mask = claim.begin_attempt();
     {
         Phase ph(parent, kCreateGroupTag | (tag & kUserTagBits));
         ph.allreduce_band(Members{group->world.data(), group->size(), grank}, mask.data(),
@@ -269,20 +294,20 @@ int comm_make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, 
     }
     int pair = context_lowest(mask);
     if (pair < 0) {
-        return no_context(parent, fn);
+        return no_pair(mask, parent, fn);
     }
     group_retain(group);
     Comm* c = comm_new(group, nullptr, grank, pair, parent->errhandler);
     return publish(parent, c, out, fn);
 }
 
-int comm_make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader, int tag,
-                        Comm** out, const char* fn)
+int make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader, int tag,
+                   Comm** out, const char* fn, ContextClaim& claim)
 {
     *out = nullptr;
     const auto w = static_cast<std::size_t>(kContextWords);
     Members lm = local_members(local);
-    ContextMask mask = contribution(true);
+    ContextMask mask = claim.begin_attempt();
     {
         Phase ph(local);
         ph.allreduce_band(lm, mask.data(), kContextWords);
@@ -291,7 +316,7 @@ int comm_make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_le
         }
     }
     // [status, pair, remote size], then the remote group's world ranks.
-    enum : std::uint32_t { ok = 0, overlap = 1, no_ctx = 2, failed = 3 };
+    enum : std::uint32_t { ok = 0, overlap = 1, no_ctx = 2, failed = 3, retry = 4 };
     std::uint32_t head[3] = {ok, 0, 0};
     Words remote_world;
     int leader_error = MPI_SUCCESS;
@@ -325,7 +350,7 @@ int comm_make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_le
         }
         int pair = context_lowest(mask);
         if (head[0] == ok && pair < 0) {
-            head[0] = no_ctx;
+            head[0] = ContextClaim::deferred(mask) ? retry : no_ctx;
         }
         if (leader_error != MPI_SUCCESS) {
             head[0] = failed;
@@ -356,6 +381,9 @@ int comm_make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_le
     if (head[0] == no_ctx) {
         return no_context(local, fn);
     }
+    if (head[0] == retry) {
+        return kRetry; // the remote leader saw the same AND: both groups retry
+    }
     if (head[0] == failed) {
         return raise(local, leader_error != MPI_SUCCESS ? leader_error : MPI_ERR_OTHER, fn,
                      "the exchange between the two leaders failed");
@@ -367,10 +395,10 @@ int comm_make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_le
     return publish(local, c, out, fn);
 }
 
-int comm_make_merge(Comm* inter, bool high, Comm** out, const char* fn)
+int make_merge(Comm* inter, bool high, Comm** out, const char* fn, ContextClaim& claim)
 {
     *out = nullptr;
-    ContextMask mask = contribution(true);
+    ContextMask mask = claim.begin_attempt();
     Words extra{high ? 1u : 0u};
     Words remote(1);
     if (int e = inter_exchange(inter, mask, extra, remote)) {
@@ -378,7 +406,7 @@ int comm_make_merge(Comm* inter, bool high, Comm** out, const char* fn)
     }
     int pair = context_lowest(mask);
     if (pair < 0) {
-        return no_context(inter, fn);
+        return no_pair(mask, inter, fn);
     }
     const bool remote_high = remote[0] != 0;
     // The low group first; on a tie, the group whose leader has the lower
@@ -392,6 +420,56 @@ int comm_make_merge(Comm* inter, bool high, Comm** out, const char* fn)
     Group* g = group_new(std::move(all));
     Comm* c = comm_new(g, nullptr, g->rank_of(my_world()), pair, inter->errhandler);
     return publish(inter, c, out, fn);
+}
+
+} // namespace
+
+int comm_make_dup(Comm* parent, Comm** out, const char* fn)
+{
+    return with_claim(parent, 0, true,
+                      [&](ContextClaim& cl) { return make_dup(parent, out, fn, cl); });
+}
+
+int comm_make_intra(Comm* parent, Group* group, Comm** out, const char* fn)
+{
+    return with_claim(parent, 0, group != nullptr,
+                      [&](ContextClaim& cl) { return make_intra(parent, group, out, fn, cl); });
+}
+
+int comm_make_split(Comm* parent, int color, int key, Comm** out, const char* fn)
+{
+    return with_claim(parent, 0, color != MPI_UNDEFINED, [&](ContextClaim& cl) {
+        return make_split(parent, color, key, out, fn, cl);
+    });
+}
+
+int comm_make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn)
+{
+    const bool member = group->rank_of(my_world()) != MPI_UNDEFINED;
+    return with_claim(parent, 0, member, [&](ContextClaim& cl) {
+        return make_inter_create(parent, group, out, fn, cl);
+    });
+}
+
+int comm_make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const char* fn)
+{
+    return with_claim(parent, tag, true, [&](ContextClaim& cl) {
+        return make_group(parent, group, grank, tag, out, fn, cl);
+    });
+}
+
+int comm_make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader, int tag,
+                        Comm** out, const char* fn)
+{
+    return with_claim(local, 0, true, [&](ContextClaim& cl) {
+        return make_intercomm(local, local_leader, peer, remote_leader, tag, out, fn, cl);
+    });
+}
+
+int comm_make_merge(Comm* inter, bool high, Comm** out, const char* fn)
+{
+    return with_claim(inter, 0, true,
+                      [&](ContextClaim& cl) { return make_merge(inter, high, out, fn, cl); });
 }
 
 } // namespace ulmpi::mpi

@@ -156,6 +156,7 @@ int finish_all(int count, MPI_Request* reqs, MPI_Status* statuses, const char* f
 } // namespace
 
 int PMPI_Wait(MPI_Request* request, MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Wait";
     require_init(fn);
     if (request == nullptr) {
@@ -182,6 +183,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) try {
 ULMPI_ALIAS(MPI_Wait)
 
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Test";
     require_init(fn);
     if (request == nullptr || flag == nullptr) {
@@ -215,6 +217,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) try {
 ULMPI_ALIAS(MPI_Test)
 
 int PMPI_Waitall(int count, MPI_Request* reqs, MPI_Status* statuses) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Waitall";
     if (int e = check_array(count, reqs, fn)) {
         return e;
@@ -239,6 +242,7 @@ int PMPI_Waitall(int count, MPI_Request* reqs, MPI_Status* statuses) try {
 ULMPI_ALIAS(MPI_Waitall)
 
 int PMPI_Testall(int count, MPI_Request* reqs, int* flag, MPI_Status* statuses) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Testall";
     if (int e = check_array(count, reqs, fn)) {
         return e;
@@ -283,6 +287,7 @@ int first_complete(int count, MPI_Request* reqs)
 } // namespace
 
 int PMPI_Waitany(int count, MPI_Request* reqs, int* index, MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Waitany";
     if (int e = check_array(count, reqs, fn)) {
         return e;
@@ -307,6 +312,7 @@ int PMPI_Waitany(int count, MPI_Request* reqs, int* index, MPI_Status* status) t
 ULMPI_ALIAS(MPI_Waitany)
 
 int PMPI_Testany(int count, MPI_Request* reqs, int* index, int* flag, MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Testany";
     if (int e = check_array(count, reqs, fn)) {
         return e;
@@ -395,6 +401,7 @@ int some(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* 
 } // namespace
 
 int PMPI_Waitsome(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) try {
+    EntryGuard guard;
     return some(count, reqs, outcount, indices, statuses, true, "MPI_Waitsome");
 } catch (...) {
     return api_exception("MPI_Waitsome");
@@ -402,6 +409,7 @@ int PMPI_Waitsome(int count, MPI_Request* reqs, int* outcount, int* indices, MPI
 ULMPI_ALIAS(MPI_Waitsome)
 
 int PMPI_Testsome(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) try {
+    EntryGuard guard;
     return some(count, reqs, outcount, indices, statuses, false, "MPI_Testsome");
 } catch (...) {
     return api_exception("MPI_Testsome");
@@ -409,6 +417,7 @@ int PMPI_Testsome(int count, MPI_Request* reqs, int* outcount, int* indices, MPI
 ULMPI_ALIAS(MPI_Testsome)
 
 int PMPI_Cancel(MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cancel";
     require_init(fn);
     if (request == nullptr) {
@@ -443,6 +452,7 @@ int PMPI_Cancel(MPI_Request* request) try {
 ULMPI_ALIAS(MPI_Cancel)
 
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Test_cancelled";
     require_init(fn);
     if (status == nullptr || status == MPI_STATUS_IGNORE || flag == nullptr) {
@@ -456,6 +466,7 @@ int PMPI_Test_cancelled(const MPI_Status* status, int* flag) try {
 ULMPI_ALIAS(MPI_Test_cancelled)
 
 int PMPI_Request_free(MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Request_free";
     require_init(fn);
     if (request == nullptr) {
@@ -531,6 +542,7 @@ long long elements_in(const Datatype* t, std::uint64_t bytes)
 } // namespace
 
 int PMPI_Get_count(const MPI_Status* status, MPI_Datatype type, int* count) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Get_count";
     Datatype* t;
     if (int e = type_for_count(status, type, fn, &t)) {
@@ -554,6 +566,7 @@ int PMPI_Get_count(const MPI_Status* status, MPI_Datatype type, int* count) try 
 ULMPI_ALIAS(MPI_Get_count)
 
 int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype type, MPI_Count* count) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Get_elements_x";
     Datatype* t;
     if (int e = type_for_count(status, type, fn, &t)) {
@@ -571,6 +584,7 @@ int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype type, MPI_Count* 
 ULMPI_ALIAS(MPI_Get_elements_x)
 
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype type, int* count) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Get_elements";
     Datatype* t;
     if (int e = type_for_count(status, type, fn, &t)) {
@@ -588,6 +602,7 @@ int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype type, int* count) t
 ULMPI_ALIAS(MPI_Get_elements)
 
 int PMPI_Type_size_x(MPI_Datatype type, MPI_Count* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_size_x";
     require_init(fn);
     Datatype* t = datatype_get(type);
@@ -605,6 +620,7 @@ int PMPI_Type_size_x(MPI_Datatype type, MPI_Count* size) try {
 ULMPI_ALIAS(MPI_Type_size_x)
 
 int PMPI_Type_size(MPI_Datatype type, int* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_size";
     require_init(fn);
     Datatype* t = datatype_get(type);

@@ -4,7 +4,9 @@
 // rt::Status; at this boundary it becomes an MPI error class (to_mpi_class)
 // and goes through the communicator's error handler (errors.h). No C++
 // exception crosses it: each entry point is a function-try-block whose
-// handler reports MPI_ERR_NO_MEM / MPI_ERR_INTERN.
+// handler reports MPI_ERR_NO_MEM / MPI_ERR_INTERN. Its first statement is
+// an EntryGuard: under MPI_THREAD_MULTIPLE it holds the process's lock for
+// the call (ulm/thread_lock.h); below MULTIPLE it tests one flag.
 #pragma once
 
 #pragma GCC visibility push(default)
@@ -12,6 +14,7 @@
 #pragma GCC visibility pop
 
 #include "runtime/status.h"
+#include "ulm/thread_lock.h"
 
 #define ULMPI_STR_(x) #x
 #define ULMPI_STR(x) ULMPI_STR_(x)
@@ -19,6 +22,12 @@
 #define ULMPI_ALIAS(name) _Pragma(ULMPI_STR(weak name = P##name))
 
 namespace ulmpi::mpi {
+
+// Held for the whole of an MPI call (released only while the call waits).
+class EntryGuard : ulm::ThreadLock::Guard {
+public:
+    EntryGuard() : Guard(ulm::thread_lock()) {}
+};
 
 int to_mpi_class(rt::Errc code) noexcept;
 // The handler of an entry point's function-try-block.

@@ -30,6 +30,7 @@ double PMPI_Wtick()
 ULMPI_ALIAS(MPI_Wtick)
 
 int PMPI_Get_processor_name(char* name, int* resultlen) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Get_processor_name";
     require_init(fn);
     if (name == nullptr || resultlen == nullptr) {
@@ -62,6 +63,7 @@ int PMPI_Get_version(int* version, int* subversion)
 ULMPI_ALIAS(MPI_Get_version)
 
 int PMPI_Get_library_version(char* version, int* resultlen) try {
+    EntryGuard guard;
     if (version == nullptr || resultlen == nullptr) {
         return MPI_ERR_ARG;
     }
@@ -82,6 +84,7 @@ int PMPI_Get_library_version(char* version, int* resultlen) try {
 ULMPI_ALIAS(MPI_Get_library_version)
 
 int PMPI_Error_string(int errorcode, char* string, int* resultlen) try {
+    EntryGuard guard;
     if (string == nullptr || resultlen == nullptr) {
         return MPI_ERR_ARG;
     }
@@ -102,6 +105,7 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) try {
 ULMPI_ALIAS(MPI_Error_string)
 
 int PMPI_Error_class(int errorcode, int* errorclass) try {
+    EntryGuard guard;
     if (errorclass == nullptr) {
         return MPI_ERR_ARG;
     }
@@ -157,6 +161,7 @@ int get_errhandler(MPI_Comm comm, MPI_Errhandler* handler, const char* fn)
 } // namespace
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler handler) try {
+    EntryGuard guard;
     return set_errhandler(comm, handler, "MPI_Comm_set_errhandler");
 } catch (...) {
     return api_exception("MPI_Comm_set_errhandler");
@@ -164,6 +169,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler handler) try {
 ULMPI_ALIAS(MPI_Comm_set_errhandler)
 
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler handler) try {
+    EntryGuard guard;
     return set_errhandler(comm, handler, "MPI_Errhandler_set");
 } catch (...) {
     return api_exception("MPI_Errhandler_set");
@@ -171,6 +177,7 @@ int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler handler) try {
 ULMPI_ALIAS(MPI_Errhandler_set)
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* handler) try {
+    EntryGuard guard;
     return get_errhandler(comm, handler, "MPI_Comm_get_errhandler");
 } catch (...) {
     return api_exception("MPI_Comm_get_errhandler");
@@ -178,6 +185,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* handler) try {
 ULMPI_ALIAS(MPI_Comm_get_errhandler)
 
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* handler) try {
+    EntryGuard guard;
     return get_errhandler(comm, handler, "MPI_Errhandler_get");
 } catch (...) {
     return api_exception("MPI_Errhandler_get");
@@ -185,6 +193,7 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* handler) try {
 ULMPI_ALIAS(MPI_Errhandler_get)
 
 int PMPI_Comm_rank(MPI_Comm comm, int* rank) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_rank";
     require_init(fn);
     Comm* c;
@@ -202,6 +211,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int* rank) try {
 ULMPI_ALIAS(MPI_Comm_rank)
 
 int PMPI_Comm_size(MPI_Comm comm, int* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_size";
     require_init(fn);
     Comm* c;

@@ -42,6 +42,7 @@ int create(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler, c
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                 MPI_Errhandler* errhandler) try {
+    EntryGuard guard;
     return create(function, errhandler, "MPI_Comm_create_errhandler");
 } catch (...) {
     return api_exception("MPI_Comm_create_errhandler");
@@ -49,6 +50,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
 ULMPI_ALIAS(MPI_Comm_create_errhandler)
 
 int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler) try {
+    EntryGuard guard;
     return create(function, errhandler, "MPI_Errhandler_create");
 } catch (...) {
     return api_exception("MPI_Errhandler_create");
@@ -56,6 +58,7 @@ int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errha
 ULMPI_ALIAS(MPI_Errhandler_create)
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Errhandler_free";
     require_init(fn);
     if (errhandler == nullptr) {
@@ -75,6 +78,7 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) try {
 ULMPI_ALIAS(MPI_Errhandler_free)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_call_errhandler";
     require_init(fn);
     Comm* c = nullptr;
@@ -100,6 +104,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) try {
 ULMPI_ALIAS(MPI_Comm_call_errhandler)
 
 int PMPI_Add_error_class(int* errorclass) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Add_error_class";
     require_init(fn);
     if (errorclass == nullptr) {
@@ -113,6 +118,7 @@ int PMPI_Add_error_class(int* errorclass) try {
 ULMPI_ALIAS(MPI_Add_error_class)
 
 int PMPI_Add_error_code(int errorclass, int* errorcode) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Add_error_code";
     require_init(fn);
     if (errorcode == nullptr) {
@@ -129,6 +135,7 @@ int PMPI_Add_error_code(int errorclass, int* errorcode) try {
 ULMPI_ALIAS(MPI_Add_error_code)
 
 int PMPI_Add_error_string(int errorcode, const char* string) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Add_error_string";
     require_init(fn);
     if (string == nullptr) {

@@ -54,6 +54,7 @@ int grequest_free(Request* r)
 int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
                         MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
                         MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Grequest_start";
     require_init(fn);
     if (request == nullptr) {
@@ -75,6 +76,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free
 ULMPI_ALIAS(MPI_Grequest_start)
 
 int PMPI_Grequest_complete(MPI_Request request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Grequest_complete";
     require_init(fn);
     Request* r = request_get(request);

@@ -190,6 +190,7 @@ std::vector<int> world_without(const Group* g, const std::vector<int>& ranks)
 } // namespace
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Comm_group";
     require_init(fn);
     Comm* c = nullptr;
@@ -207,6 +208,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) try {
 ULMPI_ALIAS(MPI_Comm_group)
 
 int PMPI_Group_size(MPI_Group group, int* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_size";
     require_init(fn);
     Group* g = nullptr;
@@ -224,6 +226,7 @@ int PMPI_Group_size(MPI_Group group, int* size) try {
 ULMPI_ALIAS(MPI_Group_size)
 
 int PMPI_Group_rank(MPI_Group group, int* rank) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_rank";
     require_init(fn);
     Group* g = nullptr;
@@ -242,6 +245,7 @@ ULMPI_ALIAS(MPI_Group_rank)
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int* ranks1, MPI_Group group2,
                                int* ranks2) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_translate_ranks";
     require_init(fn);
     Group* a = nullptr;
@@ -278,6 +282,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int* ranks1, MPI_G
 ULMPI_ALIAS(MPI_Group_translate_ranks)
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_compare";
     require_init(fn);
     Group* a = nullptr;
@@ -299,6 +304,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) try {
 ULMPI_ALIAS(MPI_Group_compare)
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) try {
+    EntryGuard guard;
     return set_op(group1, group2, newgroup, SetOp::union_, "MPI_Group_union");
 } catch (...) {
     return api_exception("MPI_Group_union");
@@ -306,6 +312,7 @@ int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) tr
 ULMPI_ALIAS(MPI_Group_union)
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) try {
+    EntryGuard guard;
     return set_op(group1, group2, newgroup, SetOp::intersection, "MPI_Group_intersection");
 } catch (...) {
     return api_exception("MPI_Group_intersection");
@@ -313,6 +320,7 @@ int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgr
 ULMPI_ALIAS(MPI_Group_intersection)
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) try {
+    EntryGuard guard;
     return set_op(group1, group2, newgroup, SetOp::difference, "MPI_Group_difference");
 } catch (...) {
     return api_exception("MPI_Group_difference");
@@ -320,6 +328,7 @@ int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgrou
 ULMPI_ALIAS(MPI_Group_difference)
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_incl";
     require_init(fn);
     Group* g = nullptr;
@@ -340,6 +349,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
 ULMPI_ALIAS(MPI_Group_incl)
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_excl";
     require_init(fn);
     Group* g = nullptr;
@@ -360,6 +370,7 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
 ULMPI_ALIAS(MPI_Group_excl)
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_range_incl";
     require_init(fn);
     Group* g = nullptr;
@@ -380,6 +391,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* ne
 ULMPI_ALIAS(MPI_Group_range_incl)
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_range_excl";
     require_init(fn);
     Group* g = nullptr;
@@ -400,6 +412,7 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* ne
 ULMPI_ALIAS(MPI_Group_range_excl)
 
 int PMPI_Group_free(MPI_Group* group) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Group_free";
     require_init(fn);
     if (int e = need(group, "the group pointer", fn)) {

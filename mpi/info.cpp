@@ -177,6 +177,7 @@ int need(const void* p, const char* what, const char* fn)
 } // namespace
 
 int PMPI_Info_create(MPI_Info* info) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_create";
     require_init(fn);
     if (int e = need(info, "info", fn)) {
@@ -194,6 +195,7 @@ int PMPI_Info_create(MPI_Info* info) try {
 ULMPI_ALIAS(MPI_Info_create)
 
 int PMPI_Info_free(MPI_Info* info) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_free";
     require_init(fn);
     if (int e = need(info, "the info pointer", fn)) {
@@ -216,6 +218,7 @@ int PMPI_Info_free(MPI_Info* info) try {
 ULMPI_ALIAS(MPI_Info_free)
 
 int PMPI_Info_set(MPI_Info info, const char* key, const char* value) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_set";
     require_init(fn);
     Info* i = nullptr;
@@ -241,6 +244,7 @@ int PMPI_Info_set(MPI_Info info, const char* key, const char* value) try {
 ULMPI_ALIAS(MPI_Info_set)
 
 int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_get";
     require_init(fn);
     Info* i = nullptr;
@@ -273,6 +277,7 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
 ULMPI_ALIAS(MPI_Info_get)
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_get_valuelen";
     require_init(fn);
     Info* i = nullptr;
@@ -300,6 +305,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* f
 ULMPI_ALIAS(MPI_Info_get_valuelen)
 
 int PMPI_Info_delete(MPI_Info info, const char* key) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_delete";
     require_init(fn);
     Info* i = nullptr;
@@ -322,6 +328,7 @@ int PMPI_Info_delete(MPI_Info info, const char* key) try {
 ULMPI_ALIAS(MPI_Info_delete)
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_dup";
     require_init(fn);
     Info* i = nullptr;
@@ -343,6 +350,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) try {
 ULMPI_ALIAS(MPI_Info_dup)
 
 int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_get_nkeys";
     require_init(fn);
     Info* i = nullptr;
@@ -360,6 +368,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) try {
 ULMPI_ALIAS(MPI_Info_get_nkeys)
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Info_get_nthkey";
     require_init(fn);
     Info* i = nullptr;

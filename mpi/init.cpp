@@ -85,7 +85,11 @@ int init(int required, int* provided, const char* fn)
 
     s.check_args = check_param.get();
     int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
-    s.thread_level = level > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : level;
+    s.thread_level = level > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : level;
+    if (s.thread_level == MPI_THREAD_MULTIPLE) {
+        // From here on any thread may call MPI (ulm/thread_lock.h).
+        ulm::thread_lock().enable();
+    }
     if (provided != nullptr) {
         *provided = s.thread_level;
     }
@@ -97,6 +101,7 @@ int init(int required, int* provided, const char* fn)
 } // namespace
 
 int PMPI_Init(int* argc, char*** argv) try {
+    EntryGuard guard;
     (void)argc;
     (void)argv;
     return init(MPI_THREAD_SINGLE, nullptr, "MPI_Init");
@@ -106,6 +111,7 @@ int PMPI_Init(int* argc, char*** argv) try {
 ULMPI_ALIAS(MPI_Init)
 
 int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) try {
+    EntryGuard guard;
     (void)argc;
     (void)argv;
     if (provided == nullptr) {
@@ -119,6 +125,7 @@ int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) try {
 ULMPI_ALIAS(MPI_Init_thread)
 
 int PMPI_Finalize() try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Finalize";
     require_init(fn);
     State& s = state();
@@ -147,6 +154,7 @@ int PMPI_Finalize() try {
 ULMPI_ALIAS(MPI_Finalize)
 
 int PMPI_Initialized(int* flag) try {
+    EntryGuard guard;
     if (flag == nullptr) {
         return MPI_ERR_ARG;
     }
@@ -158,6 +166,7 @@ int PMPI_Initialized(int* flag) try {
 ULMPI_ALIAS(MPI_Initialized)
 
 int PMPI_Finalized(int* flag) try {
+    EntryGuard guard;
     if (flag == nullptr) {
         return MPI_ERR_ARG;
     }
@@ -169,6 +178,7 @@ int PMPI_Finalized(int* flag) try {
 ULMPI_ALIAS(MPI_Finalized)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Abort";
     require_init(fn);
     Comm* c = comm_get(comm);
@@ -184,6 +194,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) try {
 ULMPI_ALIAS(MPI_Abort)
 
 int PMPI_Query_thread(int* provided) try {
+    EntryGuard guard;
     require_init("MPI_Query_thread");
     if (provided == nullptr) {
         return raise(nullptr, MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
@@ -196,6 +207,7 @@ int PMPI_Query_thread(int* provided) try {
 ULMPI_ALIAS(MPI_Query_thread)
 
 int PMPI_Is_thread_main(int* flag) try {
+    EntryGuard guard;
     require_init("MPI_Is_thread_main");
     if (flag == nullptr) {
         return raise(nullptr, MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");

@@ -78,6 +78,7 @@ int peek_status(Request* r, MPI_Status* st)
 } // namespace
 
 int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) try {
+    EntryGuard guard;
     return set_elements(status, datatype, count, "MPI_Status_set_elements");
 } catch (...) {
     return api_exception("MPI_Status_set_elements");
@@ -85,6 +86,7 @@ int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int coun
 ULMPI_ALIAS(MPI_Status_set_elements)
 
 int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) try {
+    EntryGuard guard;
     return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
 } catch (...) {
     return api_exception("MPI_Status_set_elements_x");
@@ -92,6 +94,7 @@ int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Co
 ULMPI_ALIAS(MPI_Status_set_elements_x)
 
 int PMPI_Status_set_cancelled(MPI_Status* status, int flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Status_set_cancelled";
     require_init(fn);
     if (status == nullptr || status == MPI_STATUS_IGNORE) {
@@ -106,6 +109,7 @@ int PMPI_Status_set_cancelled(MPI_Status* status, int flag) try {
 ULMPI_ALIAS(MPI_Status_set_cancelled)
 
 int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Request_get_status";
     require_init(fn);
     if (flag == nullptr) {
@@ -144,6 +148,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
 ULMPI_ALIAS(MPI_Request_get_status)
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Alloc_mem";
     require_init(fn);
     if (size < 0) {
@@ -168,6 +173,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) try {
 ULMPI_ALIAS(MPI_Alloc_mem)
 
 int PMPI_Free_mem(void* base) try {
+    EntryGuard guard;
     require_init("MPI_Free_mem");
     std::free(base);
     return MPI_SUCCESS;

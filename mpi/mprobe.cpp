@@ -125,6 +125,7 @@ int check_mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, c
 } // namespace
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) try {
+    EntryGuard guard;
     return mprobe(source, tag, comm, nullptr, message, status, "MPI_Mprobe");
 } catch (...) {
     return api_exception("MPI_Mprobe");
@@ -133,6 +134,7 @@ ULMPI_ALIAS(MPI_Mprobe)
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                  MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Improbe";
     if (flag == nullptr) {
         require_init(fn);
@@ -145,6 +147,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
 ULMPI_ALIAS(MPI_Improbe)
 
 int PMPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Mrecv";
     Message* m;
     Datatype* t;
@@ -183,6 +186,7 @@ ULMPI_ALIAS(MPI_Mrecv)
 
 int PMPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
                 MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Imrecv";
     Message* m;
     Datatype* t;

@@ -312,6 +312,7 @@ using namespace ulmpi;
 using namespace ulmpi::mpi;
 
 int PMPI_Op_create(MPI_User_function* fn, int commute, MPI_Op* op) try {
+    EntryGuard guard;
     constexpr const char* fn_name = "MPI_Op_create";
     require_init(fn_name);
     if (fn == nullptr) {
@@ -336,6 +337,7 @@ int PMPI_Op_create(MPI_User_function* fn, int commute, MPI_Op* op) try {
 ULMPI_ALIAS(MPI_Op_create)
 
 int PMPI_Op_free(MPI_Op* op) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Op_free";
     require_init(fn);
     if (op == nullptr) {
@@ -358,6 +360,7 @@ int PMPI_Op_free(MPI_Op* op) try {
 ULMPI_ALIAS(MPI_Op_free)
 
 int PMPI_Op_commutative(MPI_Op op, int* commute) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Op_commutative";
     require_init(fn);
     Op* o = op_get(op);
@@ -375,6 +378,7 @@ int PMPI_Op_commutative(MPI_Op op, int* commute) try {
 ULMPI_ALIAS(MPI_Op_commutative)
 
 int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype type, MPI_Op op) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Reduce_local";
     require_init(fn);
     Datatype* t = datatype_get(type);

@@ -86,6 +86,7 @@ int start(MPI_Request h, const char* fn)
 
 int PMPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                    MPI_Request* request) try {
+    EntryGuard guard;
     return make_persistent(buf, count, type, dest, tag, comm, request, Op::send, SendMode::standard,
                            "MPI_Send_init");
 } catch (...) {
@@ -95,6 +96,7 @@ ULMPI_ALIAS(MPI_Send_init)
 
 int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request* request) try {
+    EntryGuard guard;
     return make_persistent(buf, count, type, dest, tag, comm, request, Op::send, SendMode::synchronous,
                            "MPI_Ssend_init");
 } catch (...) {
@@ -104,6 +106,7 @@ ULMPI_ALIAS(MPI_Ssend_init)
 
 int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request* request) try {
+    EntryGuard guard;
     return make_persistent(buf, count, type, dest, tag, comm, request, Op::send, SendMode::ready,
                            "MPI_Rsend_init");
 } catch (...) {
@@ -113,6 +116,7 @@ ULMPI_ALIAS(MPI_Rsend_init)
 
 int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request* request) try {
+    EntryGuard guard;
     return make_persistent(buf, count, type, dest, tag, comm, request, Op::bsend, SendMode::standard,
                            "MPI_Bsend_init");
 } catch (...) {
@@ -122,6 +126,7 @@ ULMPI_ALIAS(MPI_Bsend_init)
 
 int PMPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                    MPI_Request* request) try {
+    EntryGuard guard;
     return make_persistent(buf, count, type, source, tag, comm, request, Op::recv, SendMode::standard,
                            "MPI_Recv_init");
 } catch (...) {
@@ -130,6 +135,7 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
 ULMPI_ALIAS(MPI_Recv_init)
 
 int PMPI_Start(MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Start";
     require_init(fn);
     if (request == nullptr) {
@@ -142,6 +148,7 @@ int PMPI_Start(MPI_Request* request) try {
 ULMPI_ALIAS(MPI_Start)
 
 int PMPI_Startall(int count, MPI_Request* requests) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Startall";
     require_init(fn);
     if (count < 0) {

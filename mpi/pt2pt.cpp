@@ -70,6 +70,7 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype type, int dest, in
 } // namespace
 
 int PMPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) try {
+    EntryGuard guard;
     return blocking_send(buf, count, type, dest, tag, comm, SendMode::standard, "MPI_Send");
 } catch (...) {
     return api_exception("MPI_Send");
@@ -77,6 +78,7 @@ int PMPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 ULMPI_ALIAS(MPI_Send)
 
 int PMPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) try {
+    EntryGuard guard;
     return blocking_send(buf, count, type, dest, tag, comm, SendMode::synchronous, "MPI_Ssend");
 } catch (...) {
     return api_exception("MPI_Ssend");
@@ -84,6 +86,7 @@ int PMPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
 ULMPI_ALIAS(MPI_Ssend)
 
 int PMPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) try {
+    EntryGuard guard;
     return blocking_send(buf, count, type, dest, tag, comm, SendMode::ready, "MPI_Rsend");
 } catch (...) {
     return api_exception("MPI_Rsend");
@@ -92,6 +95,7 @@ ULMPI_ALIAS(MPI_Rsend)
 
 int PMPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) try {
+    EntryGuard guard;
     return nonblocking_send(buf, count, type, dest, tag, comm, request, SendMode::standard, "MPI_Isend");
 } catch (...) {
     return api_exception("MPI_Isend");
@@ -100,6 +104,7 @@ ULMPI_ALIAS(MPI_Isend)
 
 int PMPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) try {
+    EntryGuard guard;
     return nonblocking_send(buf, count, type, dest, tag, comm, request, SendMode::synchronous,
                             "MPI_Issend");
 } catch (...) {
@@ -109,6 +114,7 @@ ULMPI_ALIAS(MPI_Issend)
 
 int PMPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) try {
+    EntryGuard guard;
     return nonblocking_send(buf, count, type, dest, tag, comm, request, SendMode::ready, "MPI_Irsend");
 } catch (...) {
     return api_exception("MPI_Irsend");
@@ -117,6 +123,7 @@ ULMPI_ALIAS(MPI_Irsend)
 
 int PMPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Recv";
     Comm* c;
     Datatype* t;
@@ -135,6 +142,7 @@ ULMPI_ALIAS(MPI_Recv)
 
 int PMPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Irecv";
     Comm* c;
     Datatype* t;
@@ -166,6 +174,7 @@ ULMPI_ALIAS(MPI_Irecv)
 int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Sendrecv";
     Comm* c;
     Datatype* st;
@@ -206,6 +215,7 @@ ULMPI_ALIAS(MPI_Sendrecv)
 
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Status* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Sendrecv_replace";
     Comm* c;
     Datatype* t;
@@ -321,6 +331,7 @@ int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, boo
 } // namespace
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) try {
+    EntryGuard guard;
     return probe(source, tag, comm, nullptr, status, true, "MPI_Probe");
 } catch (...) {
     return api_exception("MPI_Probe");
@@ -328,6 +339,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) try {
 ULMPI_ALIAS(MPI_Probe)
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) try {
+    EntryGuard guard;
     return probe(source, tag, comm, flag, status, false, "MPI_Iprobe");
 } catch (...) {
     return api_exception("MPI_Iprobe");

@@ -210,6 +210,7 @@ void copy_out(const std::vector<int>& v, int max, int* out)
 // ---------------------------------------------------------------- Cartesian
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[]) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Dims_create";
     require_init(fn);
     if (ndims < 0) {
@@ -238,6 +239,7 @@ ULMPI_ALIAS(MPI_Dims_create)
 
 int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
                      MPI_Comm* comm_cart) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cart_create";
     (void)reorder;
     Comm* c = nullptr;
@@ -269,6 +271,7 @@ ULMPI_ALIAS(MPI_Cart_create)
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                   int* newrank) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cart_map";
     Comm* c = nullptr;
     if (int e = get_intra(comm, fn, &c)) {
@@ -289,6 +292,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 ULMPI_ALIAS(MPI_Cart_map)
 
 int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cartdim_get";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -306,6 +310,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) try {
 ULMPI_ALIAS(MPI_Cartdim_get)
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cart_get";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -335,6 +340,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 ULMPI_ALIAS(MPI_Cart_get)
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cart_rank";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -369,6 +375,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) try {
 ULMPI_ALIAS(MPI_Cart_rank)
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cart_coords";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -397,6 +404,7 @@ ULMPI_ALIAS(MPI_Cart_coords)
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
                     int* rank_dest) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cart_shift";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -419,6 +427,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
 ULMPI_ALIAS(MPI_Cart_shift)
 
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Cart_sub";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -492,6 +501,7 @@ ULMPI_ALIAS(MPI_Cart_sub)
 
 int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                       int reorder, MPI_Comm* comm_graph) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Graph_create";
     (void)reorder;
     Comm* c = nullptr;
@@ -524,6 +534,7 @@ ULMPI_ALIAS(MPI_Graph_create)
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                    int* newrank) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Graph_map";
     Comm* c = nullptr;
     if (int e = get_intra(comm, fn, &c)) {
@@ -543,6 +554,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 ULMPI_ALIAS(MPI_Graph_map)
 
 int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Graphdims_get";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -561,6 +573,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) try {
 ULMPI_ALIAS(MPI_Graphdims_get)
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Graph_get";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -582,6 +595,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 ULMPI_ALIAS(MPI_Graph_get)
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Graph_neighbors_count";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -604,6 +618,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) try {
 ULMPI_ALIAS(MPI_Graph_neighbors_count)
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Graph_neighbors";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -633,6 +648,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
 ULMPI_ALIAS(MPI_Graph_neighbors)
 
 int PMPI_Topo_test(MPI_Comm comm, int* status) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Topo_test";
     require_init(fn);
     Comm* c = nullptr;
@@ -656,6 +672,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
                                     const int sourceweights[], int outdegree,
                                     const int destinations[], const int destweights[],
                                     MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Dist_graph_create_adjacent";
     (void)info;
     (void)reorder;
@@ -707,6 +724,7 @@ ULMPI_ALIAS(MPI_Dist_graph_create_adjacent)
 int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
                            const int destinations[], const int weights[], MPI_Info info,
                            int reorder, MPI_Comm* comm_dist_graph) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Dist_graph_create";
     (void)info;
     (void)reorder;
@@ -822,6 +840,7 @@ ULMPI_ALIAS(MPI_Dist_graph_create)
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree,
                                     int* weighted) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Dist_graph_neighbors_count";
     Comm* c = nullptr;
     const Topology* t = nullptr;
@@ -842,6 +861,7 @@ ULMPI_ALIAS(MPI_Dist_graph_neighbors_count)
 
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                               int maxoutdegree, int destinations[], int destweights[]) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Dist_graph_neighbors";
     Comm* c = nullptr;
     const Topology* t = nullptr;

@@ -244,6 +244,7 @@ using namespace ulmpi::mpi;
 namespace ft = ulmpi::ft;
 
 int PMPIX_Comm_revoke(MPI_Comm comm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_revoke";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -257,6 +258,7 @@ int PMPIX_Comm_revoke(MPI_Comm comm) try {
 ULMPI_ALIAS(MPIX_Comm_revoke)
 
 int PMPIX_Comm_is_revoked(MPI_Comm comm, int* flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_is_revoked";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -274,6 +276,7 @@ int PMPIX_Comm_is_revoked(MPI_Comm comm, int* flag) try {
 ULMPI_ALIAS(MPIX_Comm_is_revoked)
 
 int PMPIX_Comm_agree(MPI_Comm comm, int* flag) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_agree";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -296,6 +299,7 @@ int PMPIX_Comm_agree(MPI_Comm comm, int* flag) try {
 ULMPI_ALIAS(MPIX_Comm_agree)
 
 int PMPIX_Comm_iagree(MPI_Comm comm, int* flag, MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_iagree";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -316,6 +320,7 @@ int PMPIX_Comm_iagree(MPI_Comm comm, int* flag, MPI_Request* request) try {
 ULMPI_ALIAS(MPIX_Comm_iagree)
 
 int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm* newcomm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_shrink";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -340,6 +345,7 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm* newcomm) try {
 ULMPI_ALIAS(MPIX_Comm_shrink)
 
 int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_ishrink";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -375,6 +381,7 @@ int failed_group(Comm* c, int count, MPI_Group* out, const char* fn)
 } // namespace
 
 int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group* failedgroup) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_get_failed";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -388,6 +395,7 @@ int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group* failedgroup) try {
 ULMPI_ALIAS(MPIX_Comm_get_failed)
 
 int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int* num_acked) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_ack_failed";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -410,6 +418,7 @@ int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int* num_acked) try {
 ULMPI_ALIAS(MPIX_Comm_ack_failed)
 
 int PMPIX_Comm_failure_ack(MPI_Comm comm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_failure_ack";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {
@@ -424,6 +433,7 @@ int PMPIX_Comm_failure_ack(MPI_Comm comm) try {
 ULMPI_ALIAS(MPIX_Comm_failure_ack)
 
 int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group* failedgrp) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPIX_Comm_failure_get_acked";
     Comm* c;
     if (int e = comm_of(comm, fn, &c)) {

@@ -214,6 +214,7 @@ int Engine::poll()
         if (links_.acks_due()) {
             links_.flush_acks(true); // no send of ours will carry them soon
         }
+        ThreadLock::Released unlocked(thread_lock()); // others may run MPI meanwhile
         sched_yield();
     }
     return n;
@@ -232,7 +233,10 @@ void Engine::idle(Backoff& backoff)
         // owe for a while, and a sleep could outlast the sender's timeout.
         links_.flush_acks(true);
     }
-    backoff.idle();
+    {
+        ThreadLock::Released unlocked(thread_lock()); // nobody waits for a sleeper
+        backoff.idle();
+    }
     // Failure notices from the launcher, checked now and then while idle.
     if (++idle_events_ >= 1024) {
         idle_events_ = 0;
@@ -275,16 +279,16 @@ void Engine::check_events()
     }
 }
 
-void Engine::check_hang()
+void Engine::check_hang(HangClock& h)
 {
-    if (hang_reported_) {
+    if (h.reported) {
         return;
     }
     rt::Nanos now = rt::now_ns();
-    if (wait_start_ == 0) {
-        wait_start_ = now;
-    } else if (now - wait_start_ > hang_report_ns_) {
-        hang_reported_ = true;
+    if (h.start == 0) {
+        h.start = now;
+    } else if (now - h.start > hang_report_ns_) {
+        h.reported = true;
         print_state("waiting for a long time");
     }
 }

@@ -14,7 +14,9 @@
 //
 // Matching happens in message-sequence order per sender (see match.h).
 // Everything is polled from progress(); no thread runs behind the caller.
-// Not thread-safe: the MPI layer serialises calls.
+// Not thread-safe by itself: under MPI_THREAD_MULTIPLE every caller holds
+// the process's ThreadLock (thread_lock.h), which wait() and poll() release
+// while they yield or sleep and hand over between progress passes.
 #pragma once
 
 #include "paths/path.h"
@@ -29,6 +31,7 @@
 #include "ulm/peer.h"
 #include "ulm/progress.h"
 #include "ulm/reliability.h"
+#include "ulm/thread_lock.h"
 
 #include <memory>
 #include <string>
@@ -106,22 +109,30 @@ public:
     template <class Pred> void wait(Pred&& done)
     {
         Backoff backoff(backoff_policy_);
-        wait_start_ = 0; // stamped at the first check
-        hang_reported_ = false;
+        HangClock hang;
+        ThreadLock& lock = thread_lock();
         std::uint32_t polls = 0;
         while (!done()) {
             if (progress() > 0) {
                 backoff.reset();
             } else {
-                idle(backoff);
+                idle(backoff); // without the lock while it spins, yields or sleeps
+            }
+            if (lock.on()) [[unlikely]] {
+                lock.let_others_in(); // between passes, to a thread that queues
             }
             if ((++polls & 1023) == 0 && hang_report_ns_ > 0) [[unlikely]] {
-                check_hang();
+                check_hang(hang);
             }
         }
     }
+    // Since when one wait() waits (each waiting thread has its own).
+    struct HangClock {
+        rt::Nanos start = 0; // stamped at the first check
+        bool reported = false;
+    };
     void idle(Backoff& backoff);
-    void check_hang();
+    void check_hang(HangClock& h);
     // Reads failure notices now (also every few hundred progress calls when
     // watch_events(true): a program that fault tolerance keeps alive must
     // learn of failures while it polls, not only while it idles).
@@ -241,9 +252,7 @@ private:
     std::uint32_t event_count_ = 0;
     bool watch_events_ = false;
     std::uint32_t fruitless_polls_ = 0;
-    rt::Nanos wait_start_ = 0;
     rt::Nanos hang_report_ns_ = 0;
-    bool hang_reported_ = false;
     std::vector<std::byte> bounce_;   // payloads of non-addressable fragments
     std::uint64_t get_min_ = 0;
     std::uint32_t idle_events_ = 0;

@@ -380,6 +380,7 @@ int reduce_scatter(const void* sbuf, void* rbuf, int rcount, const int* rcounts,
 } // namespace
 
 int PMPI_Barrier(MPI_Comm comm) try {
+    EntryGuard guard;
     return barrier(comm, nullptr, "MPI_Barrier");
 } catch (...) {
     return api_exception("MPI_Barrier");
@@ -387,6 +388,7 @@ int PMPI_Barrier(MPI_Comm comm) try {
 ULMPI_ALIAS(MPI_Barrier)
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ibarrier")) {
         return e;
     }
@@ -398,6 +400,7 @@ ULMPI_ALIAS(MPI_Ibarrier)
 
 int PMPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                    MPI_Datatype rtype, MPI_Comm comm) try {
+    EntryGuard guard;
     return allgather(sbuf, scount, stype, rbuf, rcount, nullptr, nullptr, rtype, comm, nullptr,
                      false, "MPI_Allgather");
 } catch (...) {
@@ -407,6 +410,7 @@ ULMPI_ALIAS(MPI_Allgather)
 
 int PMPI_Iallgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Iallgather")) {
         return e;
     }
@@ -420,6 +424,7 @@ ULMPI_ALIAS(MPI_Iallgather)
 int PMPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                     const int* rcounts, const int* displs, MPI_Datatype rtype,
                     MPI_Comm comm) try {
+    EntryGuard guard;
     return allgather(sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, comm, nullptr, true,
                      "MPI_Allgatherv");
 } catch (...) {
@@ -430,6 +435,7 @@ ULMPI_ALIAS(MPI_Allgatherv)
 int PMPI_Iallgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                      const int* rcounts, const int* displs, MPI_Datatype rtype, MPI_Comm comm,
                      MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Iallgatherv")) {
         return e;
     }
@@ -442,6 +448,7 @@ ULMPI_ALIAS(MPI_Iallgatherv)
 
 int PMPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                   MPI_Datatype rtype, MPI_Comm comm) try {
+    EntryGuard guard;
     return alltoall(sbuf, scount, nullptr, nullptr, stype, nullptr, rbuf, rcount, nullptr, nullptr,
                     rtype, nullptr, comm, nullptr, A2a::plain, "MPI_Alltoall");
 } catch (...) {
@@ -451,6 +458,7 @@ ULMPI_ALIAS(MPI_Alltoall)
 
 int PMPI_Ialltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                    MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ialltoall")) {
         return e;
     }
@@ -464,6 +472,7 @@ ULMPI_ALIAS(MPI_Ialltoall)
 int PMPI_Alltoallv(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype,
                    void* rbuf, const int* rcounts, const int* rdispls, MPI_Datatype rtype,
                    MPI_Comm comm) try {
+    EntryGuard guard;
     return alltoall(sbuf, 0, scounts, sdispls, stype, nullptr, rbuf, 0, rcounts, rdispls, rtype,
                     nullptr, comm, nullptr, A2a::v, "MPI_Alltoallv");
 } catch (...) {
@@ -474,6 +483,7 @@ ULMPI_ALIAS(MPI_Alltoallv)
 int PMPI_Ialltoallv(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype,
                     void* rbuf, const int* rcounts, const int* rdispls, MPI_Datatype rtype,
                     MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ialltoallv")) {
         return e;
     }
@@ -487,6 +497,7 @@ ULMPI_ALIAS(MPI_Ialltoallv)
 int PMPI_Alltoallw(const void* sbuf, const int* scounts, const int* sdispls,
                    const MPI_Datatype* stypes, void* rbuf, const int* rcounts, const int* rdispls,
                    const MPI_Datatype* rtypes, MPI_Comm comm) try {
+    EntryGuard guard;
     return alltoall(sbuf, 0, scounts, sdispls, MPI_DATATYPE_NULL, stypes, rbuf, 0, rcounts, rdispls,
                     MPI_DATATYPE_NULL, rtypes, comm, nullptr, A2a::w, "MPI_Alltoallw");
 } catch (...) {
@@ -498,6 +509,7 @@ int PMPI_Ialltoallw(const void* sbuf, const int* scounts, const int* sdispls,
                     const MPI_Datatype* stypes, void* rbuf, const int* rcounts,
                     const int* rdispls, const MPI_Datatype* rtypes, MPI_Comm comm,
                     MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ialltoallw")) {
         return e;
     }
@@ -510,6 +522,7 @@ ULMPI_ALIAS(MPI_Ialltoallw)
 
 int PMPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm) try {
+    EntryGuard guard;
     return allreduce(sbuf, rbuf, count, type, op, comm, nullptr, true, Coll::allreduce,
                      "MPI_Allreduce");
 } catch (...) {
@@ -519,6 +532,7 @@ ULMPI_ALIAS(MPI_Allreduce)
 
 int PMPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Iallreduce")) {
         return e;
     }
@@ -531,6 +545,7 @@ ULMPI_ALIAS(MPI_Iallreduce)
 
 int PMPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm) try {
+    EntryGuard guard;
     return allreduce(sbuf, rbuf, count, type, op, comm, nullptr, false, Coll::scan, "MPI_Scan");
 } catch (...) {
     return api_exception("MPI_Scan");
@@ -539,6 +554,7 @@ ULMPI_ALIAS(MPI_Scan)
 
 int PMPI_Iscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Iscan")) {
         return e;
     }
@@ -550,6 +566,7 @@ ULMPI_ALIAS(MPI_Iscan)
 
 int PMPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm) try {
+    EntryGuard guard;
     return allreduce(sbuf, rbuf, count, type, op, comm, nullptr, false, Coll::exscan, "MPI_Exscan");
 } catch (...) {
     return api_exception("MPI_Exscan");
@@ -558,6 +575,7 @@ ULMPI_ALIAS(MPI_Exscan)
 
 int PMPI_Iexscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op,
                  MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Iexscan")) {
         return e;
     }
@@ -569,6 +587,7 @@ ULMPI_ALIAS(MPI_Iexscan)
 
 int PMPI_Reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype type,
                         MPI_Op op, MPI_Comm comm) try {
+    EntryGuard guard;
     return reduce_scatter(sbuf, rbuf, 0, rcounts, type, op, comm, nullptr, false,
                           "MPI_Reduce_scatter");
 } catch (...) {
@@ -578,6 +597,7 @@ ULMPI_ALIAS(MPI_Reduce_scatter)
 
 int PMPI_Ireduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype type,
                          MPI_Op op, MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ireduce_scatter")) {
         return e;
     }
@@ -590,6 +610,7 @@ ULMPI_ALIAS(MPI_Ireduce_scatter)
 
 int PMPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype type,
                               MPI_Op op, MPI_Comm comm) try {
+    EntryGuard guard;
     return reduce_scatter(sbuf, rbuf, rcount, nullptr, type, op, comm, nullptr, true,
                           "MPI_Reduce_scatter_block");
 } catch (...) {
@@ -599,6 +620,7 @@ ULMPI_ALIAS(MPI_Reduce_scatter_block)
 
 int PMPI_Ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype type,
                                MPI_Op op, MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ireduce_scatter_block")) {
         return e;
     }

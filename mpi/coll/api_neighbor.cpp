@@ -282,6 +282,7 @@ Call alltoallw_call(const void* sbuf, const int* scounts, const MPI_Aint* sdispl
 
 int PMPI_Neighbor_allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                             int rcount, MPI_Datatype rtype, MPI_Comm comm) try {
+    EntryGuard guard;
     return neighbor(allgather_call(Coll::neighbor_allgather, sbuf, scount, stype, rbuf, rcount,
                                    nullptr, nullptr, rtype),
                     comm, nullptr, "MPI_Neighbor_allgather");
@@ -292,6 +293,7 @@ ULMPI_ALIAS(MPI_Neighbor_allgather)
 
 int PMPI_Ineighbor_allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                              int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ineighbor_allgather")) {
         return e;
     }
@@ -306,6 +308,7 @@ ULMPI_ALIAS(MPI_Ineighbor_allgather)
 int PMPI_Neighbor_allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                              const int rcounts[], const int displs[], MPI_Datatype rtype,
                              MPI_Comm comm) try {
+    EntryGuard guard;
     return neighbor(allgather_call(Coll::neighbor_allgatherv, sbuf, scount, stype, rbuf, 0,
                                    rcounts, displs, rtype),
                     comm, nullptr, "MPI_Neighbor_allgatherv");
@@ -317,6 +320,7 @@ ULMPI_ALIAS(MPI_Neighbor_allgatherv)
 int PMPI_Ineighbor_allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                               const int rcounts[], const int displs[], MPI_Datatype rtype,
                               MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ineighbor_allgatherv")) {
         return e;
     }
@@ -330,6 +334,7 @@ ULMPI_ALIAS(MPI_Ineighbor_allgatherv)
 
 int PMPI_Neighbor_alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                            int rcount, MPI_Datatype rtype, MPI_Comm comm) try {
+    EntryGuard guard;
     return neighbor(alltoall_call(sbuf, scount, stype, rbuf, rcount, rtype), comm, nullptr,
                     "MPI_Neighbor_alltoall");
 } catch (...) {
@@ -339,6 +344,7 @@ ULMPI_ALIAS(MPI_Neighbor_alltoall)
 
 int PMPI_Ineighbor_alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                             int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ineighbor_alltoall")) {
         return e;
     }
@@ -352,6 +358,7 @@ ULMPI_ALIAS(MPI_Ineighbor_alltoall)
 int PMPI_Neighbor_alltoallv(const void* sbuf, const int scounts[], const int sdispls[],
                             MPI_Datatype stype, void* rbuf, const int rcounts[],
                             const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) try {
+    EntryGuard guard;
     return neighbor(alltoallv_call(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype),
                     comm, nullptr, "MPI_Neighbor_alltoallv");
 } catch (...) {
@@ -363,6 +370,7 @@ int PMPI_Ineighbor_alltoallv(const void* sbuf, const int scounts[], const int sd
                              MPI_Datatype stype, void* rbuf, const int rcounts[],
                              const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
                              MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ineighbor_alltoallv")) {
         return e;
     }
@@ -377,6 +385,7 @@ int PMPI_Neighbor_alltoallw(const void* sbuf, const int scounts[], const MPI_Ain
                             const MPI_Datatype stypes[], void* rbuf, const int rcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
                             MPI_Comm comm) try {
+    EntryGuard guard;
     return neighbor(alltoallw_call(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes),
                     comm, nullptr, "MPI_Neighbor_alltoallw");
 } catch (...) {
@@ -388,6 +397,7 @@ int PMPI_Ineighbor_alltoallw(const void* sbuf, const int scounts[], const MPI_Ai
                              const MPI_Datatype stypes[], void* rbuf, const int rcounts[],
                              const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
                              MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ineighbor_alltoallw")) {
         return e;
     }

@@ -322,6 +322,7 @@ int reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op
 } // namespace
 
 int PMPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) try {
+    EntryGuard guard;
     return bcast(buf, count, type, root, comm, nullptr, "MPI_Bcast");
 } catch (...) {
     return api_exception("MPI_Bcast");
@@ -330,6 +331,7 @@ ULMPI_ALIAS(MPI_Bcast)
 
 int PMPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
                 MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ibcast")) {
         return e;
     }
@@ -341,6 +343,7 @@ ULMPI_ALIAS(MPI_Ibcast)
 
 int PMPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                 MPI_Datatype rtype, int root, MPI_Comm comm) try {
+    EntryGuard guard;
     return gather(sbuf, scount, stype, rbuf, rcount, nullptr, nullptr, rtype, root, comm, nullptr,
                   false, "MPI_Gather");
 } catch (...) {
@@ -350,6 +353,7 @@ ULMPI_ALIAS(MPI_Gather)
 
 int PMPI_Igather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Igather")) {
         return e;
     }
@@ -363,6 +367,7 @@ ULMPI_ALIAS(MPI_Igather)
 int PMPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                  const int* rcounts, const int* displs, MPI_Datatype rtype, int root,
                  MPI_Comm comm) try {
+    EntryGuard guard;
     return gather(sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root, comm, nullptr, true,
                   "MPI_Gatherv");
 } catch (...) {
@@ -373,6 +378,7 @@ ULMPI_ALIAS(MPI_Gatherv)
 int PMPI_Igatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                   const int* rcounts, const int* displs, MPI_Datatype rtype, int root,
                   MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Igatherv")) {
         return e;
     }
@@ -385,6 +391,7 @@ ULMPI_ALIAS(MPI_Igatherv)
 
 int PMPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm) try {
+    EntryGuard guard;
     return scatter(sbuf, scount, nullptr, nullptr, stype, rbuf, rcount, rtype, root, comm,
                    nullptr, false, "MPI_Scatter");
 } catch (...) {
@@ -394,6 +401,7 @@ ULMPI_ALIAS(MPI_Scatter)
 
 int PMPI_Iscatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Iscatter")) {
         return e;
     }
@@ -406,6 +414,7 @@ ULMPI_ALIAS(MPI_Iscatter)
 
 int PMPI_Scatterv(const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype,
                   void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) try {
+    EntryGuard guard;
     return scatter(sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root, comm, nullptr,
                    true, "MPI_Scatterv");
 } catch (...) {
@@ -416,6 +425,7 @@ ULMPI_ALIAS(MPI_Scatterv)
 int PMPI_Iscatterv(const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype,
                    void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
                    MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Iscatterv")) {
         return e;
     }
@@ -428,6 +438,7 @@ ULMPI_ALIAS(MPI_Iscatterv)
 
 int PMPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                 MPI_Comm comm) try {
+    EntryGuard guard;
     return reduce(sbuf, rbuf, count, type, op, root, comm, nullptr, "MPI_Reduce");
 } catch (...) {
     return api_exception("MPI_Reduce");
@@ -436,6 +447,7 @@ ULMPI_ALIAS(MPI_Reduce)
 
 int PMPI_Ireduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                  MPI_Comm comm, MPI_Request* req) try {
+    EntryGuard guard;
     if (int e = check_nb_request(comm, req, "MPI_Ireduce")) {
         return e;
     }

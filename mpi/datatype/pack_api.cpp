@@ -53,6 +53,7 @@ int datarep_ok(const char* datarep, const char* fn)
 
 int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
               int* position, MPI_Comm comm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Pack";
     require_init(fn);
     Comm* c = nullptr;
@@ -93,6 +94,7 @@ ULMPI_ALIAS(MPI_Pack)
 
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Unpack";
     require_init(fn);
     Comm* c = nullptr;
@@ -132,6 +134,7 @@ int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int 
 ULMPI_ALIAS(MPI_Unpack)
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Pack_size";
     require_init(fn);
     Comm* c = nullptr;
@@ -164,6 +167,7 @@ ULMPI_ALIAS(MPI_Pack_size)
 
 int PMPI_Pack_external(const char* datarep, const void* inbuf, int incount, MPI_Datatype datatype,
                        void* outbuf, MPI_Aint outsize, MPI_Aint* position) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Pack_external";
     require_init(fn);
     if (int e = datarep_ok(datarep, fn)) {
@@ -209,6 +213,7 @@ ULMPI_ALIAS(MPI_Pack_external)
 int PMPI_Unpack_external(const char* datarep, const void* inbuf, MPI_Aint insize,
                          MPI_Aint* position, void* outbuf, int outcount,
                          MPI_Datatype datatype) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Unpack_external";
     require_init(fn);
     if (int e = datarep_ok(datarep, fn)) {
@@ -253,6 +258,7 @@ ULMPI_ALIAS(MPI_Unpack_external)
 
 int PMPI_Pack_external_size(const char* datarep, int incount, MPI_Datatype datatype,
                             MPI_Aint* size) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Pack_external_size";
     require_init(fn);
     if (int e = datarep_ok(datarep, fn)) {

@@ -266,6 +266,7 @@ int address(const void* location, MPI_Aint* addr, const char* fn)
 // --- MPI-1 constructors ------------------------------------------------------
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_contiguous";
     require_init(fn);
     if (int e = need_count(count, fn)) {
@@ -287,6 +288,7 @@ ULMPI_ALIAS(MPI_Type_contiguous)
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                      MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return vector(count, blocklength, stride, false, oldtype, newtype, "MPI_Type_vector");
 } catch (...) {
     return api_exception("MPI_Type_vector");
@@ -295,6 +297,7 @@ ULMPI_ALIAS(MPI_Type_vector)
 
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                       MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return vector(count, blocklength, stride, true, oldtype, newtype, "MPI_Type_hvector");
 } catch (...) {
     return api_exception("MPI_Type_hvector");
@@ -303,6 +306,7 @@ ULMPI_ALIAS(MPI_Type_hvector)
 
 int PMPI_Type_indexed(int count, const int* blocklengths, const int* displacements,
                       MPI_Datatype oldtype, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return indexed(count, blocklengths, displacements, nullptr, 0, oldtype, newtype,
                    MPI_COMBINER_INDEXED, "MPI_Type_indexed");
 } catch (...) {
@@ -312,6 +316,7 @@ ULMPI_ALIAS(MPI_Type_indexed)
 
 int PMPI_Type_hindexed(int count, const int* blocklengths, const MPI_Aint* displacements,
                        MPI_Datatype oldtype, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return indexed(count, blocklengths, nullptr, displacements, 0, oldtype, newtype,
                    MPI_COMBINER_HINDEXED, "MPI_Type_hindexed");
 } catch (...) {
@@ -321,6 +326,7 @@ ULMPI_ALIAS(MPI_Type_hindexed)
 
 int PMPI_Type_struct(int count, const int* blocklengths, const MPI_Aint* displacements,
                      const MPI_Datatype* types, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return structure(count, blocklengths, displacements, types, newtype, "MPI_Type_struct");
 } catch (...) {
     return api_exception("MPI_Type_struct");
@@ -331,6 +337,7 @@ ULMPI_ALIAS(MPI_Type_struct)
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return vector(count, blocklength, stride, true, oldtype, newtype, "MPI_Type_create_hvector");
 } catch (...) {
     return api_exception("MPI_Type_create_hvector");
@@ -339,6 +346,7 @@ ULMPI_ALIAS(MPI_Type_create_hvector)
 
 int PMPI_Type_create_hindexed(int count, const int* blocklengths, const MPI_Aint* displacements,
                               MPI_Datatype oldtype, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return indexed(count, blocklengths, nullptr, displacements, 0, oldtype, newtype,
                    MPI_COMBINER_HINDEXED, "MPI_Type_create_hindexed");
 } catch (...) {
@@ -348,6 +356,7 @@ ULMPI_ALIAS(MPI_Type_create_hindexed)
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int* displacements,
                                    MPI_Datatype oldtype, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return indexed(count, nullptr, displacements, nullptr, blocklength, oldtype, newtype,
                    MPI_COMBINER_INDEXED_BLOCK, "MPI_Type_create_indexed_block");
 } catch (...) {
@@ -357,6 +366,7 @@ ULMPI_ALIAS(MPI_Type_create_indexed_block)
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint* displacements,
                                     MPI_Datatype oldtype, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return indexed(count, nullptr, nullptr, displacements, blocklength, oldtype, newtype,
                    MPI_COMBINER_HINDEXED_BLOCK, "MPI_Type_create_hindexed_block");
 } catch (...) {
@@ -366,6 +376,7 @@ ULMPI_ALIAS(MPI_Type_create_hindexed_block)
 
 int PMPI_Type_create_struct(int count, const int* blocklengths, const MPI_Aint* displacements,
                             const MPI_Datatype* types, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return structure(count, blocklengths, displacements, types, newtype, "MPI_Type_create_struct");
 } catch (...) {
     return api_exception("MPI_Type_create_struct");
@@ -374,6 +385,7 @@ ULMPI_ALIAS(MPI_Type_create_struct)
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype* newtype) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_create_resized";
     require_init(fn);
     Datatype* old = nullptr;
@@ -391,6 +403,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 ULMPI_ALIAS(MPI_Type_create_resized)
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_dup";
     require_init(fn);
     Datatype* old = nullptr;
@@ -427,6 +440,7 @@ ULMPI_ALIAS(MPI_Type_dup)
 
 int PMPI_Type_create_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
                               int order, MPI_Datatype oldtype, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_create_subarray";
     require_init(fn);
     Datatype* old = nullptr;
@@ -462,6 +476,7 @@ ULMPI_ALIAS(MPI_Type_create_subarray)
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
                             const int* dargs, const int* psizes, int order, MPI_Datatype oldtype,
                             MPI_Datatype* newtype) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_create_darray";
     require_init(fn);
     Datatype* old = nullptr;
@@ -501,6 +516,7 @@ ULMPI_ALIAS(MPI_Type_create_darray)
 // --- commit and free ---------------------------------------------------------
 
 int PMPI_Type_commit(MPI_Datatype* type) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_commit";
     require_init(fn);
     if (int e = need_ptr(type, "the datatype pointer", fn)) {
@@ -521,6 +537,7 @@ int PMPI_Type_commit(MPI_Datatype* type) try {
 ULMPI_ALIAS(MPI_Type_commit)
 
 int PMPI_Type_free(MPI_Datatype* type) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_free";
     require_init(fn);
     if (int e = need_ptr(type, "the datatype pointer", fn)) {
@@ -552,6 +569,7 @@ ULMPI_ALIAS(MPI_Type_free)
 // --- bounds, extents, addresses ----------------------------------------------
 
 int PMPI_Type_get_extent(MPI_Datatype type, MPI_Aint* lb, MPI_Aint* extent) try {
+    EntryGuard guard;
     return extent_of(type, lb, extent, false, "MPI_Type_get_extent");
 } catch (...) {
     return api_exception("MPI_Type_get_extent");
@@ -559,6 +577,7 @@ int PMPI_Type_get_extent(MPI_Datatype type, MPI_Aint* lb, MPI_Aint* extent) try 
 ULMPI_ALIAS(MPI_Type_get_extent)
 
 int PMPI_Type_get_true_extent(MPI_Datatype type, MPI_Aint* lb, MPI_Aint* extent) try {
+    EntryGuard guard;
     return extent_of(type, lb, extent, true, "MPI_Type_get_true_extent");
 } catch (...) {
     return api_exception("MPI_Type_get_true_extent");
@@ -566,6 +585,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype type, MPI_Aint* lb, MPI_Aint* extent)
 ULMPI_ALIAS(MPI_Type_get_true_extent)
 
 int PMPI_Type_get_extent_x(MPI_Datatype type, MPI_Count* lb, MPI_Count* extent) try {
+    EntryGuard guard;
     MPI_Aint l = 0;
     MPI_Aint e = 0;
     if (int err = extent_of(type, &l, &e, false, "MPI_Type_get_extent_x")) {
@@ -584,6 +604,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype type, MPI_Count* lb, MPI_Count* extent) 
 ULMPI_ALIAS(MPI_Type_get_extent_x)
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype type, MPI_Count* lb, MPI_Count* extent) try {
+    EntryGuard guard;
     MPI_Aint l = 0;
     MPI_Aint e = 0;
     if (int err = extent_of(type, &l, &e, true, "MPI_Type_get_true_extent_x")) {
@@ -602,6 +623,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype type, MPI_Count* lb, MPI_Count* ext
 ULMPI_ALIAS(MPI_Type_get_true_extent_x)
 
 int PMPI_Type_extent(MPI_Datatype type, MPI_Aint* extent) try {
+    EntryGuard guard;
     return bound_of(type, extent, Bound::extent, "MPI_Type_extent");
 } catch (...) {
     return api_exception("MPI_Type_extent");
@@ -609,6 +631,7 @@ int PMPI_Type_extent(MPI_Datatype type, MPI_Aint* extent) try {
 ULMPI_ALIAS(MPI_Type_extent)
 
 int PMPI_Type_lb(MPI_Datatype type, MPI_Aint* displacement) try {
+    EntryGuard guard;
     return bound_of(type, displacement, Bound::lb, "MPI_Type_lb");
 } catch (...) {
     return api_exception("MPI_Type_lb");
@@ -616,6 +639,7 @@ int PMPI_Type_lb(MPI_Datatype type, MPI_Aint* displacement) try {
 ULMPI_ALIAS(MPI_Type_lb)
 
 int PMPI_Type_ub(MPI_Datatype type, MPI_Aint* displacement) try {
+    EntryGuard guard;
     return bound_of(type, displacement, Bound::ub, "MPI_Type_ub");
 } catch (...) {
     return api_exception("MPI_Type_ub");
@@ -623,6 +647,7 @@ int PMPI_Type_ub(MPI_Datatype type, MPI_Aint* displacement) try {
 ULMPI_ALIAS(MPI_Type_ub)
 
 int PMPI_Get_address(const void* location, MPI_Aint* addr) try {
+    EntryGuard guard;
     return address(location, addr, "MPI_Get_address");
 } catch (...) {
     return api_exception("MPI_Get_address");
@@ -630,6 +655,7 @@ int PMPI_Get_address(const void* location, MPI_Aint* addr) try {
 ULMPI_ALIAS(MPI_Get_address)
 
 int PMPI_Address(const void* location, MPI_Aint* addr) try {
+    EntryGuard guard;
     return address(location, addr, "MPI_Address");
 } catch (...) {
     return api_exception("MPI_Address");
@@ -654,6 +680,7 @@ ULMPI_ALIAS(MPI_Aint_diff)
 
 int PMPI_Type_get_envelope(MPI_Datatype type, int* num_integers, int* num_addresses,
                            int* num_datatypes, int* combiner) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_get_envelope";
     require_init(fn);
     Datatype* t = nullptr;
@@ -677,6 +704,7 @@ ULMPI_ALIAS(MPI_Type_get_envelope)
 int PMPI_Type_get_contents(MPI_Datatype type, int max_integers, int max_addresses,
                            int max_datatypes, int* integers, MPI_Aint* addresses,
                            MPI_Datatype* datatypes) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_get_contents";
     require_init(fn);
     Datatype* t = nullptr;
@@ -727,6 +755,7 @@ ULMPI_ALIAS(MPI_Type_get_contents)
 // --- names -------------------------------------------------------------------
 
 int PMPI_Type_set_name(MPI_Datatype type, const char* name) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_set_name";
     require_init(fn);
     Datatype* t = nullptr;
@@ -744,6 +773,7 @@ int PMPI_Type_set_name(MPI_Datatype type, const char* name) try {
 ULMPI_ALIAS(MPI_Type_set_name)
 
 int PMPI_Type_get_name(MPI_Datatype type, char* name, int* resultlen) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_get_name";
     require_init(fn);
     Datatype* t = nullptr;
@@ -767,6 +797,7 @@ ULMPI_ALIAS(MPI_Type_get_name)
 // --- MPI_Type_match_size -----------------------------------------------------
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_match_size";
     require_init(fn);
     if (int e = need_ptr(datatype, "datatype", fn)) {

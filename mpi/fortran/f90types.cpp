@@ -96,6 +96,7 @@ int create_real(int combiner, int p, int r, MPI_Datatype* newtype, const char* f
 } // namespace
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return create_real(MPI_COMBINER_F90_REAL, p, r, newtype, "MPI_Type_create_f90_real");
 } catch (...) {
     return api_exception("MPI_Type_create_f90_real");
@@ -103,6 +104,7 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) try {
 ULMPI_ALIAS(MPI_Type_create_f90_real)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     return create_real(MPI_COMBINER_F90_COMPLEX, p, r, newtype, "MPI_Type_create_f90_complex");
 } catch (...) {
     return api_exception("MPI_Type_create_f90_complex");
@@ -110,6 +112,7 @@ int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) try {
 ULMPI_ALIAS(MPI_Type_create_f90_complex)
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) try {
+    EntryGuard guard;
     constexpr const char* fn = "MPI_Type_create_f90_integer";
     require_init(fn);
     if (newtype == nullptr) {

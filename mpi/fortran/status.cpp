@@ -26,6 +26,7 @@ int check_statuses(const MPI_Fint* f_status, const MPI_Status* c_status, const c
 } // namespace
 
 int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) try {
+    ulmpi::mpi::EntryGuard guard;
     if (int e = check_statuses(f_status, c_status, "MPI_Status_f2c")) {
         return e;
     }
@@ -37,6 +38,7 @@ int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) try {
 ULMPI_ALIAS(MPI_Status_f2c)
 
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) try {
+    ulmpi::mpi::EntryGuard guard;
     if (int e = check_statuses(f_status, c_status, "MPI_Status_c2f")) {
         return e;
     }

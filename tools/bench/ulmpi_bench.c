@@ -51,6 +51,8 @@
 #define TAG_ACK 12
 #define TAG_CHECK 13
 
+static int g_thread_multiple = 0;
+
 enum test_id { T_PINGPONG, T_BW, T_BARRIER, T_ALLREDUCE, T_BCAST, T_ALLTOALL, T_COUNT };
 
 static const char *const test_names[T_COUNT] = {"pingpong",  "bw",    "barrier",
@@ -700,6 +702,7 @@ static void usage(FILE *f)
         "  -W, --window N       bw: messages in flight per iteration (default 64)\n"
         "  -x, --machine        one line per point: TEST SIZE VALUE UNIT\n"
         "      --timeout S      each rank exits with 124 after S seconds (default 0 = off)\n"
+        "      --thread-multiple  MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init\n"
         "  -h, --help\n"
         "info prints the MPI library's version line.\n"
         "Exit status: 0 ok, 2 usage/setup error, 3 wrong data seen.\n");
@@ -782,6 +785,8 @@ static int parse_args(int argc, char **argv, int *want_info)
         } else if (is_opt(a, "-x", "--machine")) {
             g_opt.machine = 1;
             takes = 0;
+        } else if (strcmp(a, "--thread-multiple") == 0) {
+            takes = 0; /* read in main() before MPI_Init_thread */
         } else if (a[0] == '-' && v == NULL) {
             if (g_rank == 0) {
                 fprintf(stderr, "ulmpi_bench: %s needs a value\n", a);
@@ -901,7 +906,22 @@ int main(int argc, char **argv)
     int rc;
     int t;
 
-    MPI_Init(&argc, &argv);
+    /* --thread-multiple: the same tests after MPI_Init_thread(MULTIPLE), to
+     * measure what thread safety costs one thread (docs/threads.md). */
+    for (t = 1; t < argc; ++t) {
+        if (strcmp(argv[t], "--thread-multiple") == 0) {
+            g_thread_multiple = 1;
+        }
+    }
+    if (g_thread_multiple) {
+        int provided = MPI_THREAD_SINGLE;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided != MPI_THREAD_MULTIPLE) {
+            fprintf(stderr, "ulmpi_bench: MPI_THREAD_MULTIPLE asked, %d provided\n", provided);
+        }
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
 
