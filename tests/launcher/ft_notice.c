@@ -14,6 +14,7 @@
  * a ring of sends among survivors instead), finalizes and exits 0. It prints
  * MPI_INFO_ENV's mpi_initial_errhandler first (rank 0). Any other outcome
  * exits 1 with a line saying what happened. */
+#define _GNU_SOURCE
 #include <mpi.h>
 
 #include <signal.h>

@@ -664,9 +664,13 @@ def case_ft_mpi_recv():
         lat += [int(g[1]) for g in got]
     # The notice arrives; how fast is a figure (tools), not a test.
     print("kill -> MPIX_ERR_PROC_FAILED (us):", sorted(lat))
+    # FT alone keeps MPI_ERRORS_ARE_FATAL: the survivor's failed receive ends
+    # the job through MPI_Abort with the error class.
     r = ft_recv_run(["--with-ft", "ulfm"], 2, 1)
-    check(r.rc == 0 and "initial errhandler: mpi_errors_are_fatal" in r.out,
-          "default initial error handler (FT alone)", r)
+    check("initial errhandler: mpi_errors_are_fatal" in r.out, "default initial handler", r)
+    check(r.rc == 75 and re.search(r"rank 0 called MPI_Abort with code 75 .*"
+                                   r"MPIX_ERR_PROC_FAILED", r.err),
+          "MPI_ERRORS_ARE_FATAL on the survivor", r)
 
 
 def case_ft_without_ft():
