@@ -492,6 +492,11 @@ void Monitor::send_launch(Daemon& d)
         l.ranks.push_back(lr);
     }
     listener_.send(d.conn, wire::encode(wire::Message{-1, std::move(l)}));
+    // Failures announced before this daemon connected: its board must show
+    // them to the ranks it starts.
+    for (const wire::Event& ev : announced_) {
+        listener_.send(d.conn, wire::encode(wire::Message{-1, ev}));
+    }
 }
 
 void Monitor::on_daemon_msg(const KvServer::Note& n)
@@ -828,6 +833,7 @@ void Monitor::announce_rank(int rank, const std::string& detail)
     ev.node = map_.rank(rank).node;
     ev.detail = detail;
     kv_->broadcast(ev);
+    announced_.push_back(ev);
     board_.mark_rank(rank);
     kv_->rank_failed(rank);
 }
@@ -839,6 +845,7 @@ void Monitor::announce_host(int node, const std::string& detail)
     ev.node = node;
     ev.detail = detail;
     kv_->broadcast(ev);
+    announced_.push_back(ev);
     board_.mark_node(node);
     for (int r : map_.host(node).ranks) {
         kv_->rank_failed(r);

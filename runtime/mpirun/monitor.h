@@ -143,6 +143,7 @@ private:
     const JobMap& map_;
     FailurePolicy policy_;
     NoticeBoard board_; // fault-tolerant jobs: this machine's ranks read it
+    std::vector<wire::Event> announced_; // every failure announced, for late daemons
     std::string jobid_;
     wire::Secret secret_{};
     BootListener listener_;

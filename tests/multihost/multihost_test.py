@@ -463,6 +463,22 @@ def case_ft_kill_daemon():
           "summary", r)
 
 
+def case_ft_late_daemon():
+    # Rank 0 fails at once, before the daemon of the other host (started by a
+    # slow launch agent) has connected: that daemon must still put it on its
+    # host's notice board, where ranks 2 and 3 read it.
+    agent = "sh -c 'sleep 1; exec \"$@\"' agent " + AGENT
+    job = Job(["--with-ft", "ulfm", "-H", "%s:2,%s:2" % (CL.hosts[0], CL.hosts[1]),
+               "-n", "1", "sh", "-c", "kill -9 $$", ":", "-n", "3", CLIENT, "ft", "-1", "none"],
+              agent=agent)
+    r = job.finish()
+    check(r.rc == 0, "the survivors finished: exit 0", r)
+    notices = sorted(int(x) for x in re.findall(r"^rank (\d+) notice rank_failed 0 ", r.out, re.M))
+    check(notices == [1, 2, 3], "every survivor learnt of rank 0, the remote ones too", r)
+    check(re.search(r"^mpirun: rank 0 failed; the 3 other ranks finished", r.err, re.M),
+          "summary", r)
+
+
 def case_ft_kill_rank():
     # A rank on another host is killed while the others (on 4 hosts) are
     # blocked in MPI_Recv from it: each gets MPIX_ERR_PROC_FAILED.
