@@ -1,6 +1,6 @@
 #include "ft/detector.h"
 
-#include "runtime/config.h"
+#include "runtime/ft_mode.h"
 #include "runtime/log.h"
 
 #include <cstdlib>
@@ -12,15 +12,8 @@ namespace ulmpi::ft {
 
 Mode mode_from_params()
 {
-    // The parameter is the runtime's (mpirun --with-ft); a process started
-    // otherwise may carry it in its environment.
-    std::string v;
-    if (rt::ParamBase* p = rt::find_param("ft")) {
-        v = p->value_text();
-    } else if (const char* e = std::getenv("ULMPI_FT")) {
-        v = e;
-    }
-    return v == "ulfm" || v == "mpi" ? Mode::ulfm : Mode::abort;
+    // The runtime's `ft` parameter (ULMPI_FT; mpirun --with-ft sets it).
+    return rt::ft_mode() == rt::FtMode::ulfm ? Mode::ulfm : Mode::abort;
 }
 
 Detector::Detector(rt::Bootstrap& boot, ulm::Engine& engine, Mode mode)

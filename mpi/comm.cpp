@@ -26,7 +26,7 @@ void init_predefined(Comm& c, MPI_Comm h, int pair, std::vector<int> members, in
     c.coll_ctx = context_coll(pair);
     c.local = group_new(std::move(members));
     c.rank = rank;
-    c.errhandler = errhandler_fatal();
+    c.errhandler = errhandler_initial();
     c.name = name;
     c.predefined = true;
     c.refs = 1 << 30;

@@ -3,6 +3,7 @@
 #include "mpi/comm.h"
 #include "mpi/handle.h"
 #include "mpi/state.h"
+#include "runtime/config.h"
 #include "runtime/log.h"
 
 #include <cstdarg>
@@ -147,6 +148,27 @@ Errhandler* errhandler_get(MPI_Errhandler h)
 }
 Errhandler* errhandler_fatal() { return &g_fatal; }
 Errhandler* errhandler_return() { return &g_return; }
+
+namespace {
+const rt::ChoiceParam initial_errhandler_param{
+    "initial_errhandler", "mpi_errors_are_fatal",
+    "error handler of MPI_COMM_WORLD and MPI_COMM_SELF at start (mpirun --initial-errhandler)",
+    "mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return"};
+} // namespace
+
+Errhandler* errhandler_initial()
+{
+    const std::string& v = initial_errhandler_param.get();
+    if (v == "mpi_errors_return") {
+        return &g_return;
+    }
+    if (v == "mpi_errors_abort") {
+        return &g_abort;
+    }
+    return &g_fatal;
+}
+
+const std::string& errhandler_initial_name() { return initial_errhandler_param.get(); }
 
 void errhandler_retain(Errhandler* e)
 {

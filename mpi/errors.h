@@ -35,6 +35,12 @@ struct Errhandler {
 Errhandler* errhandler_get(MPI_Errhandler h);
 Errhandler* errhandler_fatal();
 Errhandler* errhandler_return();
+// The handler MPI_COMM_WORLD and MPI_COMM_SELF start with: the
+// `initial_errhandler` parameter (mpirun --initial-errhandler, MPI-4),
+// MPI_ERRORS_ARE_FATAL by default. Its name is in MPI_INFO_ENV under
+// "mpi_initial_errhandler".
+Errhandler* errhandler_initial();
+const std::string& errhandler_initial_name();
 void errhandler_retain(Errhandler* e);
 void errhandler_release(Errhandler* e);
 MPI_Errhandler errhandler_insert(Errhandler* e);

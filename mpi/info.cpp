@@ -9,6 +9,7 @@
 #include "mpi/info.h"
 
 #include "mpi/checks.h"
+#include "mpi/errors.h"
 #include "mpi/handle.h"
 #include "mpi/state.h"
 
@@ -87,6 +88,7 @@ void fill_env()
         info_pairs_set(g_env.pairs, "wdir", cwd);
     }
     info_pairs_set(g_env.pairs, "thread_level", thread_level_name(state().thread_level));
+    info_pairs_set(g_env.pairs, "mpi_initial_errhandler", errhandler_initial_name());
 }
 
 } // namespace

@@ -2,7 +2,7 @@
 // Keys keep the order they were first set in (MPI_Info_get_nthkey counts
 // in that order); setting a key again replaces its value in place.
 // MPI_INFO_ENV (predefined, never freed) describes how the job started:
-// command, argv, maxprocs, host, wdir, thread_level.
+// command, argv, maxprocs, host, wdir, thread_level, mpi_initial_errhandler.
 #pragma once
 
 #include "mpi/entry.h"

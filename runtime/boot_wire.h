@@ -27,7 +27,8 @@
 //     VALUE       u8 found bytes value
 //     ABORT       i32 code str message
 //     FINALIZE    (empty)
-//     EVENT       u8 kind i32 rank i32 node str detail  server -> rank
+//     EVENT       u8 kind i32 rank i32 node str detail  server -> rank (and
+//                 to every daemon, which marks its host's notice board)
 //
 // Between mpirun and the per-host daemon (ulmpi_daemon) of a remote host, on
 // the same connection that relays the bootstrap frames of the host's ranks
@@ -45,7 +46,7 @@
 //     STDIN       bytes data                             -> daemon, for the stdin
 //                 rank; empty: end of file
 //     SIGNAL      i32 signal                             -> daemon: to every rank's
-//                 process group on the host
+//                 process group on the host (header rank >= 0: that rank's only)
 //     SHUTDOWN    (empty)                                -> daemon: kill what is
 //                 left, remove /dev/shm/ulmpi-<jobid>*, answer BYE, exit
 //     BYE         u32 refused u32 shm_removed            daemon -> mpirun, last
@@ -308,9 +309,13 @@ inline constexpr const char* universe_size = "ULMPI_UNIVERSE_SIZE";
 inline constexpr const char* appnum = "ULMPI_APPNUM";
 inline constexpr const char* incarnation = "ULMPI_INCARNATION";
 inline constexpr const char* restarted = "ULMPI_RESTARTED";
+// Fault-tolerant jobs: the inherited descriptor of the host's notice board
+// (runtime/notice_board.h).
+inline constexpr const char* notice_fd = "ULMPI_NOTICE_FD";
 inline constexpr const char* all[] = {rank,   size,      local_rank,    local_size, local_cpus, node_id,
                                       num_nodes, host,   jobid,         boot_addr,  job_secret,
-                                      universe_size, appnum, incarnation, restarted};
+                                      universe_size, appnum, incarnation, restarted,
+                                      notice_fd};
 } // namespace env
 
 } // namespace ulmpi::rt::wire

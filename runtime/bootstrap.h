@@ -10,6 +10,9 @@
 //                    exits with `code`, printing msg and the calling rank
 //   finalize()       tell the launcher this rank finished MPI cleanly
 //   poll_event()     failure notices (a rank or host died) pushed by the launcher
+//   notice_word()    a word in memory that changes when a notice may be
+//                    waiting, so that a caller polls for notices at the cost
+//                    of one load (fault-tolerant jobs)
 //
 // Implementations: OurBootstrap (mpirun's key-value service over a Unix or TCP
 // socket with the job secret), PmixBootstrap (a PMIx server: srun --mpi=pmix,
@@ -20,6 +23,7 @@
 
 #include "runtime/status.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -76,6 +80,12 @@ public:
     virtual bool poll_event(FailureEvent& ev) = 0;
     // A descriptor that becomes readable when events may be waiting (or -1).
     virtual int event_fd() const = 0;
+    // A counter that only grows and changes whenever a failure notice may be
+    // waiting for poll_event(): a caller that saw value g and reads g again
+    // has no new notice to look for. Reading it is one memory load (no
+    // system call); it may live in memory another process writes. nullptr:
+    // this bootstrap has none, so poll_event() must be called now and then.
+    virtual const std::atomic<std::uint64_t>* notice_word() const { return nullptr; }
     // Name of the implementation, for ulmpi_info and logs.
     virtual const char* name() const = 0;
 };

@@ -14,10 +14,19 @@
 // event_fd() is the socket itself. Events queued during a fence or get are
 // already off the socket, so a caller drains poll_event() until it returns
 // false before it waits on event_fd().
+//
+// Fault-tolerant jobs: the launcher also hands us its host's notice board
+// (ULMPI_NOTICE_FD, runtime/notice_board.h). notice_word() is the board's
+// generation. When poll_event() finds a generation it has not read yet, it
+// drains the socket (the EVENT frames carry the details) and then reports
+// every rank or host the board marks failed that no frame has named yet:
+// a notice is never missed even when its frame is still on its way.
 #include "runtime/boot_wire.h"
 #include "runtime/bootstrap.h"
 #include "runtime/log.h"
+#include "runtime/notice_board.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -82,6 +91,10 @@ public:
     Status finalize() override;
     bool poll_event(FailureEvent& ev) override;
     int event_fd() const override { return fd_; }
+    const std::atomic<std::uint64_t>* notice_word() const override
+    {
+        return board_.generation_word();
+    }
     const char* name() const override { return "ulmpi"; }
 
 private:
@@ -93,6 +106,9 @@ private:
     Status read_some(int timeout_ms);
     void connection_lost(const std::string& why);
     void queue_event(const wire::Event& e);
+    Status open_board(std::string& why);
+    // Events for what the board marks and no frame has named yet.
+    void read_board();
 
     JobInfo job_;
     wire::Secret secret_{};
@@ -103,7 +119,64 @@ private:
     std::map<std::pair<int, std::string>, std::vector<std::byte>, std::less<>> cache_;
     bool finalized_ = false;
     bool lost_ = false;
+    NoticeBoard board_;
+    std::uint64_t board_seen_ = 0;
+    std::vector<bool> rank_told_; // a rank_failed event was queued for it
+    std::vector<bool> node_told_; // a host_failed event was queued for it
 };
+
+Status OurBootstrap::open_board(std::string& why)
+{
+    const char* v = std::getenv(wire::env::notice_fd);
+    if (v == nullptr || *v == '\0') {
+        return Errc::ok; // not a fault-tolerant job
+    }
+    int fd = -1;
+    if (!env_int(wire::env::notice_fd, fd, true, why)) {
+        return Errc::invalid_arg;
+    }
+    int nodes = std::max(job_.num_nodes, 1);
+    std::string bad;
+    Status st = board_.open(fd, job_.size, nodes, bad);
+    ::close(fd); // the mapping stays; programs this rank starts do not inherit it
+    ::unsetenv(wire::env::notice_fd);
+    if (!st.ok()) {
+        why = std::string(wire::env::notice_fd) + "=" + std::to_string(fd) + ": " + bad;
+        return st;
+    }
+    rank_told_.assign(static_cast<std::size_t>(job_.size), false);
+    node_told_.assign(static_cast<std::size_t>(nodes), false);
+    return Errc::ok;
+}
+
+void OurBootstrap::read_board()
+{
+    std::uint64_t gen = board_.generation();
+    if (gen == board_seen_) {
+        return;
+    }
+    board_seen_ = gen;
+    for (int n = 0; n < board_.nodes(); ++n) {
+        if (board_.node_failed(n) && !node_told_[static_cast<std::size_t>(n)]) {
+            node_told_[static_cast<std::size_t>(n)] = true;
+            FailureEvent ev;
+            ev.kind = FailureEvent::Kind::host_failed;
+            ev.node_id = n;
+            ev.detail = "its host failed (the launcher's notice board)";
+            events_.push_back(std::move(ev));
+        }
+    }
+    for (int r = 0; r < board_.size(); ++r) {
+        if (board_.rank_failed(r) && !rank_told_[static_cast<std::size_t>(r)]) {
+            rank_told_[static_cast<std::size_t>(r)] = true;
+            FailureEvent ev;
+            ev.kind = FailureEvent::Kind::rank_failed;
+            ev.rank = r;
+            ev.detail = "it failed (the launcher's notice board)";
+            events_.push_back(std::move(ev));
+        }
+    }
+}
 
 Status OurBootstrap::start(std::string& why)
 {
@@ -193,7 +266,7 @@ Status OurBootstrap::start(std::string& why)
     }
     job_.node_of_rank.assign(w.node_of_rank.begin(), w.node_of_rank.end());
     job_.universe_size = static_cast<int>(w.universe_size);
-    return Errc::ok;
+    return open_board(why);
 }
 
 Status OurBootstrap::send(wire::Body body)
@@ -272,6 +345,24 @@ void OurBootstrap::queue_event(const wire::Event& e)
     ev.rank = e.rank;
     ev.node_id = e.node;
     ev.detail = e.detail;
+    // Once per rank and host: the board may have reported it already.
+    if (board_.valid()) {
+        std::vector<bool>* told = nullptr;
+        int idx = -1;
+        if (ev.kind == FailureEvent::Kind::rank_failed) {
+            told = &rank_told_;
+            idx = ev.rank;
+        } else if (ev.kind == FailureEvent::Kind::host_failed) {
+            told = &node_told_;
+            idx = ev.node_id;
+        }
+        if (told != nullptr && idx >= 0 && static_cast<std::size_t>(idx) < told->size()) {
+            if ((*told)[static_cast<std::size_t>(idx)]) {
+                return;
+            }
+            (*told)[static_cast<std::size_t>(idx)] = true;
+        }
+    }
     events_.push_back(std::move(ev));
 }
 
@@ -465,6 +556,9 @@ bool OurBootstrap::poll_event(FailureEvent& ev)
                 break;
             }
         }
+    }
+    if (board_.valid() && events_.empty()) {
+        read_board();
     }
     if (events_.empty()) {
         return false;

@@ -16,7 +16,10 @@
 // lost connection to the server. It runs on the PMIx progress thread: it
 // turns each notice into a FailureEvent under a mutex and adds 1 to an
 // eventfd, which is event_fd(); poll_event() reads it back on the MPI thread.
-// A process that ended with exit code 0 is not a failure.
+// It also adds 1 to an atomic counter in this process, notice_word(), which
+// ULM's progress loop compares at the cost of one load. A process that
+// ended with exit code 0 is not a failure. (PMI-2 has no notices at all:
+// under srun --mpi=pmi2 a failure is learned only from silence.)
 #include "runtime/boot_wire.h"
 #include "runtime/bootstrap.h"
 #include "runtime/bootstrap_env.h"
@@ -94,6 +97,7 @@ public:
     Status finalize() override;
     bool poll_event(FailureEvent& ev) override;
     int event_fd() const override { return efd_; }
+    const std::atomic<std::uint64_t>* notice_word() const override { return &notices_; }
     const char* name() const override { return "pmix"; }
 
 private:
@@ -122,6 +126,7 @@ private:
 
     std::mutex mu_; // events_ and closed_, shared with the PMIx thread
     std::deque<FailureEvent> events_;
+    std::atomic<std::uint64_t> notices_{0}; // + 1 per event pushed (notice_word)
     bool closed_ = false;
 
     std::atomic<int> fence_state_{0}; // 0 idle, 1 running, 2 done
@@ -492,6 +497,7 @@ void PmixBootstrap::push(FailureEvent ev)
         }
         events_.push_back(std::move(ev));
     }
+    notices_.fetch_add(1, std::memory_order_release);
     std::uint64_t one = 1;
     ssize_t w = ::write(efd_, &one, sizeof one);
     (void)w; // EAGAIN only when the counter is full: it is readable already

@@ -302,7 +302,7 @@ std::string prefix_of(const ParamBase& p)
 // Layer of a parameter prefix, for the group headings and their order.
 std::pair<int, std::string> layer_of(const std::string& prefix)
 {
-    if (prefix == "mpi" || prefix == "coll") {
+    if (prefix == "mpi" || prefix == "coll" || prefix == "initial") { // initial_errhandler
         return {0, "mpi/"};
     }
     if (prefix == "ft") {

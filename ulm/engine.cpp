@@ -78,6 +78,8 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
                     std::string& why)
 {
     boot_ = &boot;
+    notice_word_ = boot.notice_word();
+    notice_seen_ = 0;
     path::set_lossy_header_length(&frag_header_length);
     path::set_frag_header_length(&frag_header_length);
     const rt::JobInfo& job = boot.job();
@@ -197,7 +199,11 @@ int Engine::progress()
     if (links_.needs_tick() && (++tick_count_ & 3) == 0) {
         n += links_.tick();
     }
-    if ((++event_count_ & 255) == 0 && watch_events_) [[unlikely]] {
+    if (notice_word_ != nullptr) {
+        if (notice_word_->load(std::memory_order_acquire) != notice_seen_) [[unlikely]] {
+            check_events();
+        }
+    } else if ((++event_count_ & 255) == 0 && watch_events_) [[unlikely]] {
         check_events();
     }
     return n;
@@ -248,6 +254,10 @@ void Engine::idle(Backoff& backoff)
 // job is ending.
 void Engine::check_events()
 {
+    if (notice_word_ != nullptr) {
+        // Read before the notices: a change after this load is seen next time.
+        notice_seen_ = notice_word_->load(std::memory_order_acquire);
+    }
     rt::FailureEvent ev;
     while (boot_ != nullptr && boot_->poll_event(ev)) {
         switch (ev.kind) {

@@ -133,9 +133,12 @@ public:
     };
     void idle(Backoff& backoff);
     void check_hang(HangClock& h);
-    // Reads failure notices now (also every few hundred progress calls when
-    // watch_events(true): a program that fault tolerance keeps alive must
-    // learn of failures while it polls, not only while it idles).
+    // Reads failure notices now. Every progress call also compares the
+    // bootstrap's notice word (one load) with the value it last read and
+    // reads the notices when it changed; a bootstrap without a word is
+    // polled every few hundred progress calls when watch_events(true) (a
+    // program that fault tolerance keeps alive must learn of failures while
+    // it polls, not only while it idles).
     void check_events();
     void watch_events(bool on) { watch_events_ = on; }
 
@@ -250,6 +253,8 @@ private:
     Backoff::Policy backoff_policy_{};
     std::uint32_t tick_count_ = 0;
     std::uint32_t event_count_ = 0;
+    const std::atomic<std::uint64_t>* notice_word_ = nullptr; // boot_->notice_word()
+    std::uint64_t notice_seen_ = 0;
     bool watch_events_ = false;
     std::uint32_t fruitless_polls_ = 0;
     rt::Nanos hang_report_ns_ = 0;

@@ -3,6 +3,7 @@
 #include "runtime/log.h"
 #include "runtime/mpirun/launcher.h"
 #include "runtime/mpirun/net.h"
+#include "runtime/ft_mode.h"
 #include "runtime/mpirun/options.h"
 
 #include <cerrno>
@@ -220,7 +221,7 @@ void Daemon::on_up_frame(wire::Message& m)
             launch(std::get<wire::Launch>(m.body));
         }
         return;
-    case wire::MsgType::signal: signal_ranks(std::get<wire::Signal>(m.body).sig); return;
+    case wire::MsgType::signal: signal_ranks(std::get<wire::Signal>(m.body).sig, m.rank); return;
     case wire::MsgType::stdin_data:
         for (Rank& r : ranks_) {
             if (r.rank == m.rank && r.in_fd >= 0) {
@@ -247,10 +248,24 @@ void Daemon::on_up_frame(wire::Message& m)
         if (relay_) {
             relay_->from_up(m);
         }
+        if (const auto* ev = std::get_if<wire::Event>(&m.body)) {
+            on_event(*ev);
+        }
         return;
     default:
         ULMPI_WARN("ignoring %s from mpirun", wire::msg_type_name(wire::type_of(m.body)));
         return;
+    }
+}
+
+// A failure notice went down to the ranks' connections: now the board, so
+// that a rank seeing the board change finds the frame in its socket.
+void Daemon::on_event(const wire::Event& ev)
+{
+    if (ev.kind == wire::EventKind::rank_failed) {
+        board_.mark_rank(ev.rank);
+    } else if (ev.kind == wire::EventKind::host_failed) {
+        board_.mark_node(ev.node);
     }
 }
 
@@ -295,6 +310,20 @@ void Daemon::launch(const wire::Launch& l)
     std::string boot = wire::format_boot_addr(addr);
     std::string secret = wire::secret_to_hex(args_.secret);
     bool stop = !listening;
+    // A fault-tolerant job (the `ft` parameter in the job's environment):
+    // the ranks of this host read failure notices from a board kept here.
+    FtMode ft = FtMode::none;
+    for (const std::string& e : l.env) {
+        if (e.starts_with("ULMPI_FT=") && !parse_ft_mode(std::string_view(e).substr(9), ft)) {
+            ft = FtMode::none; // the ranks refuse the bad value themselves
+        }
+    }
+    if (ft != FtMode::none && !stop) {
+        std::string bad;
+        if (!board_.create(static_cast<int>(l.size), static_cast<int>(l.num_nodes), bad).ok()) {
+            ULMPI_ERROR("cannot make the notice board of a fault-tolerant job: %s", bad.c_str());
+        }
+    }
     for (std::size_t i = 0; i < l.ranks.size(); ++i) {
         const wire::LaunchRank& lr = l.ranks[i];
         Rank& r = ranks_[i];
@@ -326,6 +355,10 @@ void Daemon::launch(const wire::Launch& l)
         set(wire::env::job_secret, secret);
         set(wire::env::universe_size, std::to_string(l.universe_size));
         set(wire::env::appnum, std::to_string(lr.app));
+        if (board_.fd() >= 0) {
+            set(wire::env::notice_fd, std::to_string(board_.fd()));
+            spec.keep_fd = board_.fd();
+        }
         spec.wdir = wdir;
         spec.stdin_pipe = lr.stdin_pipe;
         if (!cpus.empty()) {
@@ -356,6 +389,7 @@ void Daemon::launch(const wire::Launch& l)
         }
         up(wire::encode(wire::Message{lr.rank, s}));
     }
+    board_.close_fd(); // every rank has it; the mapping stays
 }
 
 void Daemon::close_stream(Rank& r, int stream)
@@ -453,11 +487,11 @@ void Daemon::reap()
     }
 }
 
-void Daemon::signal_ranks(int sig)
+void Daemon::signal_ranks(int sig, int only_rank)
 {
     // Reaped ranks too: their process groups may still hold what they started.
     for (const Rank& r : ranks_) {
-        if (r.pid > 0) {
+        if (r.pid > 0 && (only_rank < 0 || r.rank == only_rank)) {
             mpirun::signal_group(r.pid, sig);
         }
     }

@@ -17,8 +17,13 @@
 //   * reports every exit with EXITED, after draining that rank's bootstrap
 //     connection and pipes, so an ABORT or FINALIZE and the last words come
 //     first;
-//   * applies SIGNAL to every rank's process group, and STDIN to the stdin
-//     rank's pipe;
+//   * applies SIGNAL to every rank's process group (to one rank's when the
+//     header names it: a rank that a fault-tolerant job declared failed),
+//     and STDIN to the stdin rank's pipe;
+//   * in a fault-tolerant job (the LAUNCH environment sets ULMPI_FT to ulfm
+//     or mpi), keeps the host's notice board (runtime/notice_board.h): the
+//     ranks inherit it, and every EVENT from mpirun is marked on it after
+//     it went down to the ranks' connections;
 //   * ends the ranks' stray output holders 1 s after the last rank ended, as
 //     mpirun does.
 //
@@ -30,6 +35,7 @@
 
 #include "runtime/boot_wire.h"
 #include "runtime/clock.h"
+#include "runtime/notice_board.h"
 #include "runtime/daemon/relay.h"
 #include "runtime/mpirun/boot_listener.h"
 
@@ -81,7 +87,8 @@ private:
     void close_stream(Rank& r, int stream);
     void write_stdin(Rank& r);
     void reap();
-    void signal_ranks(int sig);
+    void signal_ranks(int sig, int only_rank = -1);
+    void on_event(const wire::Event& ev);
     void flush_up(bool block); // block: wait up to kByeWaitMs for room
     void read_up();
     // Kills what is left, removes the job's files; BYE when mpirun asked.
@@ -98,6 +105,7 @@ private:
     mpirun::BootListener down_;
     std::unique_ptr<Relay> relay_;
     std::vector<Rank> ranks_;
+    NoticeBoard board_; // fault-tolerant jobs only
     bool launched_ = false;
     bool done_ = false;
     int exit_status_ = 0;

@@ -243,6 +243,9 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
             drop(id, "rank " + std::to_string(m.rank) + " fenced twice in one round");
             return;
         }
+        if (r.failed) {
+            break; // declared failed (its process is being killed): not waited for
+        }
         r.fenced = true;
         ++fenced_;
         check_fence();
@@ -312,12 +315,26 @@ void KvServer::rank_gone(int rank)
     check_fence();
 }
 
+void KvServer::rank_failed(int rank)
+{
+    if (rank < 0 || rank >= size() || ranks_[idx(rank)].failed) {
+        return;
+    }
+    RankState& r = ranks_[idx(rank)];
+    r.failed = true;
+    r.gone = true;
+    if (!r.fenced) {
+        ++failed_unfenced_;
+    }
+    check_fence();
+}
+
 void KvServer::check_fence()
 {
     if (fenced_ == 0) {
         return;
     }
-    if (fenced_ == size()) {
+    if (fenced_ + failed_unfenced_ == size()) {
         wire::FenceDone done;
         for (const auto& key : since_fence_) {
             done.entries.push_back(wire::KeyValue{key.first, key.second, store_[key]});
@@ -329,8 +346,10 @@ void KvServer::check_fence()
                 sink_.send(id, frame);
             }
         }
+        failed_unfenced_ = 0;
         for (RankState& r : ranks_) {
             r.fenced = false;
+            failed_unfenced_ += r.failed ? 1 : 0;
         }
         fenced_ = 0;
         ++fences_done_;
@@ -338,7 +357,7 @@ void KvServer::check_fence()
     }
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
         RankState& r = ranks_[i];
-        if (!r.fenced && (r.gone || r.finalized) && !r.stuck_noted) {
+        if (!r.fenced && !r.failed && (r.gone || r.finalized) && !r.stuck_noted) {
             r.stuck_noted = true;
             std::string why = r.finalized ? "called MPI_Finalize"
                               : r.hello   ? "left MPI"
@@ -354,7 +373,9 @@ void KvServer::broadcast(const wire::Event& ev)
 {
     wire::Bytes frame = wire::encode(wire::Message{-1, ev});
     for (const auto& [id, c] : conns_) {
-        if (!c.ranks.empty()) {
+        // A daemon gets it even before its ranks connect: it keeps the
+        // notices on its host's board for them.
+        if (!c.ranks.empty() || c.daemon_node >= 0) {
             sink_.send(id, frame);
         }
     }

@@ -17,7 +17,9 @@
 // (rank, key, value) put since the previous fence. A rank that finalized,
 // lost its connection or ended while others wait in a fence makes the fence
 // impossible: a fence_stuck note says so, and the monitor ends the job rather
-// than let it hang.
+// than let it hang. In a fault-tolerant job the monitor declares such a rank
+// failed (rank_failed()) instead: from then on every fence completes once
+// all ranks but the failed ones have entered it.
 //
 // Daemons. The daemon of a remote host opens with DAEMON_HELLO (the job
 // secret, its node and host name, which must be one expect_daemons() named).
@@ -96,7 +98,11 @@ public:
     void on_close(ConnId conn) override;
     // The rank's process has ended.
     void rank_gone(int rank);
-    // Sends an EVENT to every connection that carries a rank.
+    // The rank failed and the job goes on without it (fault tolerance):
+    // fences no longer wait for it. A fence waiting only for it completes now.
+    void rank_failed(int rank);
+    // Sends an EVENT to every connection that carries a rank, and to every
+    // daemon.
     void broadcast(const wire::Event& ev);
 
     std::vector<Note> take_notes() { return std::exchange(notes_, {}); }
@@ -128,6 +134,7 @@ private:
         bool finalized = false;
         bool gone = false;     // process ended or connection lost
         bool stuck_noted = false;
+        bool failed = false;   // fences do not wait for it
     };
 
     static std::size_t idx(int rank) { return static_cast<std::size_t>(rank); }
@@ -153,6 +160,7 @@ private:
     std::map<std::pair<int, std::string>, wire::Bytes> store_; // every value ever put
     std::set<std::pair<int, std::string>> since_fence_;        // keys put in this round
     int fenced_ = 0;
+    int failed_unfenced_ = 0; // failed ranks not in the current round's fence
     std::uint64_t fences_done_ = 0;
     unsigned refused_ = 0;
     std::vector<Note> notes_;

@@ -29,6 +29,8 @@ struct SpawnSpec {
     cpu_set_t cpus{};
     bool sigpipe_ignored = false; // mpirun itself was started with SIGPIPE ignored
     int death_signal = SIGKILL;   // PR_SET_PDEATHSIG: sent when the parent dies
+    int keep_fd = -1;             // a close-on-exec descriptor the program inherits
+                                  // (the notice board), at the same number
 };
 
 struct Child {

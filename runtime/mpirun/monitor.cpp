@@ -240,6 +240,10 @@ bool Monitor::setup()
     kv_->expect_daemons(std::move(host_of_node));
     listener_.attach(*kv_);
     ranks_.resize(static_cast<std::size_t>(map_.size()));
+    if (policy_.tolerant() && !board_.create(map_.size(), map_.num_nodes(), why).ok()) {
+        report("cannot make the notice board of a fault-tolerant job: " + why);
+        return false;
+    }
     char buf[PATH_MAX];
     if (::getcwd(buf, sizeof buf) != nullptr) {
         cwd_ = buf;
@@ -316,6 +320,10 @@ void Monitor::launch_all()
         set(wire::env::job_secret, secret);
         set(wire::env::universe_size, std::to_string(map_.universe_size()));
         set(wire::env::appnum, std::to_string(mr.app));
+        if (board_.fd() >= 0) {
+            set(wire::env::notice_fd, std::to_string(board_.fd()));
+            spec.keep_fd = board_.fd();
+        }
         spec.wdir = opts_.wdir;
         spec.stdin_pipe = stdin_usable && r == opts_.stdin_rank;
         spec.sigpipe_ignored = sigpipe_ignored_;
@@ -362,6 +370,7 @@ void Monitor::launch_all()
             r.reaped = true; // never started: nothing to wait for
         }
     }
+    board_.close_fd(); // every local rank has it; the mapping stays
 }
 
 void Monitor::start_daemons()
@@ -483,6 +492,11 @@ void Monitor::send_launch(Daemon& d)
         l.ranks.push_back(lr);
     }
     listener_.send(d.conn, wire::encode(wire::Message{-1, std::move(l)}));
+    // Failures announced before this daemon connected: its board must show
+    // them to the ranks it starts.
+    for (const wire::Event& ev : announced_) {
+        listener_.send(d.conn, wire::encode(wire::Message{-1, ev}));
+    }
 }
 
 void Monitor::on_daemon_msg(const KvServer::Note& n)
@@ -576,8 +590,12 @@ void Monitor::host_lost(int node, const std::string& reason)
     Daemon& d = daemons_[static_cast<std::size_t>(node)];
     bool first = !d.lost;
     d.lost = true;
+    std::vector<int> lost; // ranks still running there: they are the failed ones
     for (int r : map_.host(node).ranks) {
         Rank& rank = ranks_[static_cast<std::size_t>(r)];
+        if (!rank.reaped && !policy_.failed(r)) {
+            lost.push_back(r);
+        }
         rank.reaped = true; // its process is gone with the daemon (or soon will be)
         rank.lost_deadline = 0;
         for (auto [lines, open] : {std::pair{rank.rout.get(), &rank.rout_open},
@@ -598,14 +616,23 @@ void Monitor::host_lost(int node, const std::string& reason)
         signal_group(d.agent_pid, SIGTERM);
     }
     if (first && !reason.empty() && !ending_ && !finishing_) {
-        wire::Event ev;
-        ev.kind = wire::EventKind::host_failed;
-        ev.node = node;
-        ev.detail = "host " + host_name(node) + " " + reason;
-        kv_->broadcast(ev);
-        end_job(exit_code::failure,
-                "host '" + host_name(node) + "' lost: " + reason + "; ending the job",
-                kFailureGrace);
+        if (policy_.on_host_lost(lost, d.connected) == FailurePolicy::Action::announce) {
+            std::string which = lost.empty() ? std::string("no rank was running there")
+                                : (lost.size() == 1 ? "rank " : "ranks ") + rank_list(lost) +
+                                      " failed";
+            report("host '" + host_name(node) + "' lost: " + reason + "; " + which +
+                   "; the job goes on (--with-ft)");
+            announce_host(node, "host " + host_name(node) + " " + reason);
+        } else {
+            wire::Event ev;
+            ev.kind = wire::EventKind::host_failed;
+            ev.node = node;
+            ev.detail = "host " + host_name(node) + " " + reason;
+            kv_->broadcast(ev);
+            end_job(exit_code::failure,
+                    "host '" + host_name(node) + "' lost: " + reason + "; ending the job",
+                    kFailureGrace);
+        }
     }
     for (int r : map_.host(node).ranks) {
         kv_->rank_gone(r);
@@ -753,42 +780,91 @@ void Monitor::close_outputs(bool remote)
 
 void Monitor::judge_exit(int rank, int status)
 {
-    if (ending_) {
+    if (ending_ || policy_.failed(rank)) {
+        return; // a consequence, or announced already (its connection went first)
+    }
+    ExitReading e = read_exit(status, kv_->said_hello(rank), kv_->finalized(rank));
+    if (e.success) {
         return;
     }
-    bool mpi = kv_->said_hello(rank);
-    bool left_early = mpi && !kv_->finalized(rank);
-    std::string when = left_early ? " before MPI_Finalize" : "";
-    std::string detail;
-    int code = 0;
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        const char* desc = ::strsignal(sig);
-        detail = "died from signal " + std::to_string(sig) + " (" + (desc ? desc : "?") + ")";
-        code = exit_code::signal_base + sig;
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        detail = "exited with status " + std::to_string(WEXITSTATUS(status));
-        code = WEXITSTATUS(status);
-    } else if (left_early) {
-        detail = "exited with status 0";
-        code = exit_code::failure;
-    } else {
-        return; // success
+    switch (policy_.on_exit(rank, e)) {
+    case FailurePolicy::Action::end_job: {
+        wire::Event ev;
+        ev.kind = wire::EventKind::rank_failed;
+        ev.rank = rank;
+        ev.node = map_.rank(rank).node;
+        ev.detail = e.detail;
+        kv_->broadcast(ev);
+        end_job(e.code, who(rank) + " " + e.detail + e.when + "; ending the job", kFailureGrace);
+        break;
     }
+    case FailurePolicy::Action::announce:
+        report(who(rank) + " " + e.detail + e.when + "; the job goes on (--with-ft)");
+        announce_rank(rank, e.detail);
+        break;
+    case FailurePolicy::Action::remember:
+        report(who(rank) + " " + e.detail + " after MPI_Finalize");
+        break;
+    }
+}
+
+void Monitor::announce_rank(int rank, const std::string& detail)
+{
+    Rank& r = ranks_[static_cast<std::size_t>(rank)];
+    // Fail-stop: whatever is left of it goes (a rank that lost its
+    // connection may still run).
+    if (!r.reaped && r.pid > 0) {
+        if (r.remote) {
+            int node = map_.rank(rank).node;
+            ConnId conn = daemons_[static_cast<std::size_t>(node)].conn;
+            if (conn >= 0) {
+                listener_.send(conn, wire::encode(wire::Message{rank, wire::Signal{SIGKILL}}));
+            }
+        } else {
+            signal_group(r.pid, SIGKILL);
+        }
+    }
+    r.lost_deadline = 0;
+    // The frame first, then the board: a rank that sees the board change
+    // finds the details in its socket.
     wire::Event ev;
     ev.kind = wire::EventKind::rank_failed;
     ev.rank = rank;
     ev.node = map_.rank(rank).node;
     ev.detail = detail;
     kv_->broadcast(ev);
-    end_job(code, who(rank) + " " + detail + when + "; ending the job", kFailureGrace);
+    announced_.push_back(ev);
+    board_.mark_rank(rank);
+    kv_->rank_failed(rank);
+}
+
+void Monitor::announce_host(int node, const std::string& detail)
+{
+    wire::Event ev;
+    ev.kind = wire::EventKind::host_failed;
+    ev.node = node;
+    ev.detail = detail;
+    kv_->broadcast(ev);
+    announced_.push_back(ev);
+    board_.mark_node(node);
+    for (int r : map_.host(node).ranks) {
+        kv_->rank_failed(r);
+    }
 }
 
 void Monitor::rank_lost(int rank, const std::string& reason)
 {
     Rank& r = ranks_[static_cast<std::size_t>(rank)];
+    if (policy_.failed(rank)) {
+        return; // announced already
+    }
     if (r.reaped) {
         // Its exit has been judged already; if that was fine, the reason stands.
+        if (policy_.on_lost(rank) == FailurePolicy::Action::announce) {
+            report(who(rank) + " " + reason + "; the job goes on (--with-ft)");
+            announce_rank(rank, reason);
+            return;
+        }
         end_job(exit_code::failure, who(rank) + " " + reason + "; ending the job", kFailureGrace);
         return;
     }
@@ -833,7 +909,11 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
             break;
         }
         case Kind::fence_stuck:
-            if (!ending_) {
+            // A fault-tolerant job waits for the verdict on a rank that is
+            // gone but not judged yet: once failed, fences skip it.
+            if (!ending_ && !policy_.failed(n.rank) &&
+                !(policy_.tolerant() && !ranks_[static_cast<std::size_t>(n.rank)].reaped &&
+                  !kv_->finalized(n.rank))) {
                 rank_lost(n.rank, n.text);
             }
             break;
@@ -998,10 +1078,16 @@ void Monitor::check_timers(Nanos now)
         Rank& r = ranks_[i];
         if (r.lost_deadline != 0 && now >= r.lost_deadline) {
             r.lost_deadline = 0;
-            if (!r.reaped) {
-                end_job(exit_code::failure,
-                        who(static_cast<int>(i)) + " " + r.lost_reason + "; ending the job",
-                        kFailureGrace);
+            auto rank = static_cast<int>(i);
+            if (!r.reaped && !ending_ && !policy_.failed(rank)) {
+                if (policy_.on_lost(rank) == FailurePolicy::Action::announce) {
+                    report(who(rank) + " " + r.lost_reason +
+                           "; it is failed and killed, the job goes on (--with-ft)");
+                    announce_rank(rank, r.lost_reason);
+                } else {
+                    end_job(exit_code::failure, who(rank) + " " + r.lost_reason + "; ending the job",
+                            kFailureGrace);
+                }
             }
         }
     }
@@ -1232,6 +1318,13 @@ int Monitor::run()
     // Children reaped during the launch (a failed exec) are collected here too.
     reap_children();
     loop();
+    if (!ending_) {
+        std::string summary;
+        exit_code_ = policy_.final_status(summary);
+        if (!summary.empty()) {
+            report(summary);
+        }
+    }
     finish_daemons();
     listener_.shutdown();
     int removed = remove_job_shm_files(jobid_);

@@ -7,6 +7,12 @@
 // Ending. The first cause wins and fixes the exit status: a rank's
 // MPI_Abort, a rank that failed (non-zero exit, signal, or left MPI without
 // MPI_Finalize), the time limit, an interrupt of mpirun, or a launch failure.
+// What a failure means is the FailurePolicy's to say (failure_policy.h): in
+// a fault-tolerant job (--with-ft ulfm) a failed rank or lost host does not
+// end the job. mpirun then prints one line naming it, kills what is left of
+// the rank, tells every survivor (EVENT rank_failed / host_failed on the
+// bootstrap connections, then the notice board: notice_board.h), and the
+// key-value service stops waiting for it in fences.
 // mpirun prints one line naming the cause, tells the connected ranks
 // (EVENT job_ending), sends SIGTERM to every rank's process group and
 // SIGKILL after a grace period (0.5 s; 2 s after an interrupt, or at once on
@@ -35,7 +41,9 @@
 
 #include "runtime/boot_wire.h"
 #include "runtime/clock.h"
+#include "runtime/notice_board.h"
 #include "runtime/mpirun/boot_listener.h"
+#include "runtime/mpirun/failure_policy.h"
 #include "runtime/mpirun/io_forward.h"
 #include "runtime/mpirun/job_map.h"
 #include "runtime/mpirun/kv_server.h"
@@ -52,7 +60,10 @@ namespace ulmpi::rt::mpirun {
 
 class Monitor {
 public:
-    Monitor(const Options& opts, const JobMap& map) : opts_(opts), map_(map) {}
+    Monitor(const Options& opts, const JobMap& map)
+        : opts_(opts), map_(map), policy_(opts.ft, map.size())
+    {
+    }
     ~Monitor();
     Monitor(const Monitor&) = delete;
     Monitor& operator=(const Monitor&) = delete;
@@ -113,6 +124,9 @@ private:
     void judge_exit(int rank, int status);
     void handle_notes(std::vector<KvServer::Note>& notes, bool deferred_part);
     void rank_lost(int rank, const std::string& reason);
+    // The policy says a rank failed and the job goes on: tell everyone.
+    void announce_rank(int rank, const std::string& detail);
+    void announce_host(int node, const std::string& detail);
     void end_job(int code, const std::string& message, Nanos grace);
     void interrupted(int sig);
     void check_timers(Nanos now);
@@ -127,6 +141,9 @@ private:
 
     const Options& opts_;
     const JobMap& map_;
+    FailurePolicy policy_;
+    NoticeBoard board_; // fault-tolerant jobs: this machine's ranks read it
+    std::vector<wire::Event> announced_; // every failure announced, for late daemons
     std::string jobid_;
     wire::Secret secret_{};
     BootListener listener_;

@@ -32,6 +32,9 @@ enum class Opt {
     launch_agent,
     boot_if,
     verbose,
+    with_ft,
+    disable_auto_cleanup,
+    initial_errhandler,
     help,
     version,
 };
@@ -69,6 +72,9 @@ constexpr OptSpec kOptions[] = {
     {"N", Opt::npernode, true},
     {"launch-agent", Opt::launch_agent, true},
     {"boot-if", Opt::boot_if, true},
+    {"with-ft", Opt::with_ft, true},
+    {"disable-auto-cleanup", Opt::disable_auto_cleanup, false},
+    {"initial-errhandler", Opt::initial_errhandler, true},
     {"v", Opt::verbose, false},
     {"verbose", Opt::verbose, false},
     {"h", Opt::help, false},
@@ -416,6 +422,29 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 o.boot_if = value;
                 break;
             case Opt::verbose: o.verbose = true; break;
+            case Opt::with_ft: {
+                FtMode m = FtMode::none;
+                if (!parse_ft_mode(value, m)) {
+                    return fail("--with-ft: '" + value + "' is not ulfm, mpi or no");
+                }
+                o.params.emplace_back("ft", value);
+                break;
+            }
+            case Opt::disable_auto_cleanup: o.params.emplace_back("ft", "ulfm"); break;
+            case Opt::initial_errhandler: {
+                std::string v = value;
+                for (char& c : v) {
+                    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                }
+                if (v != "mpi_errors_are_fatal" && v != "mpi_errors_return" &&
+                    v != "mpi_errors_abort") {
+                    return fail("--initial-errhandler: '" + value +
+                                "' is not mpi_errors_are_fatal, mpi_errors_abort or "
+                                "mpi_errors_return");
+                }
+                o.params.emplace_back("initial_errhandler", v);
+                break;
+            }
             case Opt::help: return ParseOutcome::help;
             case Opt::version: return ParseOutcome::version;
             }
@@ -448,6 +477,14 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                         "' is not a number of seconds");
         }
     }
+    // The fault-tolerance mode mpirun itself acts on: the last --with-ft,
+    // --disable-auto-cleanup or --param ft=..., else mpirun's ULMPI_FT.
+    o.ft = ft_mode();
+    for (const auto& [name, value] : o.params) {
+        if (name == "ft") {
+            (void)parse_ft_mode(value, o.ft); // checked above
+        }
+    }
     out = std::move(o);
     return ParseOutcome::run;
 }
@@ -459,8 +496,8 @@ std::string help_text(const char* prog)
 
 Starts the ranks of an MPI job on this host and others, runs their key-value
 (wire-up) service, forwards their output and signals, and ends the whole job
-as soon as one rank fails. A program started without mpirun is a job of one
-rank.
+as soon as one rank fails (unless --with-ft says the job lives on). A program
+started without mpirun is a job of one rank.
 
 Options (also accepted with a single dash, e.g. -np 4):
   -n, -np, -c N        number of processes of the program that follows
@@ -508,6 +545,18 @@ Options (also accepted with a single dash, e.g. -np 4):
                        first remote host's subnet, else the first one up)
   --boot unix|tcp[:IP] transport of the rank <-> mpirun connection (default
                        an abstract Unix socket; tcp listens on 127.0.0.1)
+  --with-ft ulfm|mpi|no
+                       process fault tolerance: with ulfm (or its other
+                       spelling mpi) a rank that dies or a host that is lost
+                       no longer ends the job; every survivor is told and
+                       sees MPIX_ERR_PROC_FAILED (the ULFM interface). no:
+                       the default. Also --param ft=..., ULMPI_FT
+  --disable-auto-cleanup
+                       the same as --with-ft ulfm (MPICH's spelling)
+  --initial-errhandler mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return
+                       the error handler MPI_COMM_WORLD and MPI_COMM_SELF
+                       start with (MPI-4; default mpi_errors_are_fatal);
+                       MPI_INFO_ENV says it under mpi_initial_errhandler
   -v, --verbose        log what mpirun does
   -h, --help           this text
   -V, --version        print "ulmpi <version>"
@@ -517,7 +566,14 @@ MPMD: `mpirun -n 1 master : -n 4 worker` starts ranks 0 (master) and 1-4
 
 Hosts other than this machine get one ulmpi_daemon each, started through
 the launch agent; it forks the host's ranks, relays their wire-up and
-output, and ends with the job. A host whose daemon disappears ends the job.
+output, and ends with the job. A host whose daemon disappears ends the job
+(with --with-ft: its ranks are failed and the job goes on).
+
+With --with-ft ulfm, a rank that dies, exits without MPI_Finalize or loses
+its connection is announced to every survivor (on its host within
+milliseconds) and killed if anything is left of it; the wire-up fences and
+MPI_Finalize stop waiting for it. MPI_Abort, --timeout, a signal to mpirun
+and a program that cannot start still end the whole job.
 
 Every rank runs in its own process group and never outlives mpirun. SIGINT,
 SIGTERM and SIGHUP are forwarded to the ranks; those still alive 2 seconds
@@ -537,6 +593,12 @@ Exit status:
   126      a program could not be executed (not executable, bad format)
   127      a program was not found
   129/130/143  mpirun got SIGHUP / SIGINT / SIGTERM
+
+Exit status with --with-ft ulfm, when nothing ended the job early:
+  0        every rank that did not fail called MPI_Finalize and exited 0
+           (the failed ranks are named on stderr all the same)
+  N        a rank exited with status N (128+S: signal S) after MPI_Finalize
+  else     every rank failed: the status of the first failure, as above
 )";
 }
 

@@ -6,6 +6,8 @@
 // a lone ':' is its argument list.
 #pragma once
 
+#include "runtime/ft_mode.h"
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,6 +49,9 @@ struct Options {
     BootKind boot = BootKind::unix_abstract;
     std::string boot_ip = "127.0.0.1";
     bool verbose = false;
+    // --with-ft / --disable-auto-cleanup / --param ft=...; else the `ft`
+    // parameter of mpirun's own environment (ULMPI_FT).
+    FtMode ft = FtMode::none;
 };
 
 enum class ParseOutcome { run, help, version, error };

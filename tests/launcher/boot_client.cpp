@@ -10,6 +10,16 @@
 //   boot_client events             rank 1 dies; rank 0 (ignoring SIGTERM) prints the
 //                                  events it receives
 //   boot_client closeconn R        rank R closes its bootstrap socket and sleeps
+//   boot_client ft R HOW           (mpirun --with-ft ulfm) rank R fails after a
+//                                  fence (HOW: kill = SIGKILL, exit0 = exit 0
+//                                  without finalize, close = close its socket
+//                                  and sleep); the others watch the notice word
+//                                  without a system call until it changes,
+//                                  print the notices, fence again without R
+//                                  (twice), finalize and exit 0. R = -1: nobody
+//                                  here fails; wait for a notice (a host killed
+//                                  from outside) after printing "ready R"
+//   boot_client final-exit R N     everyone finalizes; then rank R exits N
 //   boot_client refused            connect with a wrong secret
 //   boot_client shm                rank 0 creates /dev/shm/ulmpi-<jobid>-test, then
 //                                  the last rank aborts
@@ -19,7 +29,9 @@
 #include "runtime/bootstrap.h"
 #include "runtime/status.h"
 
+#include <atomic>
 #include <cerrno>
+#include <ctime>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -192,6 +204,104 @@ int events()
     return 0;
 }
 
+int ft(int victim, const std::string& how)
+{
+    auto b = boot();
+    const std::atomic<std::uint64_t>* word = b->notice_word();
+    if (word == nullptr) {
+        die("%s", "no notice word: is this job started with --with-ft ulfm?");
+    }
+    const auto& job = b->job();
+    int me = job.rank;
+    fence(*b);
+    if (me == victim) {
+        if (how == "exit0") {
+            std::exit(0);
+        }
+        if (how == "close") {
+            ::close(b->event_fd());
+            ::sleep(30);
+            return 0;
+        }
+        std::signal(SIGKILL, SIG_DFL);
+        ::raise(SIGKILL);
+    }
+    say("ready " + std::to_string(me));
+    // Spin on the word only (no system call), as ULM's progress loop does,
+    // with a watchdog.
+    std::uint64_t seen = 0;
+    timespec start{};
+    ::clock_gettime(CLOCK_MONOTONIC, &start);
+    while (word->load(std::memory_order_acquire) == seen) {
+        timespec now{};
+        ::clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec > 15) {
+            die("%s", "the notice word never changed");
+        }
+        sched_yield();
+    }
+    std::vector<bool> failed(static_cast<std::size_t>(job.size), false);
+    bool got = false;
+    for (int i = 0; i < 200 && !got; ++i) {
+        FailureEvent ev;
+        while (b->poll_event(ev)) {
+            if (ev.kind == FailureEvent::Kind::rank_failed) {
+                say("rank " + std::to_string(me) + " notice rank_failed " +
+                    std::to_string(ev.rank) + " " + ev.detail);
+                failed[static_cast<std::size_t>(ev.rank)] = true;
+                got = got || victim < 0 || ev.rank == victim;
+            } else if (ev.kind == FailureEvent::Kind::host_failed) {
+                say("rank " + std::to_string(me) + " notice host_failed " +
+                    std::to_string(ev.node_id) + " " + ev.detail);
+                for (int r = 0; r < job.size; ++r) {
+                    if (job.node_of_rank[static_cast<std::size_t>(r)] == ev.node_id) {
+                        failed[static_cast<std::size_t>(r)] = true;
+                    }
+                }
+                got = got || victim < 0 ||
+                      job.node_of_rank[static_cast<std::size_t>(victim)] == ev.node_id;
+            } else if (ev.kind == FailureEvent::Kind::job_ending) {
+                die("%s", "job_ending in a fault-tolerant job: " + ev.detail);
+            }
+        }
+        if (!got) {
+            pollfd p{b->event_fd(), POLLIN, 0};
+            ::poll(&p, 1, 10);
+        }
+    }
+    if (!got) {
+        die("%s", "the word changed but no failure notice came");
+    }
+    // Fences go on without the failed ranks; the survivors' values arrive.
+    put_text(*b, "after", std::to_string(me));
+    fence(*b);
+    int peer = me;
+    for (int k = 1; k < job.size; ++k) {
+        int r = (me + k) % job.size;
+        if (!failed[static_cast<std::size_t>(r)]) {
+            peer = r;
+            break;
+        }
+    }
+    if (get_text(*b, peer, "after") != std::to_string(peer)) {
+        die("%s", "wrong value after the failure");
+    }
+    fence(*b);
+    say("rank " + std::to_string(me) + " ft ok");
+    return b->finalize().ok() ? 0 : 98;
+}
+
+// Every rank fences and finalizes; then rank `who` exits with `code`.
+int exit_after_finalize(int who, int code)
+{
+    auto b = boot();
+    fence(*b);
+    if (!b->finalize().ok()) {
+        return 98;
+    }
+    return b->job().rank == who ? code : 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -228,6 +338,12 @@ int main(int argc, char** argv)
     }
     if (mode == "events") {
         return events();
+    }
+    if (mode == "ft") {
+        return ft(arg(2), argc > 3 ? argv[3] : "kill");
+    }
+    if (mode == "final-exit") {
+        return exit_after_finalize(arg(2), arg(3));
     }
     if (mode == "closeconn") {
         auto b = boot();

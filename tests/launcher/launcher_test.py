@@ -537,6 +537,152 @@ def case_singleton():
     check(p.returncode == 6 and "code 6" in p.stderr, "singleton abort: %s" % p.stderr)
 
 
+# ------------------------------------------------ fault tolerance (--with-ft)
+
+FT_NOTICE = os.environ.get("FT_NOTICE", "")
+
+
+def case_ft_options():
+    for bad, words in [(["--with-ft", "yes"], ["--with-ft", "'yes'", "ulfm, mpi or no"]),
+                       (["--with-ft=ULFM"], ["--with-ft", "ulfm, mpi or no"]),
+                       (["--initial-errhandler", "mpi_errors_ignore"],
+                        ["--initial-errhandler", "mpi_errors_are_fatal", "mpi_errors_abort",
+                         "mpi_errors_return"]),
+                       (["--param", "ft=maybe"], ["--param", "ft"])]:
+        r = run(bad + ["-n", "1", "true"])
+        check(r.rc == 2, "%s must be refused with status 2" % bad, r)
+        for w in words:
+            check(w in r.err, "the message must say %r" % w, r)
+    r = run(["--with-ft"])
+    check(r.rc == 2 and "--with-ft" in r.err and "needs a value" in r.err, "missing value", r)
+    for opts, ft in [(["--with-ft", "ulfm"], "ulfm"), (["--with-ft", "mpi"], "mpi"),
+                     (["-disable-auto-cleanup"], "ulfm"), (["--with-ft", "no"], "no"),
+                     (["--disable-auto-cleanup", "--with-ft", "no"], "no"), ([], "unset")]:
+        r = run(opts + ["-n", "1", "sh", "-c",
+                        'echo ${ULMPI_FT:-unset} ${ULMPI_NOTICE_FD:-nofd}; '
+                        '[ -n "$ULMPI_NOTICE_FD" ] && readlink /proc/$$/fd/$ULMPI_NOTICE_FD; '
+                        'true'])
+        check(r.rc == 0, "mpirun %s" % opts, r)
+        words = r.out.split()
+        check(words[0] == ft, "ULMPI_FT for %s" % opts, r)
+        if ft in ("ulfm", "mpi"):
+            check(words[1].isdigit() and "memfd:ulmpi-notices" in r.out,
+                  "a fault-tolerant rank inherits the notice board", r)
+        else:
+            check(words[1] == "nofd", "no notice board without --with-ft", r)
+    # mpirun's own environment chooses too; the command line wins.
+    r = run(["-n", "1", "sh", "-c", "echo ${ULMPI_NOTICE_FD:-nofd}"], extra_env={"ULMPI_FT": "ulfm"})
+    check(r.out.strip().isdigit(), "ULMPI_FT=ulfm in mpirun's environment", r)
+    r = run(["--with-ft", "no", "-n", "1", "sh", "-c", "echo ${ULMPI_NOTICE_FD:-nofd}"],
+            extra_env={"ULMPI_FT": "ulfm"})
+    check(r.out.strip() == "nofd", "--with-ft no wins over ULMPI_FT", r)
+    for value in ["mpi_errors_return", "MPI_ERRORS_ABORT", "mpi_errors_are_fatal"]:
+        r = run(["--initial-errhandler", value, "-n", "1", "printenv",
+                 "ULMPI_INITIAL_ERRHANDLER"])
+        check(r.rc == 0 and r.out.strip() == value.lower(), "--initial-errhandler %s" % value, r)
+    r = run(["--help"])
+    for w in ["--with-ft ulfm|mpi|no", "--disable-auto-cleanup", "--initial-errhandler",
+              "Exit status with --with-ft ulfm"]:
+        check(w in r.out, "--help must mention %r" % w, r)
+
+
+def case_ft_notice_board():
+    # The survivors spin on the notice word alone until it changes, then
+    # fence twice without the failed rank and finish: exit 0.
+    for how, victim, n in [("kill", 2, 4), ("exit0", 0, 3), ("close", 1, 3), ("kill", 5, 12)]:
+        r = run(["--with-ft", "ulfm", "-n", str(n), CLIENT, "ft", str(victim), how])
+        check(r.rc == 0, "ft %s: the survivors finished, exit status 0" % how, r)
+        oks = sorted(re.findall(r"^rank (\d+) ft ok$", r.out, re.M), key=int)
+        check(oks == [str(i) for i in range(n) if i != victim], "every survivor finished", r)
+        notices = re.findall(r"^rank \d+ notice rank_failed %d " % victim, r.out, re.M)
+        check(len(notices) == n - 1, "every survivor got the notice once", r)
+        check(re.search(r"^mpirun: rank %d \(pid \d+\) .*; .*the job goes on \(--with-ft\)$" %
+                        victim, r.err, re.M), "a line naming the failed rank", r)
+        check(re.search(r"^mpirun: rank %d failed; the %d other ranks finished \(MPI_Finalize, "
+                        r"exit status 0\)$" % (victim, n - 1), r.err, re.M), "the summary", r)
+        check("ending the job" not in r.err, "the job must not be ended", r)
+
+
+def case_ft_exit_rule():
+    # Every rank failed: the first failure's status.
+    r = run(["--with-ft", "ulfm", "-n", "2", "sh", "-c", "kill -9 $$"])
+    check(r.rc == 128 + 9, "every rank died: 137", r)
+    check(re.search(r"^mpirun: every rank failed \(ranks \d, \d\); the job did not finish$",
+                    r.err, re.M), "summary naming the ranks", r)
+    # A survivor that exits non-zero after MPI_Finalize: its status.
+    r = run(["--with-ft", "ulfm", "-n", "3", CLIENT, "final-exit", "1", "6"])
+    check(r.rc == 6, "a rank's status after MPI_Finalize", r)
+    check(re.search(r"^mpirun: rank 1 \(pid \d+\) exited with status 6 after MPI_Finalize$",
+                    r.err, re.M), "message", r)
+    r = run(["-n", "3", CLIENT, "final-exit", "1", "6"])
+    check(r.rc == 6 and "ending the job" in r.err, "the same without FT ends the job", r)
+    # A failure, then a survivor that ends badly: that survivor's status.
+    r = run(["--with-ft", "ulfm", "-n", "3", "sh", "-c",
+             'case $ULMPI_RANK in 0) kill -9 $$;; 2) sleep 0.3; exit 4;; esac; exit 0'])
+    check(r.rc == 0, "non-MPI ranks: exit 4 without MPI_Init is a failure too", r)
+    check(re.search(r"^mpirun: ranks (0, 2|2, 0) failed; the 1 other rank finished", r.err,
+                    re.M),
+          "summary", r)
+    # What still ends a fault-tolerant job at once.
+    r = run(["--with-ft", "ulfm", "-n", "3", CLIENT, "abort", "5"])
+    check(r.rc == 5 and "called MPI_Abort with code 5" in r.err and "ending the job" in r.err,
+          "MPI_Abort ends a fault-tolerant job", r)
+    r = run(["--with-ft", "ulfm", "--timeout", "1", "-n", "2", CLIENT, "sleep"])
+    check(r.rc == 124 and r.elapsed < 5, "the time limit ends a fault-tolerant job", r)
+    r = run(["--with-ft", "ulfm", "-n", "2", "/nonexistent/prog"])
+    check(r.rc == 127, "a program that cannot start ends the job", r)
+
+
+def shm_of(jobid):
+    return [f for f in os.listdir("/dev/shm") if f.startswith("ulmpi-" + jobid)]
+
+
+def ft_recv_run(opts, n, victim):
+    with tempfile.TemporaryDirectory() as d:
+        stamp = os.path.join(d, "stamp")
+        r = run(opts + ["-n", str(n), "sh", "-c",
+                        'echo "jobid $ULMPI_JOBID"; exec "$0" "$@"', FT_NOTICE, str(victim),
+                        stamp])
+    m = re.search(r"^jobid ([0-9a-f]+)$", r.out, re.M)
+    check(m is not None, "no job id printed", r)
+    check(shm_of(m.group(1)) == [], "shared-memory files left: %s" % shm_of(m.group(1)), r)
+    return r
+
+
+def case_ft_mpi_recv():
+    if not FT_NOTICE:
+        raise Skip("FT_NOTICE is not set")
+    lat = []
+    for n, victim in [(4, 2), (3, 0), (2, 1)]:
+        r = ft_recv_run(["--with-ft", "ulfm", "--initial-errhandler", "mpi_errors_return"], n,
+                        victim)
+        check(r.rc == 0, "the survivors finished: exit 0", r)
+        check("initial errhandler: mpi_errors_return" in r.out, "MPI_INFO_ENV", r)
+        got = re.findall(r"^rank (\d+): recv from %d: MPIX_ERR_PROC_FAILED after (-?\d+) us$" %
+                         victim, r.out, re.M)
+        check(sorted(int(g[0]) for g in got) == [i for i in range(n) if i != victim],
+              "every survivor blocked in MPI_Recv from the victim gets MPIX_ERR_PROC_FAILED", r)
+        lat += [int(g[1]) for g in got]
+    # The notice arrives; how fast is a figure (tools), not a test.
+    print("kill -> MPIX_ERR_PROC_FAILED (us):", sorted(lat))
+    # FT alone keeps MPI_ERRORS_ARE_FATAL: the survivor's failed receive ends
+    # the job through MPI_Abort with the error class.
+    r = ft_recv_run(["--with-ft", "ulfm"], 2, 1)
+    check("initial errhandler: mpi_errors_are_fatal" in r.out, "default initial handler", r)
+    check(r.rc == 75 and re.search(r"rank 0 called MPI_Abort with code 75 .*"
+                                   r"MPIX_ERR_PROC_FAILED", r.err),
+          "MPI_ERRORS_ARE_FATAL on the survivor", r)
+
+
+def case_ft_without_ft():
+    if not FT_NOTICE:
+        raise Skip("FT_NOTICE is not set")
+    r = ft_recv_run(["--initial-errhandler", "mpi_errors_return"], 3, 1)
+    check(r.rc == 128 + 9, "without --with-ft a killed rank ends the job (137)", r)
+    check(re.search(r"^mpirun: rank 1 \(pid \d+\) died from signal 9 \(Killed\) before "
+                    r"MPI_Finalize; ending the job$", r.err, re.M), "message", r)
+
+
 def main():
     if len(sys.argv) != 2 or "case_" + sys.argv[1] not in globals():
         names = sorted(k[5:] for k in globals() if k.startswith("case_"))

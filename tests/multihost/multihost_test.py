@@ -33,6 +33,7 @@ import uuid
 MPIRUN = os.environ["MPIRUN"]
 CLIENT = os.environ["BOOT_CLIENT"]
 HELLO = os.environ.get("MH_HELLO", "")
+FT_NOTICE = os.environ.get("FT_NOTICE", "")
 CLUSTER = os.environ["NETNS_CLUSTER"]
 WATCHDOG = 30       # seconds for any single mpirun
 CASE_LIMIT = int(os.environ.get("MH_CASE_LIMIT", "100"))  # seconds for a whole case
@@ -441,6 +442,62 @@ def case_kill_daemon():
                     r"\(Killed\); ending the job$" % (CL.hosts[2], pid), r.err, re.M),
           "message naming the host", r)
     check(time.time() - t < 5, "took too long", r)
+
+
+def case_ft_kill_daemon():
+    # --with-ft ulfm: a host whose daemon is killed is failed (its ranks with
+    # it), the others are told and finish; mpirun exits 0 and names them.
+    job = Job(["--with-ft", "ulfm", "-n", "8", CLIENT, "ft", "-1", "none"])
+    job.wait_for(r"^ready \d+$", 8)
+    pid = daemon_pid(job, CL.hosts[2])
+    os.kill(pid, signal.SIGKILL)
+    r = job.finish()
+    check(r.rc == 0, "the survivors finished: exit 0", r)
+    check(re.search(r"^mpirun: host '%s' lost: .*; ranks 4, 5 failed; the job goes on "
+                    r"\(--with-ft\)$" % CL.hosts[2], r.err, re.M), "message naming the host", r)
+    oks = sorted(int(x) for x in re.findall(r"^rank (\d+) ft ok$", r.out, re.M))
+    check(oks == [0, 1, 2, 3, 6, 7], "every rank of the other hosts finished", r)
+    notices = re.findall(r"^rank \d+ notice host_failed 2 ", r.out, re.M)
+    check(len(notices) == 6, "every survivor got the host notice once", r)
+    check(re.search(r"^mpirun: ranks 4, 5 failed; the 6 other ranks finished", r.err, re.M),
+          "summary", r)
+
+
+def case_ft_late_daemon():
+    # Rank 0 fails at once, before the daemon of the other host (started by a
+    # slow launch agent) has connected: that daemon must still put it on its
+    # host's notice board, where ranks 2 and 3 read it.
+    agent = "sh -c 'sleep 1; exec \"$@\"' agent " + AGENT
+    job = Job(["--with-ft", "ulfm", "-H", "%s:2,%s:2" % (CL.hosts[0], CL.hosts[1]),
+               "-n", "1", "sh", "-c", "kill -9 $$", ":", "-n", "3", CLIENT, "ft", "-1", "none"],
+              agent=agent)
+    r = job.finish()
+    check(r.rc == 0, "the survivors finished: exit 0", r)
+    notices = sorted(int(x) for x in re.findall(r"^rank (\d+) notice rank_failed 0 ", r.out, re.M))
+    check(notices == [1, 2, 3], "every survivor learnt of rank 0, the remote ones too", r)
+    check(re.search(r"^mpirun: rank 0 failed; the 3 other ranks finished", r.err, re.M),
+          "summary", r)
+
+
+def case_ft_kill_rank():
+    # A rank on another host is killed while the others (on 4 hosts) are
+    # blocked in MPI_Recv from it: each gets MPIX_ERR_PROC_FAILED.
+    udp = udp_params()
+    if udp is None or not FT_NOTICE:
+        raise Skip("paths/udp is not built (or FT_NOTICE is not set)")
+    lat = []
+    for victim in (5, 1):
+        with tempfile.TemporaryDirectory() as d:
+            stamp = os.path.join(d, "stamp")
+            r = run(udp + ["--with-ft", "ulfm", "--initial-errhandler", "mpi_errors_return",
+                           "-n", "8", FT_NOTICE, str(victim), stamp])
+        check(r.rc == 0, "the survivors finished: exit 0", r)
+        got = re.findall(r"^rank (\d+): recv from %d: MPIX_ERR_PROC_FAILED after (-?\d+) us$" %
+                         victim, r.out, re.M)
+        check(sorted(int(g[0]) for g in got) == [i for i in range(8) if i != victim],
+              "every survivor gets MPIX_ERR_PROC_FAILED", r)
+        lat += [int(g[1]) for g in got]
+    print("kill -> MPIX_ERR_PROC_FAILED across hosts (us):", sorted(lat))
 
 
 def case_link_down():

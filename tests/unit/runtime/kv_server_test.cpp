@@ -431,3 +431,55 @@ TEST_F(KvDaemonTest, daemon_without_secret_or_not_expected_is_refused)
     EXPECT_TRUE(sink.closed.count(11));
     EXPECT_FALSE(sink.closed.count(10));
 }
+
+TEST_F(KvServerTest, a_failed_rank_is_not_waited_for_in_fences)
+{
+    hello(1, 0);
+    hello(2, 1);
+    hello(3, 2);
+    kv.take_notes();
+    put(1, 0, "k", "v0");
+    feed(1, Message{0, Fence{}});
+    feed(2, Message{1, Fence{}});
+    EXPECT_TRUE(sink.take(1).empty()) << "rank 2 has not fenced";
+    kv.rank_failed(2);
+    auto got = sink.take(1);
+    ASSERT_EQ(got.size(), 1u) << "the fence completes without the failed rank";
+    EXPECT_EQ(std::get<FenceDone>(got[0].body).entries.size(), 1u);
+    EXPECT_TRUE(note_kinds().empty()) << "a failed rank never makes a fence stuck";
+    // Later rounds too; a late FENCE from the failed rank does not count.
+    feed(3, Message{2, Fence{}});
+    feed(1, Message{0, Fence{}});
+    EXPECT_TRUE(sink.take(1).empty());
+    feed(2, Message{1, Fence{}});
+    EXPECT_EQ(sink.take(1).size(), 1u);
+    EXPECT_EQ(kv.fences_completed(), 2u);
+}
+
+TEST_F(KvServerTest, a_rank_failing_after_it_fenced_is_counted_once)
+{
+    hello(1, 0);
+    hello(2, 1);
+    hello(3, 2);
+    kv.take_notes();
+    feed(3, Message{2, Fence{}});
+    kv.rank_failed(2); // fenced, then failed
+    feed(1, Message{0, Fence{}});
+    EXPECT_TRUE(sink.take(1).empty()) << "rank 1 has not fenced yet";
+    feed(2, Message{1, Fence{}});
+    EXPECT_EQ(sink.take(1).size(), 1u);
+    // The next round needs only ranks 0 and 1.
+    feed(1, Message{0, Fence{}});
+    feed(2, Message{1, Fence{}});
+    EXPECT_EQ(sink.take(1).size(), 1u);
+}
+
+TEST_F(KvDaemonTest, events_reach_a_daemon_before_its_ranks_connect)
+{
+    daemon_hello(7, 1, "h1");
+    kv.take_notes();
+    kv.broadcast(Event{EventKind::rank_failed, 0, 0, "died"});
+    auto got = sink.take(7);
+    ASSERT_EQ(got.size(), 1u) << "the daemon marks its host's notice board";
+    EXPECT_EQ(std::get<Event>(got[0].body).rank, 0);
+}

@@ -298,3 +298,43 @@ TEST(Net, hosts_file_and_boot_address)
     EXPECT_NE(why.find("no-such-interface0"), std::string::npos);
     EXPECT_FALSE(net::choose_boot_ip("127.0.0.0/40", {}, ip, why));
 }
+
+TEST(MpirunOptions, with_ft_and_its_spellings)
+{
+    using ulmpi::rt::FtMode;
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"--with-ft", "ulfm", "prog"}, o, err), ParseOutcome::run) << err;
+    EXPECT_EQ(o.ft, FtMode::ulfm);
+    ASSERT_EQ(o.params.size(), 1u);
+    EXPECT_EQ(o.params[0], (std::pair<std::string, std::string>{"ft", "ulfm"}));
+    ASSERT_EQ(parse({"-with-ft", "mpi", "prog"}, o, err), ParseOutcome::run) << err;
+    EXPECT_EQ(o.ft, FtMode::ulfm);
+    ASSERT_EQ(parse({"-disable-auto-cleanup", "prog"}, o, err), ParseOutcome::run) << err;
+    EXPECT_EQ(o.ft, FtMode::ulfm);
+    ASSERT_EQ(parse({"--disable-auto-cleanup", "--with-ft=no", "prog"}, o, err), ParseOutcome::run);
+    EXPECT_EQ(o.ft, FtMode::none) << "the last one wins";
+    ASSERT_EQ(parse({"--param", "ft=ulfm", "prog"}, o, err), ParseOutcome::run) << err;
+    EXPECT_EQ(o.ft, FtMode::ulfm);
+    EXPECT_EQ(parse({"--with-ft", "on", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_NE(err.find("--with-ft: 'on' is not ulfm, mpi or no"), std::string::npos) << err;
+    EXPECT_EQ(parse({"--param", "ft=on", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_NE(err.find("ft"), std::string::npos) << err;
+}
+
+TEST(MpirunOptions, initial_errhandler)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"--initial-errhandler", "MPI_ERRORS_RETURN", "prog"}, o, err),
+              ParseOutcome::run)
+        << err;
+    ASSERT_EQ(o.params.size(), 1u);
+    EXPECT_EQ(o.params[0],
+              (std::pair<std::string, std::string>{"initial_errhandler", "mpi_errors_return"}));
+    EXPECT_EQ(parse({"--initial-errhandler", "ignore", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_NE(err.find("--initial-errhandler: 'ignore' is not mpi_errors_are_fatal, "
+                       "mpi_errors_abort or mpi_errors_return"),
+              std::string::npos)
+        << err;
+}

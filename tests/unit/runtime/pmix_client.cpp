@@ -4,6 +4,7 @@
 // step for the test to check.
 #include "runtime/bootstrap.h"
 
+#include <atomic>
 #include <cstdio>
 #include <poll.h>
 #include <string>
@@ -38,6 +39,17 @@ int main()
     std::printf("got %.*s\n", static_cast<int>(v.size()), reinterpret_cast<const char*>(v.data()));
     std::fflush(stdout);
     if (j.rank == 0) {
+        // The notice word changes first (one load per check, as in ULM's
+        // progress loop), then the event is there to read.
+        const std::atomic<std::uint64_t>* word = b->notice_word();
+        if (word == nullptr) {
+            std::printf("error no notice word\n");
+            return 6;
+        }
+        for (int i = 0; i < 20000 && word->load(std::memory_order_acquire) == 0; ++i) {
+            ::poll(nullptr, 0, 1);
+        }
+        unsigned long long seen = word->load(std::memory_order_acquire);
         FailureEvent ev;
         bool got = false;
         for (int i = 0; i < 200 && !got; ++i) {
@@ -53,7 +65,7 @@ int main()
             const char* kind = ev.kind == FailureEvent::Kind::rank_failed   ? "rank_failed"
                                : ev.kind == FailureEvent::Kind::host_failed ? "host_failed"
                                                                             : "job_ending";
-            std::printf("event %s rank=%d %s\n", kind, ev.rank, ev.detail.c_str());
+            std::printf("event %s rank=%d word=%llu %s\n", kind, ev.rank, seen, ev.detail.c_str());
         }
         std::fflush(stdout);
     }
