@@ -65,7 +65,7 @@ int main(int argc, char** argv)
     const int and_012 = bit(0) & bit(1) & bit(2);
 
     /* before */
-    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    ft_quiesce(MPI_COMM_WORLD, 5);
     if (rank == 5) {
         ft_die();
     }

@@ -105,6 +105,9 @@ int main(int argc, char** argv)
     const int rooted = strcmp(coll, "bcast") == 0 || strcmp(coll, "reduce") == 0;
 
     for (int i = 0; i < rounds; ++i) {
+        if (i == rounds - 1) {
+            ft_quiesce(MPI_COMM_WORLD, victim); /* the rounds before ended everywhere */
+        }
         if (i == rounds - 1 && rank == victim) {
             mt_sleep_ms(20);
             ft_die();

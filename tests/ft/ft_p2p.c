@@ -76,7 +76,7 @@ int main(int argc, char** argv)
     if (rank == 1) {
         MT_OK(MPI_Isend(big_out, BIG, MPI_BYTE, victim, 3, MPI_COMM_WORLD, &big_sreq));
     }
-    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    ft_quiesce(MPI_COMM_WORLD, victim);
     if (rank == victim) {
         ft_die();
     }

@@ -141,7 +141,7 @@ int main(int argc, char** argv)
     MPI_Comm d3;
     MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d3));
     MPI_Comm_set_errhandler(d3, MPI_ERRORS_RETURN);
-    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    ft_quiesce(MPI_COMM_WORLD, 5);
     if (rank == 5) {
         ft_die();
     }

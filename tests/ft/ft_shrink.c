@@ -71,7 +71,7 @@ int main(int argc, char** argv)
     }
 
     /* before */
-    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    ft_quiesce(MPI_COMM_WORLD, 5);
     if (rank == 5) {
         ft_die();
     }
@@ -117,7 +117,7 @@ int main(int argc, char** argv)
         const int first = 2 + (int)mt_rng_below(&rng, 2);
         const int delay = 1 + (int)mt_rng_below(&rng, 3);
         MPI_Comm s2 = MPI_COMM_NULL;
-        MT_OK(MPI_Barrier(s4));
+        ft_quiesce(s4, first);
         if (rank == first) {
             ft_die();
         }

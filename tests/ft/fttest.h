@@ -44,6 +44,29 @@ static inline void ft_die(void)
     }
 }
 
+#define FT_TAG_PAST 2147482000
+
+/* A barrier on comm after which `victim` (a rank of comm) may die: a
+ * barrier can end at the victim before it ends everywhere, so every other
+ * process then tells the victim it is past it (an eager 0-byte send, done
+ * locally), and the victim waits for all of them. */
+static inline void ft_quiesce(MPI_Comm comm, int victim)
+{
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    MT_OK(MPI_Barrier(comm));
+    if (r == victim) {
+        for (int i = 0; i < n; ++i) {
+            if (i != victim) {
+                MT_OK(MPI_Recv(NULL, 0, MPI_BYTE, i, FT_TAG_PAST, comm, MPI_STATUS_IGNORE));
+            }
+        }
+    } else {
+        MT_OK(MPI_Send(NULL, 0, MPI_BYTE, victim, FT_TAG_PAST, comm));
+    }
+}
+
 static inline int ft_class(int code)
 {
     int cls = -1;
