@@ -250,7 +250,9 @@ def main():
                                                              "netns-cluster"))
     a = ap.parse_args()
     nps = [int(x) for x in a.np.split(",")]
-    base = a.seed if a.seed is not None else int(time.time()) % 1000000
+    env_seed = os.environ.get("KILL_ANYWHERE_SEED")
+    base = a.seed if a.seed is not None else (int(env_seed) if env_seed else
+                                              int(time.time()) % 1000000)
     print("kill_anywhere: seeds %d..%d, np %s, %d victim(s), %d iterations%s" %
           (base, base + a.runs - 1, a.np, a.victims, a.iters,
            ", %d hosts over udp" % a.hosts if a.hosts else ""), flush=True)
