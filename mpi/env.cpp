@@ -4,6 +4,7 @@
 #include "mpi/comm.h"
 #include "mpi/entry.h"
 #include "mpi/errors.h"
+#include "mpi/ft_comm.h"
 #include "mpi/state.h"
 #include "paths/registry.h"
 #include "runtime/clock.h"
@@ -96,6 +97,13 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) try {
                    : MPI_ERR_ARG;
     }
     std::string s = error_string(errorcode);
+    // A process failure: which processes failed (not known from the code,
+    // which is the class itself, as programs compare it with ==).
+    const int cls = error_class_of(errorcode);
+    if ((cls == kErrProcFailed || cls == kErrProcFailedPending) && state().initialized &&
+        !state().finalized && s.size() < MPI_MAX_ERROR_STRING - 1) {
+        s += ft_failure_note(MPI_MAX_ERROR_STRING - 1 - s.size());
+    }
     int n = std::snprintf(string, MPI_MAX_ERROR_STRING, "%s", s.c_str());
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;

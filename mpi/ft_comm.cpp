@@ -189,6 +189,32 @@ std::string ft_failed_text(const Comm* c)
     return out;
 }
 
+std::string ft_failure_note(std::size_t room)
+{
+    if (!ft_enabled()) {
+        return {};
+    }
+    const std::vector<int>& failed = state().detector->failed_ranks();
+    if (failed.empty()) {
+        return {};
+    }
+    std::string out = failed.size() == 1 ? "; failed: " : "; failed so far: ";
+    for (std::size_t i = 0; i < failed.size(); ++i) {
+        std::string one = (i > 0 ? ", rank " : "rank ") + std::to_string(failed[i]) +
+                          (i == 0 ? " of MPI_COMM_WORLD" : "");
+        const std::string& d = state().detector->detail(failed[i]);
+        if (!d.empty()) {
+            one += " (" + d + ")";
+        }
+        const std::string more = " and " + std::to_string(failed.size() - i) + " more";
+        if (out.size() + one.size() + more.size() > room) {
+            return out + more;
+        }
+        out += one;
+    }
+    return out;
+}
+
 int ft_check_p2p(Comm* c, const char* fn)
 {
     if (c->revoked) {

@@ -72,10 +72,21 @@ bool ft_detach(Comm* c);
 std::vector<int> ft_members(const Comm* c);
 // "rank 3 (exited with signal 9)" for the failed members of c, in c's ranks.
 std::string ft_failed_text(const Comm* c);
+// What MPI_Error_string adds to MPIX_ERR_PROC_FAILED(_PENDING): the failed
+// processes known here, as MPI_COMM_WORLD ranks with what happened to them
+// ("; failed: rank 3 of MPI_COMM_WORLD (died from signal 9 (Killed))"), at
+// most `room` characters; empty without fault tolerance or failures.
+std::string ft_failure_note(std::size_t room);
 
 // Checks at the start of an operation on c; MPI_SUCCESS or the error raised.
 int ft_check_p2p(Comm* c, const char* fn);   // revoked
 int ft_check_coll(Comm* c, const char* fn);  // revoked, or a member failed
+// Whether a collective running on c must stop before its next round: the
+// error class (revoked, or a member failed), or MPI_SUCCESS.
+inline int ft_coll_interrupted(const Comm* c)
+{
+    return c->revoked ? MPIX_ERR_REVOKED : (c->ft_failed.empty() ? MPI_SUCCESS : MPIX_ERR_PROC_FAILED);
+}
 // A wildcard receive on c that must not wait: a failure is unacknowledged.
 inline bool ft_any_source_blocked(const Comm* c) { return c->has_unacked_failure(); }
 // A pending receive request that cannot complete for now (raises

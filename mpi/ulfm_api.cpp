@@ -30,6 +30,7 @@ struct FtOp {
     int handle = 0;           // the agreement's
     int* flag = nullptr;      // agree: where the result goes
     MPI_Comm* newcomm = nullptr; // shrink: where the new communicator goes
+    std::vector<int> gone;       // shrink: member indices agreed failed so far
 };
 
 namespace {
@@ -49,12 +50,44 @@ int agreement_start(Comm* c, const ft::AgreeValue& mine)
     return f.agreements->start(c->ctx.value(), c->ft_agree_seq++, members, mine, acked);
 }
 
-ft::AgreeValue context_value()
+// Shrink agrees on the failed members in rounds, so that a member that
+// contributed to an agreement and died before it ended is not left in the
+// new communicator: a round contributes the free context ids and a flag
+// "every member I know to have failed is in `gone`" (the failures agreed
+// in the rounds before). The round is the last one when every contributor
+// said yes and no member failed to contribute beyond `gone`; otherwise its
+// non-contributors join `gone` and another round runs. Every survivor sees
+// the same outcomes, so all take the same decisions. A member known failed
+// by anyone cannot contribute to the next round, so each extra round adds
+// to `gone`: the rounds end. Without failures one round suffices.
+ft::AgreeValue shrink_value(const Comm* c, const std::vector<int>& gone)
 {
     ft::AgreeValue v;
     const ContextMask& m = context_free_mask();
     v.mask.assign(m.begin(), m.end());
+    const std::vector<int> members = ft_members(c);
+    const ft::Detector& d = *state().detector;
+    v.flag = 1;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        if (d.failed(members[i]) &&
+            std::find(gone.begin(), gone.end(), static_cast<int>(i)) == gone.end()) {
+            v.flag = 0;
+        }
+    }
     return v;
+}
+
+// Takes a round's outcome: true when it was the last (see shrink_value).
+bool shrink_round_last(const ft::AgreeOutcome& o, std::vector<int>& gone)
+{
+    bool last = o.value.flag == 1;
+    for (int i : o.failed) {
+        if (std::find(gone.begin(), gone.end(), i) == gone.end()) {
+            gone.push_back(i);
+            last = false;
+        }
+    }
+    return last;
 }
 
 // MPIX_Comm_agree's result: the flag, and MPIX_ERR_PROC_FAILED (the same
@@ -74,11 +107,12 @@ int agree_result(Comm* c, const ft::AgreeOutcome& o, int* flag, const char* fn)
 
 // MPIX_Comm_shrink's result: the survivors, on the context pair free at
 // all of them. MPI_SUCCESS, or an error class with `why`.
-int shrink_make(Comm* c, const ft::AgreeOutcome& o, MPI_Comm* out, std::string& why)
+int shrink_make(Comm* c, const ft::AgreeOutcome& o, const std::vector<int>& failed,
+                MPI_Comm* out, std::string& why)
 {
     const std::vector<int> members = ft_members(c);
     std::vector<bool> gone(members.size(), false);
-    for (int i : o.failed) {
+    for (int i : failed) {
         gone[static_cast<std::size_t>(i)] = true;
     }
     // Members keep their order: the local group's first (or second, for an
@@ -150,9 +184,16 @@ public:
                 ++i;
                 continue;
             }
+            const ft::AgreeOutcome o = a.outcome(op->handle);
+            a.finish(op->handle);
+            if (op->kind == FtOp::Kind::shrink && !shrink_round_last(o, op->gone)) {
+                op->handle = agreement_start(op->comm, shrink_value(op->comm, op->gone));
+                ++i;
+                continue;
+            }
             ops_[i] = ops_.back();
             ops_.pop_back();
-            complete(op, a);
+            complete(op, o);
             ++n;
         }
         if (ops_.empty()) {
@@ -162,11 +203,9 @@ public:
     }
 
 private:
-    static void complete(FtOp* op, ft::Agreements& a)
+    static void complete(FtOp* op, const ft::AgreeOutcome& o)
     {
         Comm* c = op->comm;
-        const ft::AgreeOutcome o = a.outcome(op->handle);
-        a.finish(op->handle);
         int err = MPI_SUCCESS;
         MPI_Comm made = MPI_COMM_NULL;
         int flag = 0;
@@ -176,7 +215,7 @@ private:
         } else {
             // An error is reported by the completion call, through the handler.
             std::string why;
-            err = shrink_make(c, o, &made, why);
+            err = shrink_make(c, o, op->gone, &made, why);
         }
         if (op->req != nullptr) {
             if (op->kind == FtOp::Kind::agree) {
@@ -330,12 +369,16 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm* newcomm) try {
         return e;
     }
     ft::Agreements& a = *ft_machinery().agreements;
-    const int h = agreement_start(c, context_value());
-    state().engine.wait([&] { return a.done(h); });
-    const ft::AgreeOutcome o = a.outcome(h);
-    a.finish(h);
+    std::vector<int> gone;
+    ft::AgreeOutcome o;
+    do {
+        const int h = agreement_start(c, shrink_value(c, gone));
+        state().engine.wait([&] { return a.done(h); });
+        o = a.outcome(h);
+        a.finish(h);
+    } while (!shrink_round_last(o, gone));
     std::string why;
-    if (int e = shrink_make(c, o, newcomm, why)) {
+    if (int e = shrink_make(c, o, gone, newcomm, why)) {
         return raise(c, e, fn, "%s", why.c_str());
     }
     return MPI_SUCCESS;
@@ -358,7 +401,7 @@ int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) t
         return e;
     }
     *newcomm = MPI_COMM_NULL;
-    return start_op(c, FtOp::Kind::shrink, context_value(), nullptr, newcomm, request, fn);
+    return start_op(c, FtOp::Kind::shrink, shrink_value(c, {}), nullptr, newcomm, request, fn);
 } catch (...) {
     return api_exception("MPIX_Comm_ishrink");
 }

@@ -1,6 +1,7 @@
 #include "mpi/coll/schedule.h"
 
 #include "mpi/coll/util.h"
+#include "mpi/ft_comm.h"
 #include "mpi/state.h"
 
 #include <cstdlib>
@@ -327,6 +328,16 @@ void Schedule::start_round()
     first_ = end_;
     end_ = round_ < round_end_.size() ? round_end_[round_] : steps_.size();
     check_ = first_;
+    // A member's failure or a revoke interrupts what is posted on the
+    // communicator once; a later round must not post anew and wait for
+    // peers that have left the collective (fault tolerance: ft_comm.h).
+    if (comm_ != nullptr) {
+        if (int cls = ft_coll_interrupted(comm_)) {
+            fail(cls, -1, "interrupted by a process failure or a revoke");
+            end_ = first_;
+            return;
+        }
+    }
     for (std::size_t i = first_; i < end_; ++i) {
         if (!post(steps_[i])) {
             end_ = i + 1;
