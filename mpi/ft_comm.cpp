@@ -2,6 +2,7 @@
 
 #include "mpi/comm_ctx.h"
 #include "mpi/errors.h"
+#include "mpi/ftmpi.h"
 #include "mpi/state.h"
 #include "runtime/clock.h"
 
@@ -217,6 +218,11 @@ std::string ft_failure_note(std::size_t room)
 
 int ft_check_p2p(Comm* c, const char* fn)
 {
+    if (c->ft_gate) {
+        if (int e = ftmpi_check(c, fn, false)) { // FT-MPI (mpi/ftmpi.h)
+            return e;
+        }
+    }
     if (c->revoked) {
         return raise(c, kErrRevoked, fn, "the communicator was revoked");
     }
@@ -225,6 +231,9 @@ int ft_check_p2p(Comm* c, const char* fn)
 
 int ft_check_coll(Comm* c, const char* fn)
 {
+    if (ftmpi_on()) {
+        return ftmpi_check(c, fn, true); // FT-MPI's rules replace ULFM's (mpi/ftmpi.h)
+    }
     if (c->revoked) {
         return raise(c, kErrRevoked, fn, "the communicator was revoked");
     }
