@@ -143,10 +143,12 @@ bool ft_detach(Comm* c)
         return false;
     }
     f.revoker->detach(c->ctx.value());
-    if (!f.agreements->has(c->ctx.value())) {
+    // FT-MPI's ATOMIC collectives agree on the collective context.
+    if (!f.agreements->has(c->ctx.value()) && !f.agreements->has(c->coll_ctx.value())) {
         return false;
     }
     f.agreements->retire(c->ctx.value());
+    f.agreements->retire(c->coll_ctx.value());
     f.quarantine.emplace_back(c->ctx_pair, rt::now_ns() + kQuarantineNs);
     return true;
 }
@@ -165,6 +167,7 @@ void ft_release_quarantined()
         }
         const int pair = f.quarantine[i].first;
         f.agreements->drop(context_p2p(pair).value());
+        f.agreements->drop(context_coll(pair).value());
         context_release(pair);
         f.quarantine[i] = f.quarantine.back();
         f.quarantine.pop_back();

@@ -9,6 +9,7 @@
 #include "mpi/errors.h"
 #include "mpi/ft_comm.h"
 #include "mpi/state.h"
+#include "runtime/clock.h"
 #include "runtime/log.h"
 
 #include <algorithm>
@@ -29,6 +30,9 @@ namespace {
 // communicator's context: those stay below kMaxGeneration << 16).
 constexpr std::uint32_t kRecoveryCtx = 0xffe0'0000u;
 constexpr std::uint32_t kMaxGeneration = 0xffdfu;
+// How long an ATOMIC collective that failed elsewhere waits to hear of
+// the failure that made it fail.
+constexpr std::int64_t kFailureNoticeWaitNs = 5'000'000'000;
 // The agreement of MPI_Finalize.
 constexpr std::uint32_t kFinalCtx = 0xffef'ffffu;
 
@@ -273,7 +277,10 @@ void Ftmpi::apply()
         }
         s.engine.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
         fs.revoker->detach(c->ctx.value());
-        fs.agreements->drop(c->ctx.value());
+        for (ulm::ContextId x : {c->ctx, c->coll_ctx}) {
+            fs.agreements->retire(x.value());
+            fs.agreements->drop(x.value());
+        }
         fs.comms.erase(std::remove(fs.comms.begin(), fs.comms.end(), c), fs.comms.end());
     }
     // Context ids as after MPI_Init: communicators re-created in the same
@@ -287,10 +294,16 @@ void Ftmpi::apply()
             s.engine.interrupt_context(c->ctx, rt::Errc::peer_failed);
         }
         s.engine.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
+        fs.agreements->retire(c->ctx.value()); // MPIX_Comm_agree's sequence starts again
         fs.agreements->drop(c->ctx.value());
         c->ctx = context_p2p(c->ctx_pair);
         c->coll_ctx = context_coll(c->ctx_pair);
-        c->coll.reset(); // collective tags start again (and BLANK's table is chosen anew)
+        if (c->coll) {
+            // Collective tags start again; BLANK's table is chosen anew. (Not
+            // reset(): a collective interrupted by this recovery still runs.)
+            c->coll->seq = 0;
+            c->coll->table = &coll::flat_table();
+        }
         c->ft_agree_seq = 0;
         c->ftmpi_atomic_seq = 0;
         if (c == s.world && modes.comm == ft::CommMode::shrink) {
@@ -361,7 +374,10 @@ int gate(Comm* c, std::string& why, bool atomic_coll = false)
     f.poll();
     const std::vector<int>& failed = s.detector->failed_ranks();
     const bool refuse = f.notified < failed.size() || (f.recognized && c != s.self);
-    if (refuse && atomic_coll && f.modes.coll == ft::CollMode::atomic) {
+    // Only while this process is still in the epoch of the failure: once
+    // its recovery was applied (in the background), the collective it
+    // refuses is not the one the others ran, and they stop waiting anyway.
+    if (refuse && atomic_coll && f.modes.coll == ft::CollMode::atomic && !covered()) {
         atomic_refuse(c);
     }
     if (f.notified < failed.size()) {
@@ -590,7 +606,15 @@ int ftmpi_coll_outcome(Comm* c, int err)
     const ft::AgreeOutcome o = fs.agreements->outcome(h);
     fs.agreements->finish(h);
     if (o.value.flag == 0 && err == MPI_SUCCESS) {
-        return MPI_ERR_OTHER; // it failed elsewhere: here too (ATOMIC)
+        // It failed elsewhere: here too (ATOMIC). When a failure made it
+        // fail, this process hears of it soon: wait for that (bounded: it
+        // may have failed for another reason), so that this call is the one
+        // that reports it (and recovers, in automatic mode).
+        const std::int64_t until = rt::now_ns() + kFailureNoticeWaitNs;
+        state().engine.wait([&] {
+            return state().detector->failed_ranks().size() > f.notified || rt::now_ns() > until;
+        });
+        return MPI_ERR_OTHER;
     }
     return err;
 }
