@@ -57,8 +57,13 @@ extern "C" {
 /* Manual recovery (collective over the survivors of MPI_COMM_WORLD):
  * recovers MPI_COMM_WORLD now. MPI_Comm_dup(MPI_COMM_WORLD, ...) in the
  * "failure recognized" state recovers too, then duplicates. */
-int MPIX_Ftmpi_recover(void);
-int PMPIX_Ftmpi_recover(void);
+#if defined(__GNUC__)
+#define ULMPI_EXT_API __attribute__((visibility("default")))
+#else
+#define ULMPI_EXT_API
+#endif
+ULMPI_EXT_API int MPIX_Ftmpi_recover(void);
+ULMPI_EXT_API int PMPIX_Ftmpi_recover(void);
 #ifdef __cplusplus
 }
 #endif

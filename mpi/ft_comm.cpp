@@ -247,6 +247,18 @@ int ft_check_coll(Comm* c, const char* fn)
     return MPI_SUCCESS;
 }
 
+bool ft_coll_doomed(const Comm* c)
+{
+    if (!ft_enabled() || c->ft_failed.empty()) {
+        return false;
+    }
+    if (!ftmpi_on()) {
+        return true;
+    }
+    return std::any_of(c->ft_failed.begin(), c->ft_failed.end(),
+                       [](int w) { return !ftmpi_is_hole(w); });
+}
+
 bool ft_request_blocked(const Request* r)
 {
     return r->kind == Request::Kind::recv && !r->recv->complete && r->recv->src == ulm::kAnySource &&
