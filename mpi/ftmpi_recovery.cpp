@@ -54,6 +54,7 @@ public:
     std::vector<Group*> graveyard; // world groups replaced (schedules may still point in)
     bool in_callbacks = false;
     std::vector<int> atomic_pending; // ATOMIC agreements joined by a refused collective
+    bool join = false;               // another process began this epoch's recovery
 
     int poll() override;
     void start();
@@ -92,6 +93,14 @@ void close_gates()
 }
 
 void on_failure(int) { open_gates(); }
+
+// The epoch's key as a pseudo-communicator of the live members, so that
+// a revoke of it (Ftmpi::start) reaches them all.
+void attach_epoch()
+{
+    const std::uint32_t key = kRecoveryCtx + static_cast<std::uint32_t>(F().epoch);
+    ft_state().revoker->attach(key, F().live, [] { F().join = true; });
+}
 
 void recompute_live()
 {
@@ -186,7 +195,7 @@ int Ftmpi::poll()
             ++i;
         }
     }
-    if (handle == 0 && a.has(kRecoveryCtx + static_cast<std::uint32_t>(epoch))) {
+    if (handle == 0 && (join || a.has(kRecoveryCtx + static_cast<std::uint32_t>(epoch)))) {
         start(); // another process began this epoch's recovery: join it
     }
     if (handle != 0 && a.done(handle)) {
@@ -211,8 +220,14 @@ void Ftmpi::start()
         }
     }
     std::vector<bool> acked(live.size(), true);
-    handle = ft_state().agreements->start(kRecoveryCtx + static_cast<std::uint32_t>(epoch), 0, live,
-                                          v, acked);
+    const std::uint32_t key = kRecoveryCtx + static_cast<std::uint32_t>(epoch);
+    handle = ft_state().agreements->start(key, 0, live, v, acked);
+    // Tell every survivor, whatever it is doing: the agreement alone would
+    // not reach a member that does not take part (its gather goes up to the
+    // root). A revoke of the epoch's key is a reliable broadcast.
+    if (!ft_state().revoker->revoked(key)) {
+        ft_state().revoker->revoke(key);
+    }
 }
 
 void Ftmpi::apply()
@@ -256,6 +271,8 @@ void Ftmpi::apply()
             s.detector->learned(w, "the FT-MPI recovery agreed it failed");
         }
     }
+    ft_state().revoker->detach(kRecoveryCtx + static_cast<std::uint32_t>(epoch));
+    join = false;
     ++epoch;
     const bool reset = modes.msg == ft::MsgMode::reset;
     if (context_generation_coll() >= kMaxGeneration) {
@@ -325,6 +342,7 @@ void Ftmpi::apply()
         reattach(c, old_ctx);
     }
     recompute_live();
+    attach_epoch();
     set_error_text();
     callbacks_due = true;
     open_gates();
@@ -455,6 +473,7 @@ void ftmpi_init()
     }
     f.hole.assign(static_cast<std::size_t>(n), 0);
     recompute_live();
+    attach_epoch();
     s.detector->add_listener(&on_failure);
     s.engine.add_progress_hook(&f);
 }
@@ -483,6 +502,7 @@ void ftmpi_finalize()
     }
     state().engine.remove_progress_hook(&f);
     state().engine.remove_progress_hook(&f);
+    fs.revoker->detach(kRecoveryCtx + static_cast<std::uint32_t>(f.epoch));
     f.on = false;
     for (Group* g : f.graveyard) {
         group_release(g);
