@@ -40,7 +40,7 @@ static int norder = 0;
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d (was %d): line %d: ", -1, world_rank0, __LINE__);             \
+            fprintf(stderr, "rank %d: line %d: ", world_rank0, __LINE__);                          \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
             ++errors;                                                                              \
@@ -73,6 +73,19 @@ static int attr(int key)
     int flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, key, &v, &flag);
     return flag && v != NULL ? *v : -1;
+}
+
+/* The context id ulmpi reports in MPI_Comm_get_info (the low 16 bits: the
+ * pair; above: the generation, which RESET recoveries change). */
+static long context_id(MPI_Comm comm)
+{
+    MPI_Info info;
+    char value[64] = "";
+    int flag = 0;
+    MPI_Comm_get_info(comm, &info);
+    MPI_Info_get(info, "ulmpi_context_id", (int)sizeof value - 1, value, &flag);
+    MPI_Info_free(&info);
+    return flag ? strtol(value, NULL, 10) : -1;
 }
 
 static int env_is(const char* var, const char* value)
@@ -123,6 +136,7 @@ int main(int argc, char** argv)
     const int sender = victim == 1 ? 2 : 1;
     const int kill_iter = (int)((seed / 7u) % 4u);
     const int kill_after = (int)((seed / 29u) % 2u);
+    const int one_c = 1;
 
     int k1, k2;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, del_cb, &k1, (void*)(intptr_t)1);
@@ -132,9 +146,9 @@ int main(int argc, char** argv)
 
     MPI_Comm sub;
     CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &sub) == MPI_SUCCESS, "MPI_Comm_dup failed");
-    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier failed before the kill");
-
-    /* Messages that cross the failure. */
+    const long sub_id = context_id(sub);
+    /* Messages that cross the failure: sent and posted before anything
+     * fails (the barrier), received after the recovery. */
     int pre = 1234, late = -1;
     MPI_Request posted = MPI_REQUEST_NULL;
     if (rank == sender) {
@@ -144,10 +158,12 @@ int main(int argc, char** argv)
         CHECK(MPI_Irecv(&late, 1, MPI_INT, sender, 78, MPI_COMM_WORLD, &posted) == MPI_SUCCESS,
               "irecv 78");
     }
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier failed before the kill");
 
     int failed_at = -1;
     for (int it = 0; it < kill_iter + 40; ++it) {
         if (rank == victim && it == kill_iter && !kill_after) {
+            usleep(100000); /* the others leave the barrier first (NONATOMIC) */
             raise(SIGKILL);
         }
         int one = 1, sum = 0;
@@ -209,6 +225,28 @@ int main(int argc, char** argv)
     MPI_Error_class(ec, &cls);
     CHECK(cls == MPI_ERR_COMM, "a barrier on a communicator of before the recovery gave %d", cls);
     CHECK(MPI_Comm_free(&sub) == MPI_SUCCESS, "freeing an invalid communicator failed");
+
+    /* Communicators re-created in the same order get the same context id
+     * everywhere (the pair; RESET changes the generation above it). */
+    {
+        MPI_Comm again;
+        CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &again) == MPI_SUCCESS, "dup after the recovery");
+        const long id = context_id(again);
+        CHECK(id >= 0 && (id & 0xffff) == (sub_id & 0xffff),
+              "the re-created communicator has context id %ld, the first one had %ld", id, sub_id);
+        CHECK(cont ? id == sub_id : id != sub_id,
+              "%s: context id %ld after the recovery, %ld before", cont ? "CONT" : "RESET", id,
+              sub_id);
+        long lo_id = id, hi_id = id;
+        MPI_Allreduce(MPI_IN_PLACE, &lo_id, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &hi_id, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(lo_id == hi_id, "context ids %ld..%ld differ between ranks", lo_id, hi_id);
+        int s2 = 0;
+        CHECK(MPI_Allreduce(&one_c, &s2, 1, MPI_INT, MPI_SUM, again) == MPI_SUCCESS &&
+                  s2 == size - 1,
+              "allreduce on the re-created communicator gave %d", s2);
+        MPI_Comm_free(&again);
+    }
 
     /* Collectives over the live ranks. */
     int one = 1, sum = 0;
