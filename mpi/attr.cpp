@@ -1,6 +1,7 @@
 #include "mpi/attr.h"
 
 #include "mpi/ft_comm.h"
+#include "mpi/ftmpi.h"
 
 #include "mpi/checks.h"
 #include "mpi/datatype/datatype.h"
@@ -92,7 +93,10 @@ int type_erase_hook(Datatype* t)
 
 } // namespace
 
-bool keyval_predefined(int id) { return id > kKeyvalBase && id <= MPI_FT; }
+bool keyval_predefined(int id)
+{
+    return (id > kKeyvalBase && id <= MPI_FT) || ftmpi_keyval(id);
+}
 
 Keyval* keyval_get(int id)
 {
@@ -148,7 +152,7 @@ void* predefined_comm_attr(int id)
     case MPI_FT:
         g_ft = ft_enabled() ? 1 : 0;
         return &g_ft;
-    default: return nullptr;
+    default: return ftmpi_attr_get(id); // FT-MPI's keys (mpi/ftmpi_attr.cpp), else nullptr
     }
 }
 

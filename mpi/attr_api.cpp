@@ -12,6 +12,7 @@
 #include "mpi/comm.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/entry.h"
+#include "mpi/ftmpi.h"
 
 using namespace ulmpi::mpi;
 
@@ -73,6 +74,9 @@ int comm_set(MPI_Comm comm, int keyval, void* value, const char* fn)
     Comm* c = nullptr;
     if (int e = check_comm(comm, fn, &c)) {
         return e;
+    }
+    if (ftmpi_keyval(keyval)) {
+        return ftmpi_attr_set(c, keyval, value, fn); // FT-MPI's modes (mpi/ftmpi_attr.cpp)
     }
     Keyval* k = nullptr;
     if (int e = get_keyval(c, keyval, AttrKind::comm, fn, &k)) {

@@ -131,7 +131,7 @@ int check_send_all(const void* buf, int count, MPI_Datatype type, int dest, int 
     if (int e = check_buffer(*c, buf, count, *t, fn)) {
         return e;
     }
-    return (*c)->revoked ? ft_check_p2p(*c, fn) : MPI_SUCCESS;
+    return (*c)->revoked || (*c)->ft_gate ? ft_check_p2p(*c, fn) : MPI_SUCCESS;
 }
 
 int check_recv_all(const void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -159,7 +159,7 @@ int check_recv_all(const void* buf, int count, MPI_Datatype type, int source, in
     if (int e = check_buffer(*c, buf, count, *t, fn)) {
         return e;
     }
-    return (*c)->revoked ? ft_check_p2p(*c, fn) : MPI_SUCCESS;
+    return (*c)->revoked || (*c)->ft_gate ? ft_check_p2p(*c, fn) : MPI_SUCCESS;
 }
 
 } // namespace ulmpi::mpi

@@ -63,7 +63,7 @@ inline bool buffer_fine(const void* buf, int count, const Datatype* t)
     const State& s = state();
     Comm* cm = comm_get(comm);
     Datatype* ty = datatype_get(type);
-    if (!s.initialized || s.finalized || cm == nullptr || !type_usable(ty) || cm->revoked) [[unlikely]] {
+    if (!s.initialized || s.finalized || cm == nullptr || !type_usable(ty) || cm->revoked || cm->ft_gate) [[unlikely]] {
         return check_send_all(buf, count, type, dest, tag, comm, fn, c, t);
     }
     if (s.check_args && (count < 0 || tag < 0 || tag > kTagUb ||
@@ -82,7 +82,7 @@ inline bool buffer_fine(const void* buf, int count, const Datatype* t)
     const State& s = state();
     Comm* cm = comm_get(comm);
     Datatype* ty = datatype_get(type);
-    if (!s.initialized || s.finalized || cm == nullptr || !type_usable(ty) || cm->revoked) [[unlikely]] {
+    if (!s.initialized || s.finalized || cm == nullptr || !type_usable(ty) || cm->revoked || cm->ft_gate) [[unlikely]] {
         return check_recv_all(buf, count, type, source, tag, comm, fn, c, t);
     }
     if (s.check_args && (count < 0 || (tag != MPI_ANY_TAG && (tag < 0 || tag > kTagUb)) ||

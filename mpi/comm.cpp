@@ -112,7 +112,9 @@ void comm_release(Comm* c)
     if (c->predefined || --c->refs > 0) {
         return;
     }
-    const bool quarantined = ft_detach(c);
+    // A communicator invalidated by an FT-MPI recovery gave up its context
+    // pair and registrations then (mpi/ftmpi.h).
+    const bool quarantined = !c->ft_stale && ft_detach(c);
     if (c->handle != 0) {
         table().erase(c->handle);
     }
@@ -126,7 +128,7 @@ void comm_release(Comm* c)
         group_release(c->remote);
     }
     errhandler_release(c->errhandler);
-    if (!quarantined) {
+    if (!quarantined && !c->ft_stale) {
         context_release(c->ctx_pair); // else ft_release_quarantined() does, later
     }
     delete c;

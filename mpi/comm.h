@@ -61,6 +61,12 @@ struct Comm {
     std::vector<int> ft_failed;
     int ft_acked = 0;
     std::uint64_t ft_agree_seq = 0;
+    // FT-MPI (mpi/ftmpi.h): every call on it goes through ftmpi_check()
+    // (a failure not yet reported or recovered); invalid since a recovery
+    // (it no longer owns its context pair); ATOMIC collectives' agreements.
+    bool ft_gate = false;
+    bool ft_stale = false;
+    std::uint64_t ftmpi_atomic_seq = 0;
     bool has_unacked_failure() const { return static_cast<int>(ft_failed.size()) > ft_acked; }
 
     bool inter() const { return remote != nullptr; }

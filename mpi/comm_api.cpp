@@ -13,6 +13,7 @@
 #include "mpi/checks.h"
 #include "mpi/comm.h"
 #include "mpi/comm_make.h"
+#include "mpi/ftmpi.h"
 #include "mpi/entry.h"
 #include "mpi/info.h"
 #include "mpi/state.h"
@@ -58,6 +59,12 @@ int dup(MPI_Comm comm, const InfoPairs* hints, MPI_Comm* newcomm, const char* fn
     Comm* c = nullptr;
     if (int e = check_comm(comm, fn, &c)) {
         return e;
+    }
+    if (ftmpi_on()) [[unlikely]] {
+        // FT-MPI's recovery idiom: duplicating MPI_COMM_WORLD recovers it first.
+        if (int e = ftmpi_dup_trigger(c, fn)) {
+            return raise(c, e, fn, "the FT-MPI recovery failed");
+        }
     }
     if (int e = out_ptr(c, newcomm, "newcomm", fn)) {
         return e;

@@ -2,6 +2,7 @@
 
 #include "mpi/errors.h"
 #include "mpi/ft_comm.h"
+#include "mpi/ftmpi.h"
 
 #include "mpi/coll/coll.h"
 #include "mpi/coll/nbc.h"
@@ -38,6 +39,11 @@ coll::Args args_for(const Members& m)
 
 Members local_members(const Comm* c)
 {
+    if (ftmpi_on()) [[unlikely]] {
+        if (const Members* m = ftmpi_live_members(c)) {
+            return *m; // FT-MPI BLANK: the holes take no part
+        }
+    }
     return Members{c->local->world.data(), c->local->size(), c->rank};
 }
 
@@ -47,7 +53,9 @@ Phase::Phase(Comm* c, int tag) : s_(&coll::blocking_schedule())
 {
     s_->begin(c, tag);
     ++g_blocking_phases;
-    if (c->revoked || ft_enabled()) {
+    if (ftmpi_on()) {
+        error_ = ftmpi_phase_error(c); // FT-MPI's gate (mpi/ftmpi.h)
+    } else if (c->revoked || ft_enabled()) {
         // Fault tolerance: constructing on a revoked communicator, or on
         // one with a failed member, fails at once (mpi/ft_comm.h).
         if (c->revoked) {

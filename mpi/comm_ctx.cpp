@@ -80,6 +80,22 @@ void ContextClaim::end_attempt()
     }
 }
 
+std::uint32_t g_context_gen_p2p = 0;
+std::uint32_t g_context_gen_coll = 0;
+
+void set_context_generations(std::uint32_t p2p, std::uint32_t coll)
+{
+    g_context_gen_p2p = p2p;
+    g_context_gen_coll = coll;
+}
+
+void context_reset_predefined()
+{
+    mask().fill(0xffffffffu);
+    context_reserve(kWorldPair);
+    context_reserve(kSelfPair);
+}
+
 const ContextMask& context_free_mask()
 {
     ft_release_quarantined(); // pairs kept back by fault tolerance whose time has come

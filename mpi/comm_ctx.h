@@ -91,14 +91,25 @@ private:
     bool multi_;
     bool owner_ = false;
 };
+// FT-MPI recoveries (mpi/ftmpi.h) move contexts to a new generation (bits
+// 16 and up), so that no message of an earlier one matches: collectives at
+// every recovery, point-to-point in the RESET message mode. Zero otherwise.
+extern std::uint32_t g_context_gen_p2p;
+extern std::uint32_t g_context_gen_coll;
+inline std::uint32_t context_generation_p2p() { return g_context_gen_p2p; }
+inline std::uint32_t context_generation_coll() { return g_context_gen_coll; }
+void set_context_generations(std::uint32_t p2p, std::uint32_t coll);
+// Every pair free but MPI_COMM_WORLD's and MPI_COMM_SELF's (an FT-MPI recovery).
+void context_reset_predefined();
 
 inline ulm::ContextId context_p2p(int pair)
 {
-    return ulm::ContextId(2u * static_cast<std::uint32_t>(pair));
+    return ulm::ContextId((g_context_gen_p2p << 16) | (2u * static_cast<std::uint32_t>(pair)));
 }
 inline ulm::ContextId context_coll(int pair)
 {
-    return ulm::ContextId(2u * static_cast<std::uint32_t>(pair) + 1u);
+    return ulm::ContextId((g_context_gen_coll << 16) |
+                          (2u * static_cast<std::uint32_t>(pair) + 1u));
 }
 
 } // namespace ulmpi::mpi

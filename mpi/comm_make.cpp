@@ -20,6 +20,7 @@
 
 #include "mpi/comm_coll.h"
 #include "mpi/comm_ctx.h"
+#include "mpi/ftmpi.h"
 #include "mpi/state.h"
 
 #include <algorithm>
@@ -209,6 +210,9 @@ int make_split(Comm* parent, int color, int key, Comm** out, const char* fn, Con
         ph.allreduce_band(lm, mask.data(), kContextWords);
         if (int e = ph.run()) {
             return phase_failed(parent, e, fn);
+        }
+        if (ftmpi_on()) [[unlikely]] {
+            ftmpi_spread(parent, local.data(), 2); // BLANK: holes join no colour
         }
     } else {
         {

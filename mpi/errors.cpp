@@ -1,6 +1,7 @@
 #include "mpi/errors.h"
 
 #include "mpi/comm.h"
+#include "mpi/ftmpi.h"
 #include "mpi/handle.h"
 #include "mpi/state.h"
 #include "runtime/config.h"
@@ -270,6 +271,7 @@ int raise(Comm* comm, int code, const char* fn, const char* fmt, ...) noexcept
     if (!state().initialized || state().finalized) {
         raise_uninitialized(fn);
     }
+    ftmpi_before_raise(); // FT-MPI: the call that meets a failure (mpi/ftmpi.h)
     if (comm == nullptr) {
         comm = state().world;
     }

@@ -2,6 +2,7 @@
 
 #include "mpi/comm_ctx.h"
 #include "mpi/errors.h"
+#include "mpi/ftmpi.h"
 #include "mpi/state.h"
 #include "runtime/clock.h"
 
@@ -142,10 +143,12 @@ bool ft_detach(Comm* c)
         return false;
     }
     f.revoker->detach(c->ctx.value());
-    if (!f.agreements->has(c->ctx.value())) {
+    // FT-MPI's ATOMIC collectives agree on the collective context.
+    if (!f.agreements->has(c->ctx.value()) && !f.agreements->has(c->coll_ctx.value())) {
         return false;
     }
     f.agreements->retire(c->ctx.value());
+    f.agreements->retire(c->coll_ctx.value());
     f.quarantine.emplace_back(c->ctx_pair, rt::now_ns() + kQuarantineNs);
     return true;
 }
@@ -164,6 +167,7 @@ void ft_release_quarantined()
         }
         const int pair = f.quarantine[i].first;
         f.agreements->drop(context_p2p(pair).value());
+        f.agreements->drop(context_coll(pair).value());
         context_release(pair);
         f.quarantine[i] = f.quarantine.back();
         f.quarantine.pop_back();
@@ -217,6 +221,11 @@ std::string ft_failure_note(std::size_t room)
 
 int ft_check_p2p(Comm* c, const char* fn)
 {
+    if (c->ft_gate) {
+        if (int e = ftmpi_check(c, fn, false)) { // FT-MPI (mpi/ftmpi.h)
+            return e;
+        }
+    }
     if (c->revoked) {
         return raise(c, kErrRevoked, fn, "the communicator was revoked");
     }
@@ -225,6 +234,9 @@ int ft_check_p2p(Comm* c, const char* fn)
 
 int ft_check_coll(Comm* c, const char* fn)
 {
+    if (ftmpi_on()) {
+        return ftmpi_check(c, fn, true); // FT-MPI's rules replace ULFM's (mpi/ftmpi.h)
+    }
     if (c->revoked) {
         return raise(c, kErrRevoked, fn, "the communicator was revoked");
     }
@@ -233,6 +245,18 @@ int ft_check_coll(Comm* c, const char* fn)
                      ft_failed_text(c).c_str());
     }
     return MPI_SUCCESS;
+}
+
+bool ft_coll_doomed(const Comm* c)
+{
+    if (!ft_enabled() || c->ft_failed.empty()) {
+        return false;
+    }
+    if (!ftmpi_on()) {
+        return true;
+    }
+    return std::any_of(c->ft_failed.begin(), c->ft_failed.end(),
+                       [](int w) { return !ftmpi_is_hole(w); });
 }
 
 bool ft_request_blocked(const Request* r)

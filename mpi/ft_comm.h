@@ -81,11 +81,14 @@ std::string ft_failure_note(std::size_t room);
 // Checks at the start of an operation on c; MPI_SUCCESS or the error raised.
 int ft_check_p2p(Comm* c, const char* fn);   // revoked
 int ft_check_coll(Comm* c, const char* fn);  // revoked, or a member failed
+// A collective on c cannot complete: a member failed (FT-MPI: one that is
+// not a hole of a recovery, mpi/ftmpi.h).
+bool ft_coll_doomed(const Comm* c);
 // Whether a collective running on c must stop before its next round: the
 // error class (revoked, or a member failed), or MPI_SUCCESS.
 inline int ft_coll_interrupted(const Comm* c)
 {
-    return c->revoked ? MPIX_ERR_REVOKED : (c->ft_failed.empty() ? MPI_SUCCESS : MPIX_ERR_PROC_FAILED);
+    return c->revoked ? MPIX_ERR_REVOKED : (ft_coll_doomed(c) ? MPIX_ERR_PROC_FAILED : MPI_SUCCESS);
 }
 // A wildcard receive on c that must not wait: a failure is unacknowledged.
 inline bool ft_any_source_blocked(const Comm* c) { return c->has_unacked_failure(); }

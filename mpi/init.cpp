@@ -5,6 +5,7 @@
 #include "mpi/datatype/datatype.h"
 #include "mpi/entry.h"
 #include "mpi/ft_comm.h"
+#include "mpi/ftmpi.h"
 #include "mpi/message.h"
 #include "mpi/state.h"
 #include "paths/registry.h"
@@ -78,10 +79,11 @@ int init(int required, int* provided, const char* fn)
     if (rt::Status st = s.engine.init(*s.boot, std::move(paths), why); !st.ok()) {
         s.boot->abort(1, "rank " + std::to_string(job.rank) + ": MPI_Init: " + why);
     }
-    s.detector = std::make_unique<ft::Detector>(*s.boot, s.engine);
+    s.detector = std::make_unique<ft::Detector>(*s.boot, s.engine, ft::detector_mode());
     s.engine.set_failure_hooks(s.detector.get());
     comm_init_predefined(job.rank, job.size);
     ft_init(); // fault tolerance (ULFM), when the job asked for it
+    ftmpi_init(); // FT-MPI's modes on top of it
 
     s.check_args = check_param.get();
     int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
@@ -134,6 +136,7 @@ int PMPI_Finalize() try {
     if (int e = comm_finalize_attributes()) {
         return raise(nullptr, e, fn, "an attribute delete callback failed (it returned %d)", e);
     }
+    ftmpi_finalize(); // FT-MPI: survivors leave together
     bsend_drain();
     message_finalize();
     rt::Status st = s.engine.finalize();

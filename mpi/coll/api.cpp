@@ -4,6 +4,7 @@
 #include "mpi/coll/nbc.h"
 #include "mpi/coll/schedule.h"
 #include "mpi/ft_comm.h"
+#include "mpi/ftmpi.h"
 #include "mpi/state.h"
 
 namespace ulmpi::mpi::coll {
@@ -176,6 +177,14 @@ int launch(Schedule& s, Comm* c, Coll coll, Args& a, MPI_Request* req, const cha
         return MPI_SUCCESS;
     }
     int err = run(s);
+    if (ftmpi_on()) [[unlikely]] {
+        // FT-MPI's ATOMIC mode: the outcome is the same at every member.
+        if (const int atomic = ftmpi_coll_outcome(c, err); atomic != err) {
+            release_blocking_schedule(s);
+            return raise(c, atomic, fn, "%s (%s) failed at another member (FT-MPI ATOMIC mode)",
+                         coll_name(coll), algo.name);
+        }
+    }
     if (err != MPI_SUCCESS) [[unlikely]] {
         int peer = s.error_peer();
         const char* what = s.error_what();

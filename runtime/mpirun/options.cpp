@@ -33,6 +33,10 @@ enum class Opt {
     boot_if,
     verbose,
     with_ft,
+    ft_comm_mode,
+    ft_msg_mode,
+    ft_coll_mode,
+    ft_recovery,
     disable_auto_cleanup,
     initial_errhandler,
     help,
@@ -73,6 +77,10 @@ constexpr OptSpec kOptions[] = {
     {"launch-agent", Opt::launch_agent, true},
     {"boot-if", Opt::boot_if, true},
     {"with-ft", Opt::with_ft, true},
+    {"ft-mode", Opt::ft_comm_mode, true},
+    {"ft-msg-mode", Opt::ft_msg_mode, true},
+    {"ft-coll-mode", Opt::ft_coll_mode, true},
+    {"ft-recovery", Opt::ft_recovery, true},
     {"disable-auto-cleanup", Opt::disable_auto_cleanup, false},
     {"initial-errhandler", Opt::initial_errhandler, true},
     {"v", Opt::verbose, false},
@@ -430,6 +438,35 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 o.params.emplace_back("ft", value);
                 break;
             }
+            case Opt::ft_comm_mode:
+                // FT-MPI's modes (docs/ftmpi.md): the ranks' parameters; a
+                // mode other than abort keeps the job alive as --with-ft does.
+                if (value != "abort" && value != "rebuild" && value != "blank" &&
+                    value != "shrink") {
+                    return fail("--ft-mode: '" + value +
+                                "' is not abort, rebuild, blank or shrink");
+                }
+                o.params.emplace_back("ft_mode", value);
+                o.params.emplace_back("ft", value == "abort" ? "no" : "ulfm");
+                break;
+            case Opt::ft_msg_mode:
+                if (value != "reset" && value != "cont") {
+                    return fail("--ft-msg-mode: '" + value + "' is not reset or cont");
+                }
+                o.params.emplace_back("ft_msg_mode", value);
+                break;
+            case Opt::ft_coll_mode:
+                if (value != "atomic" && value != "nonatomic") {
+                    return fail("--ft-coll-mode: '" + value + "' is not atomic or nonatomic");
+                }
+                o.params.emplace_back("ft_coll_mode", value);
+                break;
+            case Opt::ft_recovery:
+                if (value != "auto" && value != "manual") {
+                    return fail("--ft-recovery: '" + value + "' is not auto or manual");
+                }
+                o.params.emplace_back("ft_recovery", value);
+                break;
             case Opt::disable_auto_cleanup: o.params.emplace_back("ft", "ulfm"); break;
             case Opt::initial_errhandler: {
                 std::string v = value;
@@ -480,6 +517,12 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
     // The fault-tolerance mode mpirun itself acts on: the last --with-ft,
     // --disable-auto-cleanup or --param ft=..., else mpirun's ULMPI_FT.
     o.ft = ft_mode();
+    // An FT-MPI communicator mode from mpirun's environment (ULMPI_FT_MODE)
+    // keeps the job alive too (the ranks run the same modes).
+    if (const char* m = std::getenv("ULMPI_FT_MODE");
+        m != nullptr && *m != '\0' && std::string_view(m) != "abort") {
+        o.ft = FtMode::ulfm;
+    }
     for (const auto& [name, value] : o.params) {
         if (name == "ft") {
             (void)parse_ft_mode(value, o.ft); // checked above
@@ -553,6 +596,14 @@ Options (also accepted with a single dash, e.g. -np 4):
                        the default. Also --param ft=..., ULMPI_FT
   --disable-auto-cleanup
                        the same as --with-ft ulfm (MPICH's spelling)
+  --ft-mode abort|rebuild|blank|shrink
+                       FT-MPI's communicator mode after a failure (params
+                       ft_mode; every mode but abort implies --with-ft ulfm):
+                       blank leaves holes, shrink renumbers the survivors
+                       (docs/ftmpi.md; rebuild needs respawn: not yet)
+  --ft-msg-mode reset|cont      FT-MPI message mode (ft_msg_mode)
+  --ft-coll-mode atomic|nonatomic  FT-MPI collective mode (ft_coll_mode)
+  --ft-recovery auto|manual     FT-MPI recovery (ft_recovery)
   --initial-errhandler mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return
                        the error handler MPI_COMM_WORLD and MPI_COMM_SELF
                        start with (MPI-4; default mpi_errors_are_fatal);

@@ -322,6 +322,31 @@ TEST(MpirunOptions, with_ft_and_its_spellings)
     EXPECT_NE(err.find("ft"), std::string::npos) << err;
 }
 
+TEST(MpirunOptions, ftmpi_modes_set_their_parameters)
+{
+    using ulmpi::rt::FtMode;
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"--ft-mode", "shrink", "--ft-msg-mode", "cont", "--ft-coll-mode",
+                     "nonatomic", "--ft-recovery", "manual", "prog"},
+                    o, err),
+              ParseOutcome::run)
+        << err;
+    EXPECT_EQ(o.ft, FtMode::ulfm) << "an FT-MPI mode keeps the job alive";
+    using P = std::pair<std::string, std::string>;
+    const std::vector<P> want = {{"ft_mode", "shrink"}, {"ft", "ulfm"}, {"ft_msg_mode", "cont"},
+                                 {"ft_coll_mode", "nonatomic"}, {"ft_recovery", "manual"}};
+    EXPECT_EQ(o.params, want);
+    ASSERT_EQ(parse({"--ft-mode", "abort", "prog"}, o, err), ParseOutcome::run) << err;
+    EXPECT_EQ(o.ft, FtMode::none);
+    EXPECT_EQ(parse({"--ft-mode", "blanks", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_NE(err.find("--ft-mode: 'blanks' is not abort, rebuild, blank or shrink"),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(parse({"--ft-msg-mode", "keep", "prog"}, o, err), ParseOutcome::error);
+    EXPECT_NE(err.find("--ft-msg-mode"), std::string::npos) << err;
+}
+
 TEST(MpirunOptions, initial_errhandler)
 {
     Options o;
