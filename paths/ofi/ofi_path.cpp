@@ -38,6 +38,10 @@ const rt::IntParam tx_param{"ofi_tx_bufs", 64, "send buffers of the ofi path"};
 const rt::SizeParam chunk_param{"ofi_read_chunk", 1u << 20, "bytes of one fi_read of a rendezvous"};
 const rt::IntParam rkey_param{"ofi_rkey_cache", 256,
                               "registrations for remote reads the ofi path keeps for reuse"};
+const rt::IntParam timeout_param{
+    "ofi_send_timeout_ms", 10000,
+    "an ofi send not complete after this many ms reports the path to that peer down (back up "
+    "when a send completes)"};
 const rt::ChoiceParam everywhere_param{
     "ofi_everywhere", "auto",
     "ofi also reaches ranks on this host: auto (only when ULMPI_PATH_INCLUDE leaves shm out), on, "
@@ -91,6 +95,7 @@ OfiOptions ofi_options_from_params()
     o.tx_bufs = static_cast<std::uint32_t>(std::clamp<std::int64_t>(tx_param.get(), 2, 1 << 16));
     o.read_chunk = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(chunk_param.get(), 4096, 1u << 30));
     o.rkey_cache = static_cast<std::uint32_t>(std::clamp<std::int64_t>(rkey_param.get(), 1, 1 << 16));
+    o.send_timeout_ms = static_cast<std::uint32_t>(std::clamp<std::int64_t>(timeout_param.get(), 1, 1 << 30));
     const std::string& ev = everywhere_param.get();
     o.everywhere = ev == "on" || (ev == "auto" && !path_selected("shm"));
     return o;
@@ -338,7 +343,10 @@ void OfiPath::close()
         ::munmap(rx_mem_, rx_len_);
         rx_mem_ = nullptr;
     }
-    backlog_.clear();
+    for (Peer& p : peers_) {
+        p.backlog.clear();
+    }
+    backlogged_.clear();
     open_ = false;
 }
 
@@ -355,13 +363,14 @@ bool OfiPath::acquire(int peer, std::size_t len, TxBuffer& out)
         out.token = kFailTok; // commit() answers failed
         return true;
     }
-    if (!backlog_.empty()) {
-        flush_backlog();
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (!p.backlog.empty()) {
+        flush_backlog(peer);
     }
     if (free_tx_.empty()) {
         poll_tx();
     }
-    if (!backlog_.empty() || free_tx_.empty()) {
+    if (!p.backlog.empty() || free_tx_.empty()) {
         ++counters_.send_again;
         return false;
     }
@@ -386,7 +395,12 @@ SendResult OfiPath::send_now(std::uint32_t buf, int peer, std::size_t len)
         } else {
             Op& op = tx_ops_[buf];
             op.peer = peer;
+            op.busy = true;
+            op.posted = rt::now_ns();
             rc = fi_send(ep_, txb(buf), len, tx_desc(), to, &op.ctx);
+            if (rc != 0) {
+                op.busy = false;
+            }
         }
         if (rc == 0) {
             return SendResult::done;
@@ -414,26 +428,52 @@ SendResult OfiPath::commit(int peer, const TxBuffer& b, std::size_t len)
     const std::size_t total = len + kHdr;
     ++counters_.frags_sent;
     counters_.bytes_sent += len;
-    if (backlog_.empty()) {
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.backlog.empty()) {
         const SendResult r = send_now(i, peer, total);
         if (r != SendResult::again) {
             return r;
         }
+        backlogged_.push_back(peer);
     }
-    backlog_.push_back({i, peer, total}); // goes in order from progress()
+    p.backlog.push_back({i, total, rt::now_ns()}); // goes in order from progress()
     return SendResult::done;
 }
 
-void OfiPath::flush_backlog()
+void OfiPath::flush_backlog(int peer)
 {
-    while (!backlog_.empty()) {
-        const Pending p = backlog_.front();
-        const SendResult r = send_now(p.buf, p.peer, p.len);
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    while (!p.backlog.empty()) {
+        const Pending b = p.backlog.front();
+        const SendResult r = send_now(b.buf, peer, b.len);
         if (r == SendResult::again) {
             return;
         }
-        backlog_.pop_front(); // sent, or failed: the peer is reported down and ULM resends
+        p.backlog.pop_front(); // sent, or failed: the peer is reported down and ULM resends
     }
+}
+
+void OfiPath::flush_backlogs()
+{
+    for (std::size_t k = 0; k < backlogged_.size();) {
+        const int peer = backlogged_[k];
+        flush_backlog(peer);
+        if (peers_[static_cast<std::size_t>(peer)].backlog.empty()) {
+            backlogged_[k] = backlogged_.back();
+            backlogged_.pop_back();
+        } else {
+            ++k;
+        }
+    }
+}
+
+std::size_t OfiPath::backlog() const
+{
+    std::size_t n = 0;
+    for (const Peer& p : peers_) {
+        n += p.backlog.size();
+    }
+    return n;
 }
 
 void OfiPath::mark_down(int peer, const char* why)
@@ -454,6 +494,7 @@ void OfiPath::mark_down(int peer, const char* why)
 void OfiPath::on_tx(Op& op, int err)
 {
     if (op.kind == Op::Kind::send) {
+        op.busy = false;
         free_tx_.push_back(op.index);
         if (err != 0) {
             mark_down(op.peer, fi_strerror(err));
@@ -563,9 +604,15 @@ int OfiPath::progress(Sink& sink)
             post_recv(i);
         }
     }
-    flush_backlog();
-    if ((++tick_ & 1023) == 0 && !mrs_.empty()) {
-        expire_mrs(rt::now_ns());
+    if (!backlogged_.empty()) {
+        flush_backlogs();
+    }
+    if ((++tick_ & 255) == 0) {
+        const rt::Nanos now = rt::now_ns();
+        check_stuck(now);
+        if ((tick_ & 1023) == 0 && !mrs_.empty()) {
+            expire_mrs(now);
+        }
     }
     if (any_news_) {
         any_news_ = false;
@@ -582,6 +629,22 @@ int OfiPath::progress(Sink& sink)
         }
     }
     return delivered;
+}
+
+void OfiPath::check_stuck(rt::Nanos now)
+{
+    const rt::Nanos limit = static_cast<rt::Nanos>(opt_.send_timeout_ms) * 1000000;
+    for (const Op& op : tx_ops_) {
+        if (op.busy && now - op.posted > limit && !peers_[static_cast<std::size_t>(op.peer)].down) {
+            mark_down(op.peer, "a send did not complete in time");
+        }
+    }
+    for (int peer : backlogged_) {
+        const Peer& p = peers_[static_cast<std::size_t>(peer)];
+        if (!p.down && now - p.backlog.front().since > limit) {
+            mark_down(peer, "the provider refused sends for too long");
+        }
+    }
 }
 
 fid_mr* OfiPath::cached_mr(const void* addr, std::size_t len)

@@ -17,8 +17,9 @@
 // the provider wants local registration); commit() sends it with
 // fi_inject when it fits the provider's inject size (the buffer is free at
 // once) and fi_send otherwise (free at its completion). A send the provider
-// refuses for now (-FI_EAGAIN) waits in order in a backlog that progress()
-// drains; acquire() answers `again` while the backlog is not empty or no
+// refuses for now (-FI_EAGAIN) waits in order in that peer's backlog, which
+// progress() drains; acquire() answers `again` while the peer's backlog is
+// not empty or no
 // buffer is free. Receives: `rx_bufs` buffers of `buf_size` bytes are
 // posted; each completion goes up whole and addressable and the buffer is
 // posted again. The provider delivers in order (FI_ORDER_SAS asked) and
@@ -34,8 +35,11 @@
 // registration) answers an error without blaming the path; ULM then asks
 // the sender to stream.
 //
-// Failure evidence. An error completion of a send or read to a peer, or a
-// send the provider refuses outright, is reported once
+// Failure evidence. An error completion of a send or read to a peer, a
+// send the provider refuses outright, or a send not complete after
+// `send_timeout_ms` (rxm queues sends to a peer whose connection is refused
+// and never completes them; rxd resends to a closed endpoint without end)
+// is reported once
 // (Sink::on_path_down) from the next progress(); sends go on being tried
 // (rxm connects again), and a later send to that peer completing without
 // error is reported as on_path_up. The link's probes take the path back.
@@ -66,6 +70,7 @@ struct OfiOptions {
     std::uint32_t tx_bufs = 64;
     std::uint32_t read_chunk = 1u << 20;
     std::uint32_t rkey_cache = 256; // registrations kept for remote reads
+    std::uint32_t send_timeout_ms = 10000; // a send not complete this long: the peer is down
     bool everywhere = true;         // also peers on this host (else shm's)
 };
 
@@ -99,7 +104,7 @@ public:
     std::uint64_t error_completions() const { return error_cqes_; }
     std::uint64_t refused() const { return refused_; }
     std::size_t registrations() const { return mrs_.size(); }
-    std::size_t backlog() const { return backlog_.size(); }
+    std::size_t backlog() const;
 
 private:
     // The context of every operation (first: what FI_CONTEXT2 asks for).
@@ -110,18 +115,21 @@ private:
         int peer = -1;
         int err = 0; // read: the error of its completion
         bool done = false;
+        bool busy = false;  // send: posted, not complete
+        rt::Nanos posted = 0;
+    };
+    struct Pending {
+        std::uint32_t buf;
+        std::size_t len; // with our header
+        rt::Nanos since;
     };
     struct Peer {
         fi_addr_t addr = FI_ADDR_UNSPEC;
+        std::deque<Pending> backlog; // sends the provider refused for now, in order
         bool reach = false;
         bool down = false;      // reported down, not yet up again
         bool down_due = false;  // to report down at the next progress()
         bool up_due = false;
-    };
-    struct Pending {
-        std::uint32_t buf;
-        int peer;
-        std::size_t len; // with our header
     };
     struct Reg {
         std::uintptr_t addr;
@@ -141,13 +149,15 @@ private:
     bool post_recv(std::uint32_t i);
     // fi_inject / fi_send of a send buffer: done, again (nothing sent), failed.
     SendResult send_now(std::uint32_t buf, int peer, std::size_t len);
-    void flush_backlog();
+    void flush_backlog(int peer);
+    void flush_backlogs();
     int poll_tx();
     void on_tx(Op& op, int err);
     void mark_down(int peer, const char* why);
     Status register_mr(const void* addr, std::size_t len, std::uint64_t access, fid_mr*& out);
     fid_mr* cached_mr(const void* addr, std::size_t len);
     void expire_mrs(rt::Nanos now);
+    void check_stuck(rt::Nanos now);
 
     const rt::JobInfo& job_;
     fi_info* fi_;
@@ -174,7 +184,7 @@ private:
     std::vector<Op> read_ops_;
     std::vector<std::uint32_t> free_tx_;
     std::vector<std::uint32_t> repost_;
-    std::deque<Pending> backlog_;
+    std::vector<int> backlogged_; // peers whose backlog is not empty
     std::vector<Peer> peers_;
     std::vector<std::byte> scratch_;
     std::vector<Reg> mrs_;

@@ -295,17 +295,14 @@ TEST_P(OfiPair, a_remote_read_lands_straight_in_the_readers_segments)
 TEST_P(OfiPair, a_send_to_a_closed_endpoint_reports_the_path_down)
 {
     const std::string prov = GetParam();
-    if (prov == "udp;ofi_rxd") {
-        GTEST_SKIP() << "udp;ofi_rxd resends to a closed endpoint without end (no error "
-                        "completion in 20 s when tried); ULM's own evidence (fragments "
-                        "unacknowledged while probes go unanswered) declares such a path down";
-    }
     if (prov == "shm") {
         GTEST_SKIP() << "shm writes into the peer's memory and never learns it is gone (in one "
                         "process its unmapped queue crashes the sender); the path says "
                         "can_fail = false and a dead peer is the launcher's news";
     }
-    make();
+    OfiOptions o = options(prov);
+    o.send_timeout_ms = 300;
+    make(o);
     // Traffic first, so connection-oriented providers are connected.
     ASSERT_EQ(put(0, pattern(5000, 1)), SendResult::done);
     ASSERT_TRUE(until([&] { return sink_[1].got.size() == 1; }));
@@ -323,7 +320,7 @@ TEST_P(OfiPair, a_send_to_a_closed_endpoint_reports_the_path_down)
     }
     ASSERT_EQ(sink_[0].down.size(), 1u) << "no error completion in 20 s";
     EXPECT_EQ(sink_[0].down[0], 1);
-    EXPECT_GT(p_[0]->error_completions() + (failed ? 1u : 0u), 0u);
+    (void)failed; // an error completion, a refused send or a send stuck past its time
     // Reported once, however many sends fail after it.
     for (int i = 0; i < 20; ++i) {
         TxBuffer buf;
