@@ -87,8 +87,8 @@ const fi_info* pick(const fi_info* list, const ProviderWish& wish, std::string& 
             if (fallback == nullptr) {
                 fallback = i; // no loopback offered: the first other one
             }
-        } else if (!is_loopback(i) && !is_shm(i)) {
-            return i;
+        } else if (!is_loopback(i) && (!is_shm(i) || !wish.provider.empty())) {
+            return i; // shm over several hosts only when named (it reaches this host's ranks)
         }
     }
     if (fallback != nullptr) {

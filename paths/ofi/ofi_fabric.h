@@ -11,7 +11,8 @@
 //  * ULMPI_OFI_IFACE, when set, names the domain (the interface: "lo",
 //    "veth0"); otherwise a job on one host takes the loopback interface (or
 //    shm) before any other, so that it never goes out through an outside
-//    interface, and a job over several hosts never takes loopback or shm;
+//    interface, and a job over several hosts never takes loopback, nor shm
+//    unless ULMPI_OFI_PROVIDER names it (it then reaches this host's ranks);
 //  * IPv4 addresses only (an IPv6 link-local address needs a scope the
 //    address vector does not carry).
 // libfabric's own variables (FI_PROVIDER, FI_TCP_IFACE, ...) filter before
