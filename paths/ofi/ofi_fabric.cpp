@@ -34,7 +34,7 @@ bool is_shm(const fi_info* i) { return has_word(i->fabric_attr->prov_name, "shm"
 
 fi_info* query(const ProviderWish& wish, std::uint64_t caps, std::string& why)
 {
-    fi_info* hints = fi_allocinfo();
+    fi_info* hints = lib::dupinfo(nullptr);
     if (hints == nullptr) {
         why = "fi_allocinfo failed";
         return nullptr;
@@ -50,11 +50,11 @@ fi_info* query(const ProviderWish& wish, std::uint64_t caps, std::string& why)
         hints->fabric_attr->prov_name = strdup(wish.provider.c_str());
     }
     fi_info* list = nullptr;
-    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list);
+    const int rc = lib::getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &list);
     hints->fabric_attr->prov_name = nullptr; // fi_freeinfo frees it otherwise
-    fi_freeinfo(hints);
+    lib::freeinfo(hints);
     if (rc != 0) {
-        why = std::string("fi_getinfo: ") + fi_strerror(-rc);
+        why = std::string("fi_getinfo: ") + lib::strerror(-rc);
         return nullptr;
     }
     return list;
@@ -104,6 +104,9 @@ const fi_info* pick(const fi_info* list, const ProviderWish& wish, std::string& 
 
 fi_info* choose_provider(const ProviderWish& wish, std::string& why)
 {
+    if (!lib::load(why)) {
+        return nullptr;
+    }
     std::string w;
     for (std::uint64_t caps : {kRmaCaps, std::uint64_t{0}}) {
         if ((caps != 0 && wish.rma == RmaWish::off) || (caps == 0 && wish.rma == RmaWish::on)) {
@@ -114,8 +117,8 @@ fi_info* choose_provider(const ProviderWish& wish, std::string& why)
             continue;
         }
         const fi_info* chosen = pick(list, wish, w);
-        fi_info* out = chosen != nullptr ? fi_dupinfo(chosen) : nullptr;
-        fi_freeinfo(list);
+        fi_info* out = chosen != nullptr ? lib::dupinfo(chosen) : nullptr;
+        lib::freeinfo(list);
         if (out != nullptr) {
             return out;
         }

@@ -19,6 +19,8 @@
 // these rules do.
 #pragma once
 
+#include "paths/ofi/ofi_lib.h"
+
 #include <rdma/fabric.h>
 
 #include <string>

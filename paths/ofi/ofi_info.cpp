@@ -8,8 +8,12 @@ namespace ulmpi::path::ofi {
 std::string describe_providers()
 {
     const OfiOptions opt = ofi_options_from_params();
-    std::string out = "  libfabric " + std::to_string(FI_MAJOR(fi_version())) + "." +
-                      std::to_string(FI_MINOR(fi_version())) + "\n";
+    std::string lib_why;
+    if (!lib::load(lib_why)) {
+        return "  " + lib_why + "\n";
+    }
+    std::string out = "  libfabric " + std::to_string(FI_MAJOR(lib::version())) + "." +
+                      std::to_string(FI_MINOR(lib::version())) + "\n";
     for (bool one_host : {true, false}) {
         ProviderWish wish;
         wish.provider = opt.provider;
@@ -24,7 +28,7 @@ std::string describe_providers()
             continue;
         }
         out += describe_info(info) + "\n";
-        fi_freeinfo(info);
+        lib::freeinfo(info);
     }
     return out;
 }

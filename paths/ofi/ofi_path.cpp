@@ -128,7 +128,7 @@ OfiPath::OfiPath(const rt::JobInfo& job, fi_info* info, const OfiOptions& opt)
 OfiPath::~OfiPath()
 {
     close();
-    fi_freeinfo(fi_);
+    lib::freeinfo(fi_);
 }
 
 const char* OfiPath::provider() const { return fi_->fabric_attr->prov_name; }
@@ -146,10 +146,10 @@ std::unique_ptr<OfiPath> OfiPath::create(const rt::JobInfo& job, fi_info* info, 
 Status OfiPath::init_resources(std::string& why)
 {
     auto fail = [&](const char* what, int rc) {
-        why = std::string(what) + ": " + fi_strerror(-rc);
+        why = std::string(what) + ": " + lib::strerror(-rc);
         return Status(Errc::io_error);
     };
-    if (int rc = fi_fabric(fi_->fabric_attr, &fabric_, nullptr); rc != 0) {
+    if (int rc = lib::fabric(fi_->fabric_attr, &fabric_, nullptr); rc != 0) {
         return fail("fi_fabric", rc);
     }
     if (int rc = fi_domain(fabric_, fi_, &domain_, nullptr); rc != 0) {
@@ -240,7 +240,7 @@ Status OfiPath::register_mr(const void* addr, std::size_t len, std::uint64_t acc
         }
     }
     if (rc != 0) {
-        ULMPI_DEBUG("ofi: cannot register %zu bytes: %s", len, fi_strerror(-rc));
+        ULMPI_DEBUG("ofi: cannot register %zu bytes: %s", len, lib::strerror(-rc));
         close_fid(out);
         return Errc::io_error;
     }
@@ -254,7 +254,7 @@ bool OfiPath::post_recv(std::uint32_t i)
         return true;
     }
     if (rc != -FI_EAGAIN) {
-        ULMPI_ERROR("ofi: cannot post a receive: %s", fi_strerror(static_cast<int>(-rc)));
+        ULMPI_ERROR("ofi: cannot post a receive: %s", lib::strerror(static_cast<int>(-rc)));
     }
     repost_.push_back(i);
     return false;
@@ -270,7 +270,7 @@ Status OfiPath::open(rt::Bootstrap& boot)
     std::byte name[512];
     std::size_t len = sizeof name;
     if (int rc = fi_getname(&ep_->fid, name, &len); rc != 0) {
-        ULMPI_ERROR("ofi: fi_getname: %s", fi_strerror(-rc));
+        ULMPI_ERROR("ofi: fi_getname: %s", lib::strerror(-rc));
         return Errc::io_error;
     }
     std::vector<std::byte> rec(sizeof(AddrRecord) + len);
@@ -407,7 +407,7 @@ SendResult OfiPath::send_now(std::uint32_t buf, int peer, std::size_t len)
         }
         if (rc != -FI_EAGAIN) {
             free_tx_.push_back(buf);
-            mark_down(peer, fi_strerror(static_cast<int>(-rc)));
+            mark_down(peer, lib::strerror(static_cast<int>(-rc)));
             return SendResult::failed;
         }
         if (attempt == 2) {
@@ -497,7 +497,7 @@ void OfiPath::on_tx(Op& op, int err)
         op.busy = false;
         free_tx_.push_back(op.index);
         if (err != 0) {
-            mark_down(op.peer, fi_strerror(err));
+            mark_down(op.peer, lib::strerror(err));
         } else if (op.peer >= 0 && peers_[static_cast<std::size_t>(op.peer)].down) {
             Peer& p = peers_[static_cast<std::size_t>(op.peer)];
             p.down = false;
@@ -509,7 +509,7 @@ void OfiPath::on_tx(Op& op, int err)
         op.done = true;
         op.err = err;
         if (err != 0 && !key_error(err)) {
-            mark_down(op.peer, fi_strerror(err));
+            mark_down(op.peer, lib::strerror(err));
         }
     }
 }
@@ -527,7 +527,7 @@ int OfiPath::poll_tx()
                 if (err.op_context != nullptr) {
                     on_tx(*static_cast<Op*>(err.op_context), err.err != 0 ? err.err : FI_EIO);
                 } else {
-                    ULMPI_DEBUG("ofi: error completion without context: %s", fi_strerror(err.err));
+                    ULMPI_DEBUG("ofi: error completion without context: %s", lib::strerror(err.err));
                 }
                 ++total;
             }
@@ -560,7 +560,7 @@ int OfiPath::progress(Sink& sink)
             if (fi_cq_readerr(rxcq_, &err, 0) == 1) {
                 ++error_cqes_;
                 if (err.err != FI_ECANCELED) {
-                    ULMPI_DEBUG("ofi: receive completed with an error: %s", fi_strerror(err.err));
+                    ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
                 }
                 if (err.op_context != nullptr) {
                     post_recv(static_cast<Op*>(err.op_context)->index);
@@ -798,7 +798,7 @@ Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint6
             }
             if (rc != 0) {
                 slot->done = true;
-                mark_down(peer, fi_strerror(static_cast<int>(-rc)));
+                mark_down(peer, lib::strerror(static_cast<int>(-rc)));
                 result = Errc::io_error;
                 break;
             }

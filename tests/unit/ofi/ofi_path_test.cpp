@@ -88,7 +88,7 @@ protected:
         if (probe == nullptr) {
             GTEST_SKIP() << "provider " << GetParam() << " is not offered here: " << why;
         }
-        fi_freeinfo(probe);
+        path::ofi::lib::freeinfo(probe);
         job_ = std::make_unique<FakeJob>(2);
         for (int r = 0; r < 2; ++r) {
             boot_[r] = std::make_unique<FakeBootstrap>(*job_, r);
@@ -446,7 +446,7 @@ TEST_P(OfiEngine, messages_of_all_protocols_flow_between_two_processes)
     if (probe == nullptr) {
         GTEST_SKIP() << "provider " << GetParam() << " is not offered here: " << why;
     }
-    fi_freeinfo(probe);
+    path::ofi::lib::freeinfo(probe);
     const std::string provider = GetParam();
     EXPECT_EQ(run_nb_pair([&](NbPairBootstrap& boot) { return engine_body(boot, provider); }, 120), 0);
 }
