@@ -22,9 +22,10 @@
 // not empty or no
 // buffer is free. Receives: `rx_bufs` buffers of `buf_size` bytes are
 // posted; each completion goes up whole and addressable and the buffer is
-// posted again. The provider delivers in order (FI_ORDER_SAS asked) and
-// reliably; ULM's reliability stays on by default over it for its end-to-end
-// checksum (reliable_default).
+// posted again. The provider delivers reliably but not in order (messages
+// above rxm's or rxd's own eager size complete after later small ones;
+// PathInfo::order none); ULM's reliability stays on by default over it for
+// its end-to-end checksum and its reordering (reliable_default).
 //
 // Rendezvous. With FI_RMA | FI_READ, make_rkey() registers each segment of
 // the sender's buffer for remote reads (kept in a small cache by address
