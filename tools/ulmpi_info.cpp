@@ -16,6 +16,7 @@
 // refusal is explained from what the kernel tells (Yama ptrace_scope, seccomp).
 #include "mpi.h"
 #include "paths/registry.h"
+#include "paths/ofi/ofi_info.h"
 #include "paths/verbs/verbs_info.h"
 #include "runtime/bootstrap.h"
 #include "runtime/config.h"
@@ -452,6 +453,12 @@ void print_verbs()
     std::printf("\nRDMA devices (verbs path):\n%s", ulmpi::path::verbs::describe_devices().c_str());
 }
 
+void print_ofi()
+{
+    std::printf("\nlibfabric providers (ofi path; docs/ofi.md):\n%s",
+                ulmpi::path::ofi::describe_providers().c_str());
+}
+
 void print_bootstrap()
 {
     ulmpi::rt::BootChoice c = ulmpi::rt::choose_bootstrap();
@@ -638,6 +645,7 @@ int main(int argc, char** argv)
     print_bootstrap();
     print_shm(probe);
     print_verbs();
+    print_ofi();
     std::printf("\n");
     print_params(mode == Mode::all);
     return 0;

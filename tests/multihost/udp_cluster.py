@@ -24,6 +24,13 @@ and ULMPI_UDP_SUBNET set to the cluster's subnet. Cases:
   strays     datagrams from outside the job (this namespace, over the bridge)
              to every udp port of every rank: the job passes, the ranks count
              them refused
+  ofi_smoke  the ofi path (docs/ofi.md) instead of udp, once per libfabric
+             provider: tcp;ofi_rxm and udp;ofi_rxd on eth0 (path_include
+             self,shm,ofi), shm between the ranks of a host with udp between
+             hosts (self,udp,ofi); a job shows ofi carried fragments, then a
+             few programs pass
+  ofi_tcp, ofi_udp, ofi_shm
+             every program over that provider
 
 The cluster is torn down however the run ends. Without root or network
 namespaces every case is skipped (exit 77). Exit 0 when every case passed.
@@ -42,7 +49,8 @@ import threading
 import time
 import uuid
 
-CASES = ["programs", "loss", "lossy", "link_down", "strays"]
+CASES = ["programs", "loss", "lossy", "link_down", "strays", "ofi_smoke", "ofi_tcp", "ofi_udp",
+         "ofi_shm"]
 AGENT = "ip netns exec {host}"
 
 
@@ -131,10 +139,11 @@ class Job:
         # Which interfaces udp uses: the cluster's subnet, unless the cluster
         # says otherwise (several rails: udp_rails.py).
         udp = getattr(cl, "udp_params", None) or ["udp_subnet=" + cl.subnet]
+        # The paths: self, shm and udp, unless a case says otherwise (ofi_*).
+        paths = getattr(cl, "path_params", None) or ["path_include=self,shm,udp"] + udp
         self.argv = (["ip", "netns", "exec", cl.hosts[0], ctx.mpirun, "--launch-agent", AGENT,
-                      "--boot-if", cl.subnet, "-H", hosts,
-                      "--param", "path_include=self,shm,udp"] +
-                     [x for p in udp for x in ("--param", p)] + ["--stats"] +
+                      "--boot-if", cl.subnet, "-H", hosts] +
+                     [x for p in paths for x in ("--param", p)] + ["--stats"] +
                      [x for p in params for x in ("--param", p)] + ["-n", str(np_)] + args)
         self.start = time.time()
         self.p = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -210,8 +219,10 @@ def testlist_programs(path):
     return list(best.values())
 
 
-def run_programs(ctx, title, params=()):
+def run_programs(ctx, title, params=(), only=None):
     progs = testlist_programs(ctx.testlist)
+    if only is not None:
+        progs = [w for w in progs if w[0] in only]
     failed = []
     total = {}
     t0 = time.time()
@@ -364,6 +375,62 @@ def case_strays(ctx):
 
 class Ctx:
     pass
+
+
+# The ofi path across the hosts, per libfabric provider: the path parameters
+# of every job, and how to tell from --stats that ofi carried the traffic.
+OFI = {
+    "tcp": ["path_include=self,shm,ofi", "ofi_provider=tcp;ofi_rxm", "ofi_iface=eth0"],
+    "udp": ["path_include=self,shm,ofi", "ofi_provider=udp;ofi_rxd", "ofi_iface=eth0"],
+    # shm between the ranks of a host, udp between hosts.
+    "shm": ["path_include=self,udp,ofi", "ofi_provider=shm", "ofi_everywhere=on"],
+}
+# udp;ofi_rxd is slow here (bigmsg 3 takes a minute): two quick programs.
+OFI_SMOKE = {"tcp": ("p2p_blocking", "bigmsg", "wildcard", "datatypes"),
+             "udp": ("wildcard", "datatypes"),
+             "shm": ("p2p_blocking", "bigmsg", "wildcard", "datatypes")}
+
+
+def ofi_used(ctx):
+    """Runs one job and checks that the ofi path moved fragments."""
+    job = Job(ctx, ["--map-by", "node", "--timeout", "120",
+                    os.path.join(ctx.mpitest_dir, "p2p_blocking")], np_=8)
+    rc, text, secs, left = job.finish(150)
+    sent = sum(int(m.group(1)) for m in
+               re.finditer(r"^ulmpi-stats rank=\d+ path=ofi frags_sent=(\d+)", text, re.M))
+    if rc != 0 or sent == 0:
+        raise Failure("ofi carried nothing (rc %s, %d fragments):\n%s" %
+                      (rc, sent, "\n".join(text.splitlines()[-20:])))
+    desc = re.search(r"\(ofi: (.*)\)$", text, re.M)
+    print("  ofi: %s; %d fragments in an 8-rank job" % (desc.group(1) if desc else "?", sent))
+
+
+def ofi_case(ctx, provider, only):
+    ctx.cluster.path_params = OFI[provider]
+    try:
+        ofi_used(ctx)
+        failed, _ = run_programs(ctx, "ofi " + provider, only=only)
+    finally:
+        ctx.cluster.path_params = None
+    if failed:
+        raise Failure("failed over ofi %s: %s" % (provider, "; ".join(failed)))
+
+
+def case_ofi_smoke(ctx):
+    for provider in ("tcp", "udp", "shm"):
+        ofi_case(ctx, provider, OFI_SMOKE[provider])
+
+
+def case_ofi_tcp(ctx):
+    ofi_case(ctx, "tcp", None)
+
+
+def case_ofi_udp(ctx):
+    ofi_case(ctx, "udp", None)
+
+
+def case_ofi_shm(ctx):
+    ofi_case(ctx, "shm", None)
 
 
 def main():

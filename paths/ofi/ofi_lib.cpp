@@ -1,0 +1,84 @@
+#include "paths/ofi/ofi_lib.h"
+
+#include <dlfcn.h>
+#include <mutex>
+#include <signal.h>
+
+namespace ulmpi::path::ofi::lib {
+namespace {
+
+struct Api {
+    int (*getinfo)(std::uint32_t, const char*, const char*, std::uint64_t, const fi_info*, fi_info**);
+    void (*freeinfo)(fi_info*);
+    fi_info* (*dupinfo)(const fi_info*);
+    int (*fabric)(fi_fabric_attr*, fid_fabric**, void*);
+    const char* (*strerror)(int);
+    std::uint32_t (*version)();
+};
+
+Api g_api{};
+bool g_loaded = false;
+std::string g_why;
+
+template <class F> bool sym(void* h, const char* name, F& out)
+{
+    out = reinterpret_cast<F>(::dlsym(h, name));
+    return out != nullptr;
+}
+
+void load_once()
+{
+    struct sigaction saved[NSIG];
+    for (int s = 1; s < NSIG; ++s) {
+        ::sigaction(s, nullptr, &saved[s]);
+    }
+    void* h = ::dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    for (int s = 1; s < NSIG; ++s) {
+        if (s != SIGKILL && s != SIGSTOP) {
+            ::sigaction(s, &saved[s], nullptr);
+        }
+    }
+    if (h == nullptr) {
+        const char* e = ::dlerror();
+        g_why = std::string("cannot load libfabric.so.1: ") + (e != nullptr ? e : "?");
+        return;
+    }
+    Api a{};
+    if (!sym(h, "fi_getinfo", a.getinfo) || !sym(h, "fi_freeinfo", a.freeinfo) ||
+        !sym(h, "fi_dupinfo", a.dupinfo) || !sym(h, "fi_fabric", a.fabric) ||
+        !sym(h, "fi_strerror", a.strerror) || !sym(h, "fi_version", a.version)) {
+        g_why = "libfabric.so.1 lacks fi_getinfo, fi_fabric or another function the ofi path calls";
+        return;
+    }
+    g_api = a;
+    g_loaded = true;
+}
+
+} // namespace
+
+bool load(std::string& why)
+{
+    static std::once_flag once;
+    std::call_once(once, load_once);
+    if (!g_loaded) {
+        why = g_why;
+    }
+    return g_loaded;
+}
+
+// The others are called only after load() answered true.
+int getinfo(std::uint32_t version, const char* node, const char* service, std::uint64_t flags,
+            const fi_info* hints, fi_info** info)
+{
+    return g_api.getinfo(version, node, service, flags, hints, info);
+}
+void freeinfo(fi_info* info) { g_api.freeinfo(info); }
+fi_info* dupinfo(const fi_info* info) { return g_api.dupinfo(info); }
+int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context)
+{
+    return g_api.fabric(attr, fabric, context);
+}
+const char* strerror(int errnum) { return g_loaded ? g_api.strerror(errnum) : "libfabric not loaded"; }
+std::uint32_t version() { return g_api.version(); }
+
+} // namespace ulmpi::path::ofi::lib

@@ -1,0 +1,873 @@
+#include "paths/ofi/ofi_path.h"
+
+#include "paths/registry.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sys/mman.h>
+
+namespace ulmpi::path::ofi {
+namespace {
+
+const rt::TextParam provider_param{
+    "ofi_provider", "",
+    "libfabric provider of the ofi path (tcp;ofi_rxm, udp;ofi_rxd, shm, ...); empty: the first "
+    "fi_getinfo offers (never ofi_mrail)"};
+const rt::TextParam iface_param{
+    "ofi_iface", "",
+    "libfabric domain (interface) of the ofi path (lo, eth1, ...); empty: loopback for a job on "
+    "one host, else the first other one"};
+const rt::ChoiceParam rma_param{
+    "ofi_rma", "auto",
+    "single-copy rendezvous by fi_read: auto (where the provider reads), on (only such "
+    "providers), off",
+    "auto|on|off"};
+const rt::SizeParam eager_param{"ofi_eager_limit", 16384,
+                                "messages up to this size go eagerly over ofi"};
+const rt::SizeParam buf_param{"ofi_buf_size", 65536,
+                              "bytes of an ofi send or receive buffer (16-byte path header + ULM "
+                              "fragment)"};
+const rt::IntParam rx_param{"ofi_rx_bufs", 64, "receive buffers the ofi path keeps posted"};
+const rt::IntParam tx_param{"ofi_tx_bufs", 64, "send buffers of the ofi path"};
+const rt::SizeParam chunk_param{"ofi_read_chunk", 1u << 20, "bytes of one fi_read of a rendezvous"};
+const rt::IntParam rkey_param{"ofi_rkey_cache", 256,
+                              "registrations for remote reads the ofi path keeps for reuse"};
+const rt::IntParam timeout_param{
+    "ofi_send_timeout_ms", 10000,
+    "an ofi send not complete after this many ms reports the path to that peer down (back up "
+    "when a send completes)"};
+const rt::ChoiceParam everywhere_param{
+    "ofi_everywhere", "auto",
+    "ofi also reaches ranks on this host: auto (only when ULMPI_PATH_INCLUDE leaves shm out), on, "
+    "off",
+    "auto|on|off"};
+
+// Between verbs (30) and udp (10): self > shm > verbs > ofi > udp.
+const Registrar reg{"ofi", 20, &make_ofi_paths};
+
+constexpr rt::Nanos kSecond = 1000000000;
+constexpr rt::Nanos kMrIdle = 30 * kSecond; // a cached registration unused this long goes
+constexpr rt::Nanos kReadLimit = 60 * kSecond;
+constexpr std::uint32_t kMaxReads = 64;     // fi_read operations in flight per get()
+
+struct OfiRxFrag final : RxFrag {};
+
+std::byte* map_bytes(std::size_t len)
+{
+    void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
+}
+
+std::size_t round_page(std::size_t n) { return (n + 4095) & ~std::size_t{4095}; }
+
+bool key_error(int err)
+{
+    return err == FI_EACCES || err == FI_EKEYREJECTED || err == FI_EINVAL || err == FI_EFAULT ||
+           err == FI_EPERM;
+}
+
+template <class F> void close_fid(F*& f)
+{
+    if (f != nullptr) {
+        (void)fi_close(&f->fid);
+        f = nullptr;
+    }
+}
+
+} // namespace
+
+OfiOptions ofi_options_from_params()
+{
+    OfiOptions o;
+    o.provider = provider_param.get();
+    o.iface = iface_param.get();
+    const std::string& rma = rma_param.get();
+    o.rma = rma == "on" ? RmaWish::on : rma == "off" ? RmaWish::off : RmaWish::automatic;
+    o.buf_size = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(buf_param.get(), 1024, 1u << 22));
+    o.eager_limit = std::min<std::uint64_t>(eager_param.get(), o.buf_size);
+    o.rx_bufs = static_cast<std::uint32_t>(std::clamp<std::int64_t>(rx_param.get(), 2, 1 << 16));
+    o.tx_bufs = static_cast<std::uint32_t>(std::clamp<std::int64_t>(tx_param.get(), 2, 1 << 16));
+    o.read_chunk = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(chunk_param.get(), 4096, 1u << 30));
+    o.rkey_cache = static_cast<std::uint32_t>(std::clamp<std::int64_t>(rkey_param.get(), 1, 1 << 16));
+    o.send_timeout_ms = static_cast<std::uint32_t>(std::clamp<std::int64_t>(timeout_param.get(), 1, 1 << 30));
+    const std::string& ev = everywhere_param.get();
+    o.everywhere = ev == "on" || (ev == "auto" && !path_selected("shm"));
+    return o;
+}
+
+OfiPath::OfiPath(const rt::JobInfo& job, fi_info* info, const OfiOptions& opt)
+    : job_(job), fi_(info), opt_(opt)
+{
+    const bool shm = std::strstr(fi_->fabric_attr->prov_name, "shm") != nullptr;
+    info_.name = "ofi";
+    info_.bandwidth_mbs = shm ? 5000 : 1000;
+    info_.latency_us = shm ? 2 : 20;
+    info_.max_frag = opt_.buf_size - static_cast<std::uint32_t>(kHdr);
+    info_.eager_limit = std::min<std::uint64_t>(opt_.eager_limit, info_.max_frag);
+    // The provider delivers reliably, yet ULM's checksum is end to end (it
+    // catches what a transport does not: I/O bus and memory errors), and a
+    // checksum needs ULM's resends behind it.
+    info_.reliable_default = true;
+    info_.can_fail = !shm;
+    info_.has_get = (fi_->caps & FI_READ) != 0;
+    info_.get_max = 0;
+    // FI_ORDER_SAS orders where the data lands, not when the receive
+    // completes: rxm and rxd complete a message above their own eager size
+    // (rxm: 16 KiB) only after its rendezvous, so a later small one
+    // overtakes it (the conformance suite saw it). No order is promised.
+    info_.order = PathInfo::Order::none;
+    info_.kernel_delivery = !shm;
+    inject_max_ = fi_->tx_attr->inject_size;
+    info_.inline_max = inject_max_ > kHdr ? static_cast<std::uint32_t>(inject_max_ - kHdr) : 0;
+    job_tag_ = job_hash(job.jobid);
+    peers_.resize(static_cast<std::size_t>(job.size));
+}
+
+OfiPath::~OfiPath()
+{
+    close();
+    lib::freeinfo(fi_);
+}
+
+const char* OfiPath::provider() const { return fi_->fabric_attr->prov_name; }
+
+std::unique_ptr<OfiPath> OfiPath::create(const rt::JobInfo& job, fi_info* info, const OfiOptions& opt,
+                                         std::string& why)
+{
+    std::unique_ptr<OfiPath> p(new OfiPath(job, info, opt));
+    if (!p->init_resources(why).ok()) {
+        return nullptr;
+    }
+    return p;
+}
+
+Status OfiPath::init_resources(std::string& why)
+{
+    auto fail = [&](const char* what, int rc) {
+        why = std::string(what) + ": " + lib::strerror(-rc);
+        return Status(Errc::io_error);
+    };
+    if (int rc = lib::fabric(fi_->fabric_attr, &fabric_, nullptr); rc != 0) {
+        return fail("fi_fabric", rc);
+    }
+    if (int rc = fi_domain(fabric_, fi_, &domain_, nullptr); rc != 0) {
+        return fail("fi_domain", rc);
+    }
+    fi_cq_attr cq{};
+    cq.format = FI_CQ_FORMAT_MSG;
+    cq.wait_obj = FI_WAIT_NONE;
+    cq.size = std::max<std::size_t>(fi_->tx_attr->size, opt_.tx_bufs + kMaxReads + 64);
+    if (int rc = fi_cq_open(domain_, &cq, &txcq_, nullptr); rc != 0) {
+        return fail("fi_cq_open (send)", rc);
+    }
+    cq.size = std::max<std::size_t>(fi_->rx_attr->size, opt_.rx_bufs + 64);
+    if (int rc = fi_cq_open(domain_, &cq, &rxcq_, nullptr); rc != 0) {
+        return fail("fi_cq_open (receive)", rc);
+    }
+    fi_av_attr av{};
+    av.type = fi_->domain_attr->av_type != FI_AV_UNSPEC ? fi_->domain_attr->av_type : FI_AV_TABLE;
+    av.count = static_cast<std::size_t>(job_.size);
+    if (int rc = fi_av_open(domain_, &av, &av_, nullptr); rc != 0) {
+        return fail("fi_av_open", rc);
+    }
+    if (int rc = fi_endpoint(domain_, fi_, &ep_, nullptr); rc != 0) {
+        return fail("fi_endpoint", rc);
+    }
+    if (int rc = fi_ep_bind(ep_, &av_->fid, 0); rc != 0) {
+        return fail("fi_ep_bind (address vector)", rc);
+    }
+    if (int rc = fi_ep_bind(ep_, &txcq_->fid, FI_TRANSMIT); rc != 0) {
+        return fail("fi_ep_bind (send queue)", rc);
+    }
+    if (int rc = fi_ep_bind(ep_, &rxcq_->fid, FI_RECV); rc != 0) {
+        return fail("fi_ep_bind (receive queue)", rc);
+    }
+    if (int rc = fi_enable(ep_); rc != 0) {
+        return fail("fi_enable", rc);
+    }
+    tx_len_ = round_page(std::size_t{opt_.tx_bufs} * opt_.buf_size);
+    rx_len_ = round_page(std::size_t{opt_.rx_bufs} * opt_.buf_size);
+    tx_mem_ = map_bytes(tx_len_);
+    rx_mem_ = map_bytes(rx_len_);
+    if (tx_mem_ == nullptr || rx_mem_ == nullptr) {
+        why = "no memory for buffers";
+        return Errc::no_memory;
+    }
+    if ((fi_->domain_attr->mr_mode & FI_MR_LOCAL) != 0) {
+        if (!register_mr(tx_mem_, tx_len_, FI_SEND, tx_mr_).ok() ||
+            !register_mr(rx_mem_, rx_len_, FI_RECV, rx_mr_).ok()) {
+            why = "cannot register the send and receive buffers";
+            return Errc::io_error;
+        }
+    }
+    tx_ops_.resize(opt_.tx_bufs);
+    rx_ops_.resize(opt_.rx_bufs);
+    read_ops_.resize(kMaxReads);
+    for (std::uint32_t i = opt_.tx_bufs; i-- > 0;) {
+        tx_ops_[i].kind = Op::Kind::send;
+        tx_ops_[i].index = i;
+        free_tx_.push_back(i);
+    }
+    for (std::uint32_t i = 0; i < opt_.rx_bufs; ++i) {
+        rx_ops_[i].kind = Op::Kind::recv;
+        rx_ops_[i].index = i;
+    }
+    for (std::uint32_t i = 0; i < kMaxReads; ++i) {
+        read_ops_[i].kind = Op::Kind::read;
+        read_ops_[i].index = i;
+        read_ops_[i].done = true; // free
+    }
+    scratch_.resize(opt_.buf_size);
+    describe_ = "ofi: " + describe_info(fi_) + ", fragments up to " + std::to_string(info_.max_frag) +
+                " bytes, eager " + std::to_string(info_.eager_limit) + ", inject " +
+                std::to_string(inject_max_) + ", " + std::to_string(opt_.rx_bufs) + " receives posted";
+    return Errc::ok;
+}
+
+void* OfiPath::tx_desc() const { return tx_mr_ != nullptr ? fi_mr_desc(tx_mr_) : nullptr; }
+void* OfiPath::rx_desc() const { return rx_mr_ != nullptr ? fi_mr_desc(rx_mr_) : nullptr; }
+
+Status OfiPath::register_mr(const void* addr, std::size_t len, std::uint64_t access, fid_mr*& out)
+{
+    out = nullptr;
+    int rc = fi_mr_reg(domain_, addr, len, access, 0, next_key_++, 0, &out, nullptr);
+    if (rc == 0 && (fi_->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0) {
+        rc = fi_mr_bind(out, &ep_->fid, 0);
+        if (rc == 0) {
+            rc = fi_mr_enable(out);
+        }
+    }
+    if (rc != 0) {
+        ULMPI_DEBUG("ofi: cannot register %zu bytes: %s", len, lib::strerror(-rc));
+        close_fid(out);
+        return Errc::io_error;
+    }
+    return Errc::ok;
+}
+
+bool OfiPath::post_recv(std::uint32_t i)
+{
+    const ssize_t rc = fi_recv(ep_, rxb(i), opt_.buf_size, rx_desc(), FI_ADDR_UNSPEC, &rx_ops_[i].ctx);
+    if (rc == 0) {
+        return true;
+    }
+    if (rc != -FI_EAGAIN) {
+        ULMPI_ERROR("ofi: cannot post a receive: %s", lib::strerror(static_cast<int>(-rc)));
+    }
+    repost_.push_back(i);
+    return false;
+}
+
+Status OfiPath::open(rt::Bootstrap& boot)
+{
+    for (std::uint32_t i = 0; i < opt_.rx_bufs; ++i) {
+        if (!post_recv(i) && repost_.size() == opt_.rx_bufs) {
+            return Errc::io_error;
+        }
+    }
+    std::byte name[512];
+    std::size_t len = sizeof name;
+    if (int rc = fi_getname(&ep_->fid, name, &len); rc != 0) {
+        ULMPI_ERROR("ofi: fi_getname: %s", lib::strerror(-rc));
+        return Errc::io_error;
+    }
+    std::vector<std::byte> rec(sizeof(AddrRecord) + len);
+    AddrRecord a{kWireVersion, 0, static_cast<std::uint16_t>(len), job_hash(provider())};
+    std::memcpy(rec.data(), &a, sizeof a);
+    std::memcpy(rec.data() + sizeof a, name, len);
+    return boot.put("ofi.addr", rec.data(), rec.size());
+}
+
+Status OfiPath::connect(rt::Bootstrap& boot)
+{
+    const bool shm = std::strstr(provider(), "shm") != nullptr;
+    int reached = 0;
+    for (int r = 0; r < job_.size; ++r) {
+        if (r == job_.rank) {
+            continue;
+        }
+        const bool same_host = job_.node_of_rank.size() == static_cast<std::size_t>(job_.size) &&
+                               job_.node_of_rank[static_cast<std::size_t>(r)] == job_.node_id;
+        if ((same_host && !opt_.everywhere) || (!same_host && shm)) {
+            continue;
+        }
+        std::vector<std::byte> v;
+        if (!boot.get(r, "ofi.addr", v).ok() || v.size() < sizeof(AddrRecord)) {
+            continue; // no ofi path there
+        }
+        AddrRecord a;
+        std::memcpy(&a, v.data(), sizeof a);
+        if (a.version != kWireVersion || v.size() != sizeof a + a.addr_len) {
+            ULMPI_ERROR("ofi: rank %d published an address of another version", r);
+            return Errc::protocol;
+        }
+        if (a.provider_hash != job_hash(provider())) {
+            ULMPI_DEBUG("ofi: rank %d uses another provider than %s", r, provider());
+            continue;
+        }
+        Peer& p = peers_[static_cast<std::size_t>(r)];
+        const int n = fi_av_insert(av_, v.data() + sizeof a, 1, &p.addr, 0, nullptr);
+        if (n != 1) {
+            ULMPI_WARN("ofi: the address of rank %d is refused by %s", r, provider());
+            continue;
+        }
+        p.reach = true;
+        ++reached;
+    }
+    ULMPI_DEBUG("ofi: %s, reaches %d of %d peers", describe_.c_str(), reached, job_.size - 1);
+    open_ = true;
+    return Errc::ok;
+}
+
+void OfiPath::close()
+{
+    for (Reg& r : mrs_) {
+        close_fid(r.mr);
+    }
+    mrs_.clear();
+    close_fid(tx_mr_);
+    close_fid(rx_mr_);
+    close_fid(ep_);
+    close_fid(av_);
+    close_fid(txcq_);
+    close_fid(rxcq_);
+    close_fid(domain_);
+    close_fid(fabric_);
+    if (tx_mem_ != nullptr) {
+        ::munmap(tx_mem_, tx_len_);
+        tx_mem_ = nullptr;
+    }
+    if (rx_mem_ != nullptr) {
+        ::munmap(rx_mem_, rx_len_);
+        rx_mem_ = nullptr;
+    }
+    for (Peer& p : peers_) {
+        p.backlog.clear();
+    }
+    backlogged_.clear();
+    open_ = false;
+}
+
+bool OfiPath::can_reach(int peer) const
+{
+    return open_ && peer >= 0 && peer < job_.size && peers_[static_cast<std::size_t>(peer)].reach;
+}
+
+bool OfiPath::acquire(int peer, std::size_t len, TxBuffer& out)
+{
+    if (!can_reach(peer) || len > info_.max_frag) {
+        out.data = scratch_.data() + kHdr;
+        out.cap = scratch_.size() - kHdr;
+        out.token = kFailTok; // commit() answers failed
+        return true;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (!p.backlog.empty()) {
+        flush_backlog(peer);
+    }
+    if (free_tx_.empty()) {
+        poll_tx();
+    }
+    if (!p.backlog.empty() || free_tx_.empty()) {
+        ++counters_.send_again;
+        return false;
+    }
+    const std::uint32_t i = free_tx_.back();
+    free_tx_.pop_back();
+    out.data = txb(i) + kHdr;
+    out.cap = opt_.buf_size - kHdr;
+    out.token = i;
+    return true;
+}
+
+SendResult OfiPath::send_now(std::uint32_t buf, int peer, std::size_t len)
+{
+    const fi_addr_t to = peers_[static_cast<std::size_t>(peer)].addr;
+    for (int attempt = 0;; ++attempt) {
+        ssize_t rc;
+        if (len <= inject_max_) {
+            rc = fi_inject(ep_, txb(buf), len, to);
+            if (rc == 0) {
+                free_tx_.push_back(buf);
+            }
+        } else {
+            Op& op = tx_ops_[buf];
+            op.peer = peer;
+            op.busy = true;
+            op.posted = rt::now_ns();
+            rc = fi_send(ep_, txb(buf), len, tx_desc(), to, &op.ctx);
+            if (rc != 0) {
+                op.busy = false;
+            }
+        }
+        if (rc == 0) {
+            return SendResult::done;
+        }
+        if (rc != -FI_EAGAIN) {
+            free_tx_.push_back(buf);
+            mark_down(peer, lib::strerror(static_cast<int>(-rc)));
+            return SendResult::failed;
+        }
+        if (attempt == 2) {
+            return SendResult::again;
+        }
+        poll_tx(); // drives the provider's progress
+    }
+}
+
+SendResult OfiPath::commit(int peer, const TxBuffer& b, std::size_t len)
+{
+    if (b.token == kFailTok) {
+        return SendResult::failed;
+    }
+    const auto i = static_cast<std::uint32_t>(b.token);
+    FragHeader h{kWireVersion, kFrag, 0, static_cast<std::uint32_t>(job_.rank), job_tag_, 0};
+    std::memcpy(txb(i), &h, sizeof h);
+    const std::size_t total = len + kHdr;
+    ++counters_.frags_sent;
+    counters_.bytes_sent += len;
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.backlog.empty()) {
+        const SendResult r = send_now(i, peer, total);
+        if (r != SendResult::again) {
+            return r;
+        }
+        backlogged_.push_back(peer);
+    }
+    p.backlog.push_back({i, total, rt::now_ns()}); // goes in order from progress()
+    return SendResult::done;
+}
+
+void OfiPath::flush_backlog(int peer)
+{
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    while (!p.backlog.empty()) {
+        const Pending b = p.backlog.front();
+        const SendResult r = send_now(b.buf, peer, b.len);
+        if (r == SendResult::again) {
+            return;
+        }
+        p.backlog.pop_front(); // sent, or failed: the peer is reported down and ULM resends
+    }
+}
+
+void OfiPath::flush_backlogs()
+{
+    for (std::size_t k = 0; k < backlogged_.size();) {
+        const int peer = backlogged_[k];
+        flush_backlog(peer);
+        if (peers_[static_cast<std::size_t>(peer)].backlog.empty()) {
+            backlogged_[k] = backlogged_.back();
+            backlogged_.pop_back();
+        } else {
+            ++k;
+        }
+    }
+}
+
+std::size_t OfiPath::backlog() const
+{
+    std::size_t n = 0;
+    for (const Peer& p : peers_) {
+        n += p.backlog.size();
+    }
+    return n;
+}
+
+void OfiPath::mark_down(int peer, const char* why)
+{
+    if (peer < 0 || peer >= job_.size) {
+        return;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (!p.down) {
+        ULMPI_DEBUG("ofi: rank %d unreachable over %s: %s", peer, provider(), why);
+        p.down = true;
+        p.down_due = true;
+        p.up_due = false;
+        any_news_ = true;
+    }
+}
+
+void OfiPath::on_tx(Op& op, int err)
+{
+    if (op.kind == Op::Kind::send) {
+        op.busy = false;
+        free_tx_.push_back(op.index);
+        if (err != 0) {
+            mark_down(op.peer, lib::strerror(err));
+        } else if (op.peer >= 0 && peers_[static_cast<std::size_t>(op.peer)].down) {
+            Peer& p = peers_[static_cast<std::size_t>(op.peer)];
+            p.down = false;
+            p.down_due = false;
+            p.up_due = true;
+            any_news_ = true;
+        }
+    } else if (op.kind == Op::Kind::read) {
+        op.done = true;
+        op.err = err;
+        if (err != 0 && !key_error(err)) {
+            mark_down(op.peer, lib::strerror(err));
+        }
+    }
+}
+
+int OfiPath::poll_tx()
+{
+    fi_cq_msg_entry e[16];
+    int total = 0;
+    for (;;) {
+        const ssize_t n = fi_cq_read(txcq_, e, 16);
+        if (n == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            if (fi_cq_readerr(txcq_, &err, 0) == 1) {
+                ++error_cqes_;
+                if (err.op_context != nullptr) {
+                    on_tx(*static_cast<Op*>(err.op_context), err.err != 0 ? err.err : FI_EIO);
+                } else {
+                    ULMPI_DEBUG("ofi: error completion without context: %s", lib::strerror(err.err));
+                }
+                ++total;
+            }
+            continue;
+        }
+        if (n <= 0) {
+            return total;
+        }
+        for (ssize_t k = 0; k < n; ++k) {
+            on_tx(*static_cast<Op*>(e[k].op_context), 0);
+        }
+        total += static_cast<int>(n);
+        if (n < 16) {
+            return total;
+        }
+    }
+}
+
+int OfiPath::progress(Sink& sink)
+{
+    if (!open_) {
+        return 0;
+    }
+    int delivered = 0;
+    fi_cq_msg_entry e[16];
+    for (int round = 0; round < 4; ++round) {
+        const ssize_t n = fi_cq_read(rxcq_, e, 16);
+        if (n == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            if (fi_cq_readerr(rxcq_, &err, 0) == 1) {
+                ++error_cqes_;
+                if (err.err != FI_ECANCELED) {
+                    ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
+                }
+                if (err.op_context != nullptr) {
+                    post_recv(static_cast<Op*>(err.op_context)->index);
+                }
+            }
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        for (ssize_t k = 0; k < n; ++k) {
+            const std::uint32_t i = static_cast<Op*>(e[k].op_context)->index;
+            FragHeader h;
+            std::memcpy(&h, rxb(i), sizeof h);
+            const bool ok = e[k].len >= kHdr && h.version == kWireVersion && h.kind == kFrag &&
+                            h.job == job_tag_ && h.src < static_cast<std::uint32_t>(job_.size) &&
+                            peers_[h.src].reach;
+            if (ok) {
+                OfiRxFrag rx;
+                rx.peer = static_cast<int>(h.src);
+                rx.data = rxb(i) + kHdr;
+                rx.len = e[k].len - kHdr;
+                ++counters_.frags_received;
+                counters_.bytes_received += rx.len;
+                sink.on_frag(*this, rx);
+                ++delivered;
+            } else {
+                ++refused_;
+            }
+            post_recv(i);
+        }
+        if (n < 16) {
+            break;
+        }
+    }
+    poll_tx();
+    if (!repost_.empty()) {
+        std::vector<std::uint32_t> again;
+        again.swap(repost_);
+        for (std::uint32_t i : again) {
+            post_recv(i);
+        }
+    }
+    if (!backlogged_.empty()) {
+        flush_backlogs();
+    }
+    if ((++tick_ & 255) == 0) {
+        const rt::Nanos now = rt::now_ns();
+        check_stuck(now);
+        if ((tick_ & 1023) == 0 && !mrs_.empty()) {
+            expire_mrs(now);
+        }
+    }
+    if (any_news_) {
+        any_news_ = false;
+        for (int r = 0; r < job_.size; ++r) {
+            Peer& p = peers_[static_cast<std::size_t>(r)];
+            if (p.down_due) {
+                p.down_due = false;
+                sink.on_path_down(*this, r);
+            }
+            if (p.up_due) {
+                p.up_due = false;
+                sink.on_path_up(*this, r);
+            }
+        }
+    }
+    return delivered;
+}
+
+void OfiPath::check_stuck(rt::Nanos now)
+{
+    const rt::Nanos limit = static_cast<rt::Nanos>(opt_.send_timeout_ms) * 1000000;
+    for (const Op& op : tx_ops_) {
+        if (op.busy && now - op.posted > limit && !peers_[static_cast<std::size_t>(op.peer)].down) {
+            mark_down(op.peer, "a send did not complete in time");
+        }
+    }
+    for (int peer : backlogged_) {
+        const Peer& p = peers_[static_cast<std::size_t>(peer)];
+        if (!p.down && now - p.backlog.front().since > limit) {
+            mark_down(peer, "the provider refused sends for too long");
+        }
+    }
+}
+
+fid_mr* OfiPath::cached_mr(const void* addr, std::size_t len)
+{
+    const auto a = reinterpret_cast<std::uintptr_t>(addr);
+    const rt::Nanos now = rt::now_ns();
+    for (Reg& r : mrs_) {
+        if (r.addr == a && r.len == len) {
+            r.used = now;
+            return r.mr;
+        }
+    }
+    fid_mr* mr = nullptr;
+    if (!register_mr(addr, len, FI_REMOTE_READ, mr).ok()) {
+        return nullptr;
+    }
+    if (mrs_.size() >= opt_.rkey_cache) {
+        // The least recently used goes (a read of it still to come fails
+        // with a key error, and ULM streams that message instead).
+        auto lru = std::min_element(mrs_.begin(), mrs_.end(),
+                                    [](const Reg& x, const Reg& y) { return x.used < y.used; });
+        close_fid(lru->mr);
+        *lru = Reg{a, len, mr, now};
+    } else {
+        mrs_.push_back(Reg{a, len, mr, now});
+    }
+    return mr;
+}
+
+void OfiPath::expire_mrs(rt::Nanos now)
+{
+    auto old = [&](Reg& r) {
+        if (now - r.used > kMrIdle) {
+            close_fid(r.mr);
+            return true;
+        }
+        return false;
+    };
+    mrs_.erase(std::remove_if(mrs_.begin(), mrs_.end(), old), mrs_.end());
+}
+
+std::size_t OfiPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap)
+{
+    const std::size_t need = sizeof(RkeyHead) + static_cast<std::size_t>(iovcnt) * sizeof(RkeyEntry);
+    if (!open_ || !info_.has_get || need > cap || iovcnt <= 0) {
+        return 0;
+    }
+    auto* o = static_cast<std::byte*>(out);
+    const RkeyHead head{static_cast<std::uint32_t>(iovcnt), kWireVersion};
+    std::memcpy(o, &head, sizeof head);
+    for (int i = 0; i < iovcnt; ++i) {
+        RkeyEntry e{reinterpret_cast<std::uint64_t>(iov[i].iov_base), iov[i].iov_len, 0};
+        if (iov[i].iov_len > 0) {
+            fid_mr* mr = cached_mr(iov[i].iov_base, iov[i].iov_len);
+            if (mr == nullptr) {
+                return 0;
+            }
+            e.key = fi_mr_key(mr);
+        }
+        std::memcpy(o + sizeof head + static_cast<std::size_t>(i) * sizeof e, &e, sizeof e);
+    }
+    return need;
+}
+
+Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+                    const iovec* local, int nlocal)
+{
+    if (!info_.has_get || peer < 0 || peer >= job_.size || rkey_len < sizeof(RkeyHead)) {
+        return Errc::protocol;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (!p.reach) {
+        return Errc::unreachable;
+    }
+    const auto* k = static_cast<const std::byte*>(rkey);
+    RkeyHead head;
+    std::memcpy(&head, k, sizeof head);
+    if (head.version != kWireVersion || rkey_len != sizeof head + std::size_t{head.n} * sizeof(RkeyEntry)) {
+        return Errc::protocol;
+    }
+    auto entry = [&](std::size_t i) {
+        RkeyEntry e;
+        std::memcpy(&e, k + sizeof head + i * sizeof e, sizeof e);
+        return e;
+    };
+    const bool virt = (fi_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    const bool local_mr = (fi_->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+    std::size_t ri = 0;
+    std::uint64_t ro = remote_offset;
+    while (ri < head.n && ro >= entry(ri).len) {
+        ro -= entry(ri).len;
+        ++ri;
+    }
+    std::vector<fid_mr*> locals; // only where the provider wants local registration
+    Status result = Errc::ok;
+    std::uint64_t bytes = 0;
+    const rt::Nanos limit = rt::now_ns() + kReadLimit;
+    auto busy = [&] {
+        return std::count_if(read_ops_.begin(), read_ops_.end(), [](const Op& o) { return !o.done; });
+    };
+    auto settle = [&](const Op& o) {
+        if (o.err != 0 && result.ok()) {
+            result = key_error(o.err) ? Errc::protocol : Errc::io_error;
+        }
+    };
+    for (int li = 0; li < nlocal && result.ok(); ++li) {
+        if (local[li].iov_len == 0) {
+            continue;
+        }
+        void* desc = nullptr;
+        if (local_mr) {
+            fid_mr* mr = nullptr;
+            if (!register_mr(local[li].iov_base, local[li].iov_len, FI_READ, mr).ok()) {
+                result = Errc::no_memory;
+                break;
+            }
+            locals.push_back(mr);
+            desc = fi_mr_desc(mr);
+        }
+        std::uint64_t lo = 0;
+        while (lo < local[li].iov_len && result.ok()) {
+            if (ri >= head.n) {
+                result = Errc::protocol; // the key covers less than asked
+                break;
+            }
+            const RkeyEntry re = entry(ri);
+            const std::uint64_t n = std::min<std::uint64_t>({local[li].iov_len - lo, re.len - ro, opt_.read_chunk});
+            auto slot = std::find_if(read_ops_.begin(), read_ops_.end(), [](const Op& o) { return o.done; });
+            while (slot == read_ops_.end()) {
+                poll_tx();
+                slot = std::find_if(read_ops_.begin(), read_ops_.end(), [](const Op& o) { return o.done; });
+                if (rt::now_ns() > limit) {
+                    break;
+                }
+            }
+            if (slot == read_ops_.end()) {
+                mark_down(peer, "remote reads did not complete in 60 s");
+                result = Errc::timeout;
+                break;
+            }
+            settle(*slot);
+            slot->done = false;
+            slot->err = 0;
+            slot->peer = peer;
+            const std::uint64_t raddr = (virt ? re.addr : 0) + ro;
+            ssize_t rc;
+            while ((rc = fi_read(ep_, static_cast<std::byte*>(local[li].iov_base) + lo, n, desc, p.addr,
+                                 raddr, re.key, &slot->ctx)) == -FI_EAGAIN &&
+                   rt::now_ns() < limit) {
+                poll_tx();
+            }
+            if (rc != 0) {
+                slot->done = true;
+                mark_down(peer, lib::strerror(static_cast<int>(-rc)));
+                result = Errc::io_error;
+                break;
+            }
+            bytes += n;
+            lo += n;
+            ro += n;
+            if (ro == re.len) {
+                ++ri;
+                ro = 0;
+            }
+        }
+    }
+    // Wait for every read posted (they write into the caller's memory).
+    while (busy() > 0) {
+        poll_tx();
+        if (rt::now_ns() > limit) {
+            mark_down(peer, "remote reads did not complete in 60 s");
+            result = Errc::timeout;
+            break;
+        }
+    }
+    for (const Op& o : read_ops_) {
+        if (o.done) {
+            settle(o);
+        }
+    }
+    for (Op& o : read_ops_) {
+        o.err = 0;
+    }
+    for (fid_mr*& mr : locals) {
+        close_fid(mr);
+    }
+    if (result.ok()) {
+        ++counters_.gets;
+        counters_.get_bytes += bytes;
+    }
+    return result;
+}
+
+std::vector<std::unique_ptr<Path>> make_ofi_paths(const rt::JobInfo& job)
+{
+    std::vector<std::unique_ptr<Path>> out;
+    const OfiOptions opt = ofi_options_from_params();
+    if (!opt.everywhere && job.num_nodes <= 1) {
+        return out; // one host: shm and self do it all
+    }
+    ProviderWish wish;
+    wish.provider = opt.provider;
+    wish.iface = opt.iface;
+    wish.rma = opt.rma;
+    wish.one_host = job.num_nodes <= 1;
+    std::string why;
+    fi_info* info = choose_provider(wish, why);
+    if (info == nullptr) {
+        ULMPI_WARN("ofi: no usable provider (%s); the ofi path is skipped", why.c_str());
+        return out;
+    }
+    const std::string what = describe_info(info);
+    std::unique_ptr<OfiPath> p = OfiPath::create(job, info, opt, why);
+    if (p == nullptr) {
+        ULMPI_WARN("ofi: %s does not open (%s); the ofi path is skipped", what.c_str(), why.c_str());
+        return out;
+    }
+    out.push_back(std::move(p));
+    return out;
+}
+
+} // namespace ulmpi::path::ofi

@@ -1,0 +1,202 @@
+// The ofi path: any libfabric provider with reliable datagram endpoints
+// (FI_EP_RDM): tcp;ofi_rxm, udp;ofi_rxd, shm here; verbs, efa, psm3 or cxi
+// where a cluster has them (docs/ofi.md).
+//
+// Wire-up. The factory chooses the provider (ofi_fabric.h) and opens the
+// fabric, domain, one endpoint, its address vector (FI_AV_TABLE) and two
+// completion queues, one for sends and reads, one for receives; a provider
+// that cannot is skipped with a log line (the job goes on without the
+// path). open() posts every receive buffer and publishes "ofi.addr" (the
+// provider's name hash and the endpoint's name); connect() inserts each
+// peer's address it reaches into the address vector. No connection is made
+// at wire-up: connection-oriented providers (rxm) connect on first use.
+//
+// Fragments. Every message is [FragHeader][ULM fragment] (ofi_wire.h); the
+// header names the sender, since an endpoint without FI_SOURCE does not.
+// acquire() hands out a send buffer (a pool of `tx_bufs`, registered when
+// the provider wants local registration); commit() sends it with
+// fi_inject when it fits the provider's inject size (the buffer is free at
+// once) and fi_send otherwise (free at its completion). A send the provider
+// refuses for now (-FI_EAGAIN) waits in order in that peer's backlog, which
+// progress() drains; acquire() answers `again` while the peer's backlog is
+// not empty or no
+// buffer is free. Receives: `rx_bufs` buffers of `buf_size` bytes are
+// posted; each completion goes up whole and addressable and the buffer is
+// posted again. The provider delivers reliably but not in order (messages
+// above rxm's or rxd's own eager size complete after later small ones;
+// PathInfo::order none); ULM's reliability stays on by default over it for
+// its end-to-end checksum and its reordering (reliable_default).
+//
+// Rendezvous. With FI_RMA | FI_READ, make_rkey() registers each segment of
+// the sender's buffer for remote reads (kept in a small cache by address
+// and length for reuse) and get() reads with fi_read straight into the
+// receiver's buffer, in chunks of `read_chunk`, waiting for every completion
+// (polling the send queue drives the provider's progress, so a peer reading
+// from us at the same time is served). A read refused for its key (expired
+// registration) answers an error without blaming the path; ULM then asks
+// the sender to stream.
+//
+// Failure evidence. An error completion of a send or read to a peer, a
+// send the provider refuses outright, or a send not complete after
+// `send_timeout_ms` (rxm queues sends to a peer whose connection is refused
+// and never completes them; rxd resends to a closed endpoint without end)
+// is reported once
+// (Sink::on_path_down) from the next progress(); sends go on being tried
+// (rxm connects again), and a later send to that peer completing without
+// error is reported as on_path_up. The link's probes take the path back.
+#pragma once
+
+#include "paths/ofi/ofi_fabric.h"
+#include "paths/ofi/ofi_wire.h"
+#include "paths/path.h"
+#include "runtime/clock.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ulmpi::path::ofi {
+
+struct OfiOptions {
+    std::string provider;          // ULMPI_OFI_PROVIDER ("" any)
+    std::string iface;             // ULMPI_OFI_IFACE ("" by rule)
+    RmaWish rma = RmaWish::automatic;
+    std::uint64_t eager_limit = 16384;
+    std::uint32_t buf_size = 65536; // send / receive buffer, our header included
+    std::uint32_t rx_bufs = 64;
+    std::uint32_t tx_bufs = 64;
+    std::uint32_t read_chunk = 1u << 20;
+    std::uint32_t rkey_cache = 256; // registrations kept for remote reads
+    std::uint32_t send_timeout_ms = 10000; // a send not complete this long: the peer is down
+    bool everywhere = true;         // also peers on this host (else shm's)
+};
+
+// ULMPI_OFI_* parameters as options.
+OfiOptions ofi_options_from_params();
+
+class OfiPath final : public Path {
+public:
+    // Opens the provider's resources; nullptr (with `why`) when it cannot.
+    // Takes ownership of `info`.
+    static std::unique_ptr<OfiPath> create(const rt::JobInfo& job, fi_info* info,
+                                           const OfiOptions& opt, std::string& why);
+    ~OfiPath() override;
+
+    const PathInfo& info() const override { return info_; }
+    Status open(rt::Bootstrap& boot) override;
+    Status connect(rt::Bootstrap& boot) override;
+    void close() override;
+    bool can_reach(int peer) const override;
+    bool acquire(int peer, std::size_t len, TxBuffer& out) override;
+    SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
+    std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap) override;
+    Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+               const iovec* local, int nlocal) override;
+    int progress(Sink& sink) override;
+    const char* describe() const override { return describe_.c_str(); }
+
+    // For tests and --stats.
+    const char* provider() const;
+    bool has_rma() const { return info_.has_get; }
+    std::uint64_t error_completions() const { return error_cqes_; }
+    std::uint64_t refused() const { return refused_; }
+    std::size_t registrations() const { return mrs_.size(); }
+    std::size_t backlog() const;
+
+private:
+    // The context of every operation (first: what FI_CONTEXT2 asks for).
+    struct Op {
+        fi_context2 ctx;
+        enum class Kind : std::uint8_t { send, recv, read } kind = Kind::send;
+        std::uint32_t index = 0;
+        int peer = -1;
+        int err = 0; // read: the error of its completion
+        bool done = false;
+        bool busy = false;  // send: posted, not complete
+        rt::Nanos posted = 0;
+    };
+    struct Pending {
+        std::uint32_t buf;
+        std::size_t len; // with our header
+        rt::Nanos since;
+    };
+    struct Peer {
+        fi_addr_t addr = FI_ADDR_UNSPEC;
+        std::deque<Pending> backlog; // sends the provider refused for now, in order
+        bool reach = false;
+        bool down = false;      // reported down, not yet up again
+        bool down_due = false;  // to report down at the next progress()
+        bool up_due = false;
+    };
+    struct Reg {
+        std::uintptr_t addr;
+        std::size_t len;
+        fid_mr* mr;
+        rt::Nanos used;
+    };
+    static constexpr std::size_t kHdr = sizeof(FragHeader);
+    static constexpr std::uintptr_t kFailTok = ~std::uintptr_t{0};
+
+    OfiPath(const rt::JobInfo& job, fi_info* info, const OfiOptions& opt);
+    Status init_resources(std::string& why);
+    std::byte* txb(std::uint32_t i) const { return tx_mem_ + std::size_t{i} * opt_.buf_size; }
+    std::byte* rxb(std::uint32_t i) const { return rx_mem_ + std::size_t{i} * opt_.buf_size; }
+    void* tx_desc() const;
+    void* rx_desc() const;
+    bool post_recv(std::uint32_t i);
+    // fi_inject / fi_send of a send buffer: done, again (nothing sent), failed.
+    SendResult send_now(std::uint32_t buf, int peer, std::size_t len);
+    void flush_backlog(int peer);
+    void flush_backlogs();
+    int poll_tx();
+    void on_tx(Op& op, int err);
+    void mark_down(int peer, const char* why);
+    Status register_mr(const void* addr, std::size_t len, std::uint64_t access, fid_mr*& out);
+    fid_mr* cached_mr(const void* addr, std::size_t len);
+    void expire_mrs(rt::Nanos now);
+    void check_stuck(rt::Nanos now);
+
+    const rt::JobInfo& job_;
+    fi_info* fi_;
+    OfiOptions opt_;
+    PathInfo info_;
+    std::string describe_;
+    std::uint32_t job_tag_ = 0;
+    std::size_t inject_max_ = 0; // whole messages up to this go by fi_inject
+
+    fid_fabric* fabric_ = nullptr;
+    fid_domain* domain_ = nullptr;
+    fid_av* av_ = nullptr;
+    fid_cq* txcq_ = nullptr;
+    fid_cq* rxcq_ = nullptr;
+    fid_ep* ep_ = nullptr;
+    fid_mr* tx_mr_ = nullptr;
+    fid_mr* rx_mr_ = nullptr;
+    std::byte* tx_mem_ = nullptr;
+    std::byte* rx_mem_ = nullptr;
+    std::size_t tx_len_ = 0;
+    std::size_t rx_len_ = 0;
+    std::vector<Op> tx_ops_;
+    std::vector<Op> rx_ops_;
+    std::vector<Op> read_ops_;
+    std::vector<std::uint32_t> free_tx_;
+    std::vector<std::uint32_t> repost_;
+    std::vector<int> backlogged_; // peers whose backlog is not empty
+    std::vector<Peer> peers_;
+    std::vector<std::byte> scratch_;
+    std::vector<Reg> mrs_;
+    std::uint64_t next_key_ = 1;
+    std::uint32_t tick_ = 0;
+    bool any_news_ = false;
+    std::uint64_t error_cqes_ = 0;
+    std::uint64_t refused_ = 0;
+    bool open_ = false;
+};
+
+std::vector<std::unique_ptr<Path>> make_ofi_paths(const rt::JobInfo& job);
+
+} // namespace ulmpi::path::ofi
