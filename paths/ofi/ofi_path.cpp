@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sched.h>
 #include <sys/mman.h>
 
 namespace ulmpi::path::ofi {
@@ -327,13 +328,28 @@ Status OfiPath::connect(rt::Bootstrap& boot)
 
 void OfiPath::close()
 {
+    // Sends still in flight over rxm are given a bounded time to complete
+    // first (not over shm, whose completions may point into a peer already
+    // gone): libfabric 1.17's rxm crashed inside fi_close(ep) with sends queued on
+    // a connection (path_conformance closes_with_fragments_in_flight,
+    // ofi_tcp, 4 runs in 12). Then the endpoint, before the buffers and
+    // registrations the provider may still touch until it is closed.
+    if (ep_ != nullptr && txcq_ != nullptr && fi_ != nullptr &&
+        std::strstr(fi_->fabric_attr->prov_name, "ofi_rxm") != nullptr) {
+        const rt::Nanos until = rt::now_ns() + 200000000;
+        while (free_tx_.size() < tx_ops_.size() && rt::now_ns() < until) {
+            if (poll_tx() == 0) {
+                ::sched_yield();
+            }
+        }
+    }
+    close_fid(ep_);
     for (Reg& r : mrs_) {
         close_fid(r.mr);
     }
     mrs_.clear();
     close_fid(tx_mr_);
     close_fid(rx_mr_);
-    close_fid(ep_);
     close_fid(av_);
     close_fid(txcq_);
     close_fid(rxcq_);
