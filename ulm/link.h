@@ -83,6 +83,8 @@ public:
     bool reliable = false;         // some rail is reliable: sequences tracked, ACKs sent
     bool time_all = false;         // time every fragment (a kernel path: see LinkSet::bind)
     bool stripe = true;            // bulk data over every up rail (else the control rail's)
+    bool paced = false;            // a network rail: bulk data kept under its in-flight cap
+                                   // even when it is the only rail (rail_cap)
 
     Rail rails[kMaxRails];
     int nrails = 0;
@@ -121,6 +123,9 @@ public:
 
     bool alive() const { return life == Lifetime::alive; }
     bool multi() const { return nrails > 1; }
+    // Rails measure their rate and round trip (ACKs read the clock): with
+    // several rails (striping, evidence of life) or a paced one (its cap).
+    bool measured() const { return paced || nrails > 1; }
     int up_rails() const { return nup_; } // rails in use (up; standby ones only when no other is up)
     // The rail for control fragments and small messages (nullptr: failed).
     Rail* control_rail() const { return ctrl_; }
@@ -130,7 +135,7 @@ public:
     Rail* bulk_rail(std::uint64_t bytes)
     {
         if (nup_ <= 1 || !stripe) [[likely]] {
-            return ctrl_;
+            return ctrl_ != nullptr && at_cap(*ctrl_, bytes) ? nullptr : ctrl_;
         }
         return striped_rail(bytes);
     }
@@ -147,6 +152,13 @@ public:
     }
     int index_of(const Rail* r) const { return static_cast<int>(r - rails); }
     std::uint64_t rail_cap(const Rail& r) const;
+    // A paced rail that holds its cap: `bytes` more would only lengthen the
+    // queue before the slowest link on the way (or before a receiver that
+    // falls behind, which inflates the round trip and with it every timer).
+    bool at_cap(const Rail& r, std::uint64_t bytes) const
+    {
+        return paced && r.inflight != 0 && r.inflight + bytes > rail_cap(r);
+    }
 
     // Recomputes the control rail and the count of up rails (after a rail
     // changes state, or its latency estimate moves).

@@ -108,8 +108,8 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
     // The SACK map's first sequence (an AckExt has none: sack 0).
     const std::uint64_t map_base = h.lids + std::max<std::uint32_t>(h.sack_off, 2);
     // Rails are told when their fragments are acknowledged (their rate and
-    // evidence of life) only on links with several of them.
-    const rt::Nanos now = l.multi() ? rt::now_ns() : 0;
+    // evidence of life) only on links that measure them.
+    const rt::Nanos now = l.measured() ? rt::now_ns() : 0;
     if (h.status == AckStatus::good && l.rtt_seq != 0) {
         if (l.rtt_seq == h.ack_seq) {
             // The ACK the timed fragment's arrival produced (it was sent
@@ -136,7 +136,7 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
             // time_all: the fragment the ACK names.
             const rt::Nanos rtt = (now != 0 ? now : rt::now_ns()) - f->sent_at;
             l.rtt.sample(rtt, policy_);
-            if (l.multi()) {
+            if (l.measured()) {
                 rail_sample(*f->rail, rtt);
             }
         }

@@ -255,6 +255,9 @@ bool Engine::start_send(Peer& p, SendMsg* s)
         protocol_done(s);
         return true;
     }
+    if (l.at_cap(*rail, std::min<std::uint64_t>(s->total, rail->max_frag))) {
+        return false; // waits on the peer's pending list for ACKs to free room
+    }
     path::Path* path = rail->path;
     const path::PathInfo& info = path->info();
     const bool sync = s->mode == SendMode::synchronous;

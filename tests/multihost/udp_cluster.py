@@ -102,11 +102,12 @@ class Cluster:
     def nft_dropped(self):
         total = 0
         for h in self.hosts:
-            p = subprocess.run(["ip", "netns", "exec", h, "nft", "list", "counter", "inet",
-                                "ulmpi_loss", "dropped"], capture_output=True, text=True,
-                               timeout=30)
-            m = re.search(r"packets (\d+)", p.stdout)
-            total += int(m.group(1)) if m else 0
+            # Every loss table (ulmpi_loss, and ulmpi_loss_rK per rail) has
+            # a counter named dropped.
+            p = subprocess.run(["ip", "netns", "exec", h, "nft", "list", "counters"],
+                               capture_output=True, text=True, timeout=30)
+            for m in re.finditer(r"counter dropped \{\s*packets (\d+)", p.stdout):
+                total += int(m.group(1))
         return total
 
 
@@ -191,7 +192,9 @@ def counters(text):
     for line in text.splitlines():
         if not line.startswith("ulmpi-stats"):
             continue
-        if " peer=" in line and "path=udp" in line:
+        # The link of each peer counts what reliability did (whatever the
+        # rails under it): "ulmpi-stats rank=R peer=P link=alive ...".
+        if " link=" in line:
             for k in ("retransmits", "crc_header_fail", "crc_payload_fail", "duplicates"):
                 m = re.search(r"\b%s=(\d+)" % k, line)
                 tot[k] += int(m.group(1)) if m else 0
