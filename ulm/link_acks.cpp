@@ -102,6 +102,28 @@ void LinkSet::on_ack(Link& l, const AckHeader& h)
     apply_ack(l, h);
 }
 
+// What the ACK shows missing: the fragment after LIDS, and those of the
+// SACK map below the fragment it names (above it they may still be on their
+// way). The rails they were sent on get evidence against them (check_rails).
+void LinkSet::note_missing(Link& l, const AckHeader& h, std::uint64_t map_base, rt::Nanos now)
+{
+    auto mark = [&](std::uint64_t s) {
+        if (SendFrag* g = l.unacked.find(s)) {
+            Rail& r = *g->rail;
+            if (r.missing_at <= r.progress_at) {
+                r.missing_at = now;
+            }
+        }
+    };
+    mark(h.lids + 1);
+    const std::uint64_t end = std::min(h.ack_seq, map_base + 64);
+    for (std::uint64_t s = std::max(map_base, h.lids + 2); s < end; ++s) {
+        if (!(h.sack & (std::uint64_t{1} << (s - map_base)))) {
+            mark(s);
+        }
+    }
+}
+
 void LinkSet::apply_ack(Link& l, const AckHeader& h)
 {
     const std::size_t before = l.unacked.live();
@@ -183,6 +205,9 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
                 g->fast_resent = true;
             }
         }
+    }
+    if (l.multi() && h.status == AckStatus::good) {
+        note_missing(l, h, map_base, now);
     }
     while (!l.unacked.empty() && l.unacked.base() <= h.lids) {
         if (SendFrag* f = l.unacked.take(l.unacked.base())) {

@@ -150,8 +150,8 @@ int LinkSet::check_rails(Link& l, rt::Nanos now)
             continue;
         }
         const rt::Nanos deadline = std::max<rt::Nanos>(rail_timeout_, 4 * r.srtt);
-        if (now - r.progress_at <= deadline) {
-            continue;
+        if (now - r.progress_at <= deadline || r.missing_at <= r.progress_at) {
+            continue; // progress within the deadline, or no ACK showed its fragments missing
         }
         const Rail* acked = nullptr;
         for (int k = 0; k < l.nrails; ++k) {

@@ -671,7 +671,7 @@ void LinkSet::reset(Link& l, int peer_incarnation)
         r.state = fresh.state;
         r.inflight = 0;
         r.inflight_frags = 0;
-        r.progress_at = r.acked_at = 0;
+        r.progress_at = r.acked_at = r.missing_at = 0;
         r.next_probe = 0;
         r.probe_interval = 0;
         r.down_reason = "";

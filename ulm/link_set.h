@@ -145,6 +145,7 @@ private:
     void send_ack(Link& l, std::uint64_t seq, AckStatus status);
     void on_ack(Link& l, const AckHeader& h);
     void apply_ack(Link& l, const AckHeader& h);
+    void note_missing(Link& l, const AckHeader& h, std::uint64_t map_base, rt::Nanos now);
     void on_probe(Link& l, path::Path& path, const ProbeHeader& h);
     void on_probe_ack(Link& l, path::Path& path, const ProbeHeader& h);
     void send_probe(Link& l, Rail& r, FragType type, std::uint64_t nonce, std::int64_t sent);

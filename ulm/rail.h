@@ -1,12 +1,12 @@
 // A rail: one path to one peer, as that peer's link sees it (link.h).
 //
 // A rail is up, or down. It is declared down by its own evidence: the path
-// says so (Sink::on_path_down, a send answered `failed`), or its fragments
-// stay unacknowledged past a deadline while ACKs free fragments sent on
-// another rail (ACKs are link-wide: an ACK that covers the other rail's
-// fragments and not this one's says this one's went missing; a peer that is
-// merely heard, or paused, or whose ACKs are lost on their way back, says
-// nothing against this rail). A down rail carries nothing but probes, at growing
+// says so (Sink::on_path_down, a send answered `failed`), or an ACK showed
+// one of its fragments missing (the fragment after LIDS, or a clear bit of
+// the SACK map) and it made no progress for a deadline while ACKs freed
+// fragments sent on another rail. A fragment that is merely not mentioned
+// (its ACK lost, and the later maps start above it) says nothing against
+// its rail, nor does a peer that is merely heard, or paused. A down rail carries nothing but probes, at growing
 // intervals, until one is answered; then it is up again.
 //
 // What the link measures on each rail, for striping:
@@ -55,6 +55,8 @@ struct Rail {
     std::uint32_t inflight_frags = 0;
     rt::Nanos progress_at = 0;      // last ACK progress, or when inflight became non-zero
     rt::Nanos acked_at = 0;         // last ACK that freed fragments sent on it
+    rt::Nanos missing_at = 0;       // first ACK since its last progress that showed one of its
+                                    // fragments missing (LIDS + 1, or a clear bit of the map)
 
     // Measured.
     double rate = 0;                // bytes per microsecond (MB/s)
