@@ -43,6 +43,15 @@ void Detector::record(int rank, const char* detail)
     }
 }
 
+void Detector::revive(int rank)
+{
+    if (!failed(rank)) {
+        return;
+    }
+    is_failed_[static_cast<std::size_t>(rank)] = false;
+    details_[static_cast<std::size_t>(rank)].clear();
+}
+
 void Detector::on_peer_failed(int peer, const char* detail)
 {
     // ABORT mode: the launcher ends the job and says which rank failed; we
