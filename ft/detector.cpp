@@ -43,6 +43,14 @@ void Detector::record(int rank, const char* detail)
     }
 }
 
+void Detector::learned(int rank, const char* how)
+{
+    if (!failed(rank)) {
+        ULMPI_DEBUG("rank %d failed (%s)", rank, how);
+    }
+    record(rank, how);
+}
+
 void Detector::revive(int rank)
 {
     if (!failed(rank)) {

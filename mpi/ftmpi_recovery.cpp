@@ -305,6 +305,9 @@ void Ftmpi::apply()
         s.engine.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
         fs.revoker->detach(c->ctx.value());
         for (ulm::ContextId x : {c->ctx, c->coll_ctx}) {
+            if (rebuild) {
+                fs.agreements->abandon(x.value()); // the new processes never join them
+            }
             fs.agreements->retire(x.value());
             fs.agreements->drop(x.value());
         }
@@ -336,6 +339,10 @@ void Ftmpi::apply()
             s.engine.interrupt_context(c->ctx, rt::Errc::peer_failed);
         }
         s.engine.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
+        if (rebuild) {
+            fs.agreements->abandon(c->ctx.value());
+            fs.agreements->abandon(c->coll_ctx.value());
+        }
         fs.agreements->retire(c->ctx.value()); // MPIX_Comm_agree's sequence starts again
         fs.agreements->drop(c->ctx.value());
         c->ctx = context_p2p(c->ctx_pair);
