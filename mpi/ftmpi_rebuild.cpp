@@ -12,7 +12,7 @@
 //      asks, the launcher starts one);
 //   2. every survivor publishes the state a new process needs ("ftmpi.state":
 //      the recovery count, the context generations, the modes, the ranks the
-//      recovery replaced), then enters a fence. The launcher counts the new
+//      recovery replaced, every rank's incarnation), then enters a fence. The launcher counts the new
 //      processes in it, so it completes when they have published their
 //      addresses (their own wire-up's first fence) — or failed again;
 //   3. a new process that joined (it put "ftmpi.incarnation" = k) is
@@ -26,7 +26,10 @@
 // usual one (the paths know from JobInfo::incarnation that they join a
 // running job); it then takes the newest state the survivors published, so
 // that its contexts, its recovery count and its attributes are theirs, and
-// MPI_Init returns MPI_INIT_RESTARTED_NODE.
+// MPI_Init returns MPI_INIT_RESTARTED_NODE. The incarnations in it set its
+// links' epochs before its first progress call: the launcher's
+// ULMPI_PEER_INCARNATIONS misses a rank whose respawn it had not been asked
+// for yet when it started this one (two ranks replaced at once).
 #include "mpi/ftmpi_rebuild.h"
 
 #include "mpi/state.h"
@@ -56,6 +59,8 @@ std::vector<std::int32_t> encode(const FtmpiSnapshot& s)
                                    static_cast<std::int32_t>(s.modes.recovery),
                                    static_cast<std::int32_t>(s.last_ranks.size())};
     w.insert(w.end(), s.last_ranks.begin(), s.last_ranks.end());
+    w.push_back(static_cast<std::int32_t>(s.incarnations.size()));
+    w.insert(w.end(), s.incarnations.begin(), s.incarnations.end());
     return w;
 }
 
@@ -67,7 +72,12 @@ bool decode(const std::vector<std::byte>& bytes, FtmpiSnapshot& s)
     }
     std::vector<std::int32_t> w(bytes.size() / 4);
     std::memcpy(w.data(), bytes.data(), bytes.size());
-    if (w[0] != kStateMagic || w[8] < 0 || static_cast<std::size_t>(w[8]) != w.size() - kHead) {
+    if (w[0] != kStateMagic || w[8] < 0 || static_cast<std::size_t>(w[8]) + kHead >= w.size()) {
+        return false;
+    }
+    const std::size_t nlast = static_cast<std::size_t>(w[8]);
+    const std::int32_t ninc = w[kHead + nlast];
+    if (ninc < 0 || kHead + nlast + 1 + static_cast<std::size_t>(ninc) != w.size()) {
         return false;
     }
     s.epoch = w[1];
@@ -77,7 +87,8 @@ bool decode(const std::vector<std::byte>& bytes, FtmpiSnapshot& s)
     s.modes.msg = static_cast<ft::MsgMode>(w[5]);
     s.modes.coll = static_cast<ft::CollMode>(w[6]);
     s.modes.recovery = static_cast<ft::RecoveryMode>(w[7]);
-    s.last_ranks.assign(w.begin() + kHead, w.end());
+    s.last_ranks.assign(w.begin() + kHead, w.begin() + static_cast<std::ptrdiff_t>(kHead + nlast));
+    s.incarnations.assign(w.begin() + static_cast<std::ptrdiff_t>(kHead + nlast + 1), w.end());
     return true;
 }
 
@@ -106,7 +117,7 @@ rt::Status fence_progressing()
 
 } // namespace
 
-std::vector<int> ftmpi_rebuild_replace(const std::vector<int>& removed, const FtmpiSnapshot& snap)
+std::vector<int> ftmpi_rebuild_replace(const std::vector<int>& removed, FtmpiSnapshot snap)
 {
     State& s = state();
     rt::Bootstrap& boot = *s.boot;
@@ -125,6 +136,12 @@ std::vector<int> ftmpi_rebuild_replace(const std::vector<int>& removed, const Ft
                         : "cannot ask the launcher to start rank " + std::to_string(w) +
                               " again (" + rt::errc_name(st.code()) + ")");
         }
+    }
+    const int n = s.engine.size();
+    snap.incarnations.resize(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+        snap.incarnations[static_cast<std::size_t>(r)] =
+            r == s.engine.rank() ? boot.job().incarnation : s.engine.link(r).peer_incarnation;
     }
     const std::vector<std::int32_t> blob = encode(snap);
     if (!boot.put(kStateKey, blob.data(), blob.size() * sizeof(std::int32_t)).ok() ||
@@ -192,6 +209,10 @@ bool ftmpi_rebuild_join(FtmpiSnapshot& out)
     }
     if (!found) {
         give_up("this process replaces a failed one, but no survivor published FT-MPI's state");
+    }
+    // Before the first progress call: every link in the survivors' epochs.
+    for (int r = 0; r < job.size && static_cast<std::size_t>(r) < out.incarnations.size(); ++r) {
+        s.engine.set_peer_incarnation(r, out.incarnations[static_cast<std::size_t>(r)]);
     }
     return true;
 }

@@ -17,13 +17,17 @@ struct FtmpiSnapshot {
     std::uint32_t gen_coll = 0;
     ft::FtmpiModes modes;       // as set at run time
     std::vector<int> last_ranks; // FTMPI_ERROR_FAILURE / NUM_FAILED_PROCS
+    // Every rank's incarnation, the new processes' included (filled by
+    // ftmpi_rebuild_replace): a new process started before the launcher
+    // had the request for another one took that one's old incarnation.
+    std::vector<int> incarnations;
 };
 
 // Survivors: starts a new process for every rank in `removed` (world
 // ranks) and waits until they have joined; publishes `snap` for them.
 // Returns the ranks that joined (alive again here); the others failed
 // again and stay failed. Ends the job when the runtime cannot respawn.
-std::vector<int> ftmpi_rebuild_replace(const std::vector<int>& removed, const FtmpiSnapshot& snap);
+std::vector<int> ftmpi_rebuild_replace(const std::vector<int>& removed, FtmpiSnapshot snap);
 
 // A new process, in MPI_Init before the engine's wire-up: publishes its
 // incarnation (how the survivors know it joined).

@@ -444,6 +444,14 @@ rt::Status Engine::replace_peer(int rank, int incarnation)
     return Errc::ok;
 }
 
+void Engine::set_peer_incarnation(int rank, int incarnation)
+{
+    if (rank >= 0 && rank < size_ && rank != rank_ &&
+        links_[rank].peer_incarnation != incarnation) {
+        links_.set_peer_incarnation(links_[rank], incarnation);
+    }
+}
+
 rt::Status Engine::connect_replaced(int rank)
 {
     if (rank < 0 || rank >= size_ || rank == rank_) {

@@ -163,6 +163,9 @@ public:
     // reached the peer (path::Path::reset_peer); connect_replaced() connects
     // those paths to the new process. not_supported: a path cannot.
     rt::Status replace_peer(int peer, int incarnation);
+    // A process that joined a running job, before its first progress call:
+    // the peer is in that incarnation (its link has carried nothing yet).
+    void set_peer_incarnation(int peer, int incarnation);
     rt::Status connect_replaced(int peer);
     // Every operation outstanding on context `ctx` (posted receives, sends
     // waiting for the receiver or for path resources, rendezvous in flight
