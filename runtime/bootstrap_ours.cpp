@@ -151,6 +151,7 @@ private:
     std::uint64_t board_seen_ = 0;
     std::vector<bool> rank_told_; // a rank_failed event was queued for it
     std::vector<bool> node_told_; // a host_failed event was queued for it
+    bool muted_ = false;          // a respawned process before its first fence
 };
 
 Status OurBootstrap::open_board(std::string& why)
@@ -174,18 +175,12 @@ Status OurBootstrap::open_board(std::string& why)
     }
     rank_told_.assign(static_cast<std::size_t>(job_.size), false);
     node_told_.assign(static_cast<std::size_t>(nodes), false);
-    if (job_.incarnation > 0) {
-        // A respawned process: what the board says already happened before
-        // it existed (its own death among it); a survivor that replaced a
-        // rank has the launcher clear its mark first.
-        board_seen_ = board_.generation();
-        for (int r = 0; r < job_.size; ++r) {
-            rank_told_[static_cast<std::size_t>(r)] = board_.rank_failed(r);
-        }
-        for (int n = 0; n < nodes; ++n) {
-            node_told_[static_cast<std::size_t>(n)] = board_.node_failed(n);
-        }
-    }
+    // A respawned process: until its first fence (the one the survivors
+    // enter after asking for every process they replace), notices may be
+    // about processes being replaced along with it (their old deaths, a
+    // mark the launcher has not cleared yet). After that fence the board
+    // says exactly who is failed now: it is read then, in full.
+    muted_ = job_.incarnation > 0;
     return Errc::ok;
 }
 
@@ -420,6 +415,9 @@ void OurBootstrap::queue_event(const wire::Event& e)
     ev.rank = e.rank;
     ev.node_id = e.node;
     ev.detail = e.detail;
+    if (muted_ && ev.kind != FailureEvent::Kind::job_ending) {
+        return; // the board tells after the first fence
+    }
     // Once per rank and host: the board may have reported it already.
     if (board_.valid()) {
         std::vector<bool>* told = nullptr;
@@ -499,6 +497,7 @@ Status OurBootstrap::fence()
     for (wire::KeyValue& kv : std::get<wire::FenceDone>(m.body).entries) {
         cache_[{kv.rank, std::move(kv.key)}] = std::move(kv.value);
     }
+    muted_ = false;
     return Errc::ok;
 }
 
@@ -632,7 +631,7 @@ bool OurBootstrap::poll_event(FailureEvent& ev)
             }
         }
     }
-    if (board_.valid() && events_.empty()) {
+    if (board_.valid() && events_.empty() && !muted_) {
         read_board();
     }
     if (events_.empty()) {

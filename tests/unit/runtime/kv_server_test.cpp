@@ -501,6 +501,7 @@ TEST_F(KvServerTest, a_respawned_rank_is_waited_for_again_and_its_old_connection
     auto w = hello(4, 2);
     ASSERT_EQ(w.size(), 1u);
     EXPECT_TRUE(std::holds_alternative<Welcome>(w[0].body));
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::hello});
     put(4, 2, "addr", "new");
     feed(4, Message{2, Fence{}});
     auto got = sink.take(1);
