@@ -273,7 +273,12 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
                          std::to_string(q.rank));
             return;
         }
-        notes_.push_back(Note{Note::Kind::respawn, q.rank, q.incarnation, {}});
+        if (q.incarnation > ranks_[idx(q.rank)].incarnation) {
+            // At once, not when the monitor reads the note: the FENCE that
+            // follows on this connection must wait for the new process.
+            rank_respawned(q.rank, q.incarnation);
+            notes_.push_back(Note{Note::Kind::respawn, q.rank, q.incarnation, {}});
+        }
         break;
     }
     case wire::MsgType::finalize:

@@ -22,9 +22,11 @@
 // all ranks but the failed ones have entered it.
 //
 // Respawn (FT-MPI REBUILD). A rank may ask for a failed rank to be started
-// again (RESPAWN): a `respawn` note; the monitor starts the process and calls
-// rank_respawned(), after which fences wait for the new process as for any
-// rank. Notes about a rank's connection carry the incarnation they concern.
+// again (RESPAWN) as a later incarnation: from that frame on fences wait for
+// the new process as for any rank (rank_respawned; the old process's
+// connection no longer carries the rank), and a `respawn` note asks the
+// monitor to start it. Notes about a rank's connection carry the
+// incarnation they concern.
 //
 // Daemons. The daemon of a remote host opens with DAEMON_HELLO (the job
 // secret, its node and host name, which must be one expect_daemons() named).

@@ -831,7 +831,7 @@ void Monitor::judge_exit(int rank, int status)
     }
 }
 
-void Monitor::announce_rank(int rank, const std::string& detail)
+void Monitor::announce_rank(int rank, const std::string& detail, bool fences)
 {
     Rank& r = ranks_[static_cast<std::size_t>(rank)];
     // Fail-stop: whatever is left of it goes (a rank that lost its
@@ -858,7 +858,9 @@ void Monitor::announce_rank(int rank, const std::string& detail)
     kv_->broadcast(ev);
     announced_.push_back(ev);
     board_.mark_rank(rank);
-    kv_->rank_failed(rank);
+    if (fences) {
+        kv_->rank_failed(rank);
+    }
 }
 
 void Monitor::announce_host(int node, const std::string& detail)

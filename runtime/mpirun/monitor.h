@@ -143,7 +143,9 @@ private:
     void handle_notes(std::vector<KvServer::Note>& notes, bool deferred_part);
     void rank_lost(int rank, const std::string& reason);
     // The policy says a rank failed and the job goes on: tell everyone.
-    void announce_rank(int rank, const std::string& detail);
+    // `fences`: the key-value service stops waiting for it (not for a rank
+    // being replaced: it waits for the new process).
+    void announce_rank(int rank, const std::string& detail, bool fences = true);
     void announce_host(int node, const std::string& detail);
     void end_job(int code, const std::string& message, Nanos grace);
     void interrupted(int sig);

@@ -6,7 +6,8 @@
 //
 // Every survivor asks, before it enters the first fence; the first request
 // for incarnation k of a rank is carried out, the others are the same
-// request again. From that request on the key-value service counts the rank
+// request again. From that request on (the frame itself, before the FENCE
+// behind it on the same connection) the key-value service counts the rank
 // in fences again, so the survivors' fence completes only once the new
 // process has put its addresses and entered it (or it failed: then it is
 // announced as any failed rank and the fence goes on without it).
@@ -58,11 +59,10 @@ void Monitor::on_respawn(int rank, int incarnation)
         // path reached it): fail-stop, as for any failure.
         policy_.on_lost(rank);
         report(who(rank) + " was found failed by the other ranks; replacing it");
-        announce_rank(rank, "the other ranks found it failed");
+        announce_rank(rank, "the other ranks found it failed", false);
     }
     r.respawn_pending = incarnation;
-    board_.clear_rank(rank);
-    kv_->rank_respawned(rank, incarnation);
+    board_.clear_rank(rank); // the key-value service waits for it already
     if (r.reaped) {
         start_again(rank);
     }

@@ -488,9 +488,12 @@ TEST_F(KvServerTest, a_respawned_rank_is_waited_for_again_and_its_old_connection
     EXPECT_EQ(notes[0].kind, Kind::respawn);
     EXPECT_EQ(notes[0].rank, 2);
     EXPECT_EQ(notes[0].code, 1);
-    kv.rank_respawned(2, 1);
     EXPECT_EQ(kv.incarnation(2), 1);
-    // The survivors fence: the new process is waited for.
+    // The same request from another survivor: nothing more.
+    feed(2, Message{1, Respawn{2, 1}});
+    EXPECT_TRUE(note_kinds().empty());
+    // The survivors fence (the FENCE right behind the RESPAWN on the same
+    // connection): the new process is waited for.
     feed(1, Message{0, Fence{}});
     feed(2, Message{1, Fence{}});
     EXPECT_TRUE(sink.take(1).empty()) << "the fence did not wait for the new process";
