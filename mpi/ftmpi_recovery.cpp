@@ -329,7 +329,7 @@ void Ftmpi::apply()
         applying = true;
         const std::vector<int> joined = ftmpi_rebuild_replace(removed, snap);
         applying = false;
-        ULMPI_DEBUG("FT-MPI recovery %d: %zu of %zu new process(es) joined", epoch + 0,
+        ULMPI_DEBUG("FT-MPI recovery %d: %zu of %zu new process(es) joined", epoch,
                     joined.size(), removed.size());
     }
 
