@@ -1,11 +1,12 @@
 /*
  * A fault-tolerant manager-worker parameter sweep in FT-MPI style: rank 0
  * hands out tasks, the workers compute and send back results, and workers
- * may die at any time. Run it with an FT-MPI communicator mode (BLANK or
- * SHRINK) and the RESET message mode (the defaults of ulmpi):
+ * may die at any time. Run it with an FT-MPI communicator mode (BLANK,
+ * SHRINK or REBUILD) and the RESET message mode (the defaults of ulmpi):
  *
- *   mpirun -n 5 --with-ft ulfm --ft-mode shrink ./ftmpi_sweep [tasks] [kills] [seed]
- *   (or ULMPI_FT=ulfm ULMPI_FT_MODE=blank mpirun -n 5 ./ftmpi_sweep)
+ *   mpirun -n 5 --ft-mode shrink ./ftmpi_sweep [tasks] [kills] [seed]
+ *   mpirun -n 5 --ft-mode rebuild ./ftmpi_sweep 200 2
+ *   (or ULMPI_FT_MODE=blank mpirun -n 5 ./ftmpi_sweep)
  *
  * How it survives (docs/ftmpi.md): the call that meets a failure returns
  * an error and MPI_COMM_WORLD is already recovered (automatic recovery);
@@ -14,8 +15,10 @@
  * call failed says again that it is ready. Workers are known by their
  * original rank (sent with every message), replies go to the rank the
  * message came from, which is right in both modes (SHRINK renumbers, BLANK
- * leaves holes). `kills` workers (chosen by the seed) kill themselves after
- * a few tasks to show it. The manager checks the sum of all results
+ * leaves holes; REBUILD replaces a dead worker by a new process, whose
+ * MPI_Init returns MPI_INIT_RESTARTED_NODE: it simply starts as a worker).
+ * `kills` workers (chosen by the seed) kill themselves after a few tasks to
+ * show it. The manager checks the sum of all results
  * against a sequential computation and prints "No Errors".
  */
 #include <mpi.h>
@@ -174,7 +177,7 @@ int main(int argc, char** argv)
 {
     signal(SIGALRM, watchdog);
     alarm(100);
-    MPI_Init(&argc, &argv);
+    const int restarted = MPI_Init(&argc, &argv) == MPI_INIT_RESTARTED_NODE;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -186,9 +189,10 @@ int main(int argc, char** argv)
     if (rank == 0) {
         rc = manager(ntasks);
     } else {
-        /* Workers 1..kills after the seed's offset die, each after a few tasks. */
+        /* Workers 1..kills after the seed's offset die, each after a few
+         * tasks (a new process that replaced one does not). */
         const int k = (rank - 1 + (int)seed) % (size - 1);
-        worker(rank, k < kills && kills < size - 1 ? 2 + k * 3 : -1);
+        worker(rank, !restarted && k < kills && kills < size - 1 ? 2 + k * 3 : -1);
     }
     MPI_Finalize();
     return rc;

@@ -294,6 +294,22 @@ void Agreements::drop(std::uint32_t ctx)
     }
 }
 
+void Agreements::abandon(std::uint32_t ctx)
+{
+    for (auto it = insts_.lower_bound(Key{ctx, 0}); it != insts_.end() && it->first.first == ctx;
+         ++it) {
+        Inst& in = *it->second;
+        if (in.committed) {
+            continue;
+        }
+        in.committed = true;
+        in.result = AgreeOutcome{};
+        in.result.value = in.value;
+        in.result.value.flag = 0;
+        in.pending.clear();
+    }
+}
+
 void Agreements::evict(std::uint32_t ctx)
 {
     // Keep the newest kLogPerContext finished instances of the context.

@@ -82,6 +82,12 @@ public:
     // context may be reused by a new communicator now).
     bool has(std::uint32_t ctx) const;
     void drop(std::uint32_t ctx);
+    // FT-MPI REBUILD: the instances of `ctx` that have not decided belong to
+    // an epoch a recovery ended, and the ranks it replaced will never take
+    // part in them. Each commits here as a failure (flag 0, nobody named
+    // failed, so no revived rank is taken for failed) without a message;
+    // a member that asks later gets that answer.
+    void abandon(std::uint32_t ctx);
 
     // Messages and rounds so far (tests, figures).
     std::uint64_t messages_sent() const { return sent_; }

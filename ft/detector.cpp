@@ -43,6 +43,23 @@ void Detector::record(int rank, const char* detail)
     }
 }
 
+void Detector::learned(int rank, const char* how)
+{
+    if (!failed(rank)) {
+        ULMPI_DEBUG("rank %d failed (%s)", rank, how);
+    }
+    record(rank, how);
+}
+
+void Detector::revive(int rank)
+{
+    if (!failed(rank)) {
+        return;
+    }
+    is_failed_[static_cast<std::size_t>(rank)] = false;
+    details_[static_cast<std::size_t>(rank)].clear();
+}
+
 void Detector::on_peer_failed(int peer, const char* detail)
 {
     // ABORT mode: the launcher ends the job and says which rank failed; we

@@ -56,7 +56,11 @@ public:
     void add_listener(Listener fn) { listeners_.push_back(std::move(fn)); }
     // A failure learned another way (an agreement's outcome names a process
     // that did not contribute): recorded as if the runtime had said so.
-    void learned(int rank, const char* how) { record(rank, how); }
+    void learned(int rank, const char* how);
+    // The failed rank was replaced by a new process (FT-MPI REBUILD; the
+    // engine's link was reset to it): alive again. failed_ranks() keeps the
+    // history; a later failure of the new process is recorded anew.
+    void revive(int rank);
 
 private:
     void record(int rank, const char* detail);

@@ -7,8 +7,8 @@
 // of include/mpi-ext.h (FTMPI_*); docs/ftmpi.md has the table.
 //
 //   communicator mode  abort (no FT-MPI: a failure ends the job, or ULFM
-//                      when `ft` says so), rebuild (failed ranks replaced:
-//                      needs respawn, not available yet), blank (failed
+//                      when `ft` says so), rebuild (failed ranks replaced
+//                      by new processes: mpi/ftmpi_rebuild.cpp), blank (failed
 //                      ranks become holes), shrink (survivors renumbered)
 //   message mode       reset (recovery drops every message and request in
 //                      flight), cont (operations between live processes go on)

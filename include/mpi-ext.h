@@ -49,6 +49,12 @@
 #define FTMPI_RECOVERY_MODE_AUTO 30
 #define FTMPI_RECOVERY_MODE_MANUAL 31
 
+/* MPI_Init / MPI_Init_thread return it, instead of MPI_SUCCESS, in a
+ * process started to replace a failed one (FTMPI_COMM_MODE_REBUILD). Not an
+ * error class nor an error code: MPI_Error_class and MPI_Error_string
+ * refuse it like any unknown value. */
+#define MPI_INIT_RESTARTED_NODE 0x64400100
+
 #define ULMPI_HAVE_FTMPI 1
 
 #ifdef __cplusplus

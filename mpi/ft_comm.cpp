@@ -123,9 +123,10 @@ void ft_attach(Comm* c)
     f.comms.push_back(c);
     if (ft_enabled()) {
         // Members that failed before the communicator existed (a shrink
-        // that raced a new failure): recorded at once.
+        // that raced a new failure): recorded at once. Not those replaced
+        // by a new process since (FT-MPI REBUILD).
         for (int w : state().detector->failed_ranks()) {
-            if (member(c, w)) {
+            if (member(c, w) && state().detector->failed(w)) {
                 member_failed(c, w);
             }
         }

@@ -24,6 +24,11 @@
 // (a background hook), whatever call it is blocked in, so nobody waits for
 // a process that has not noticed yet. When the agreement is decided each
 // process applies it, also from the progress loop:
+//   - REBUILD: every removed rank is replaced by a new process (same world
+//     rank, next incarnation: mpi/ftmpi_rebuild.cpp) before anything else
+//     is re-created; MPI_COMM_WORLD keeps its size and ranks, with no hole.
+//     The new process's MPI_Init returns MPI_INIT_RESTARTED_NODE with the
+//     survivors' recovery count, context generations and modes.
 //   - MPI_COMM_WORLD keeps its handle; SHRINK: its group becomes the
 //     survivors in their old order (size and ranks change); BLANK: size and
 //     ranks stay, the failed ranks are holes (point-to-point with one fails
@@ -33,7 +38,7 @@
 //     MPI_ERR_COMM; MPI_Comm_free works). The context id table is reset to
 //     its state after MPI_Init, so a program that re-creates its
 //     communicators in the same order gets the same context ids at every
-//     process (and a new process would too: REBUILD).
+//     process (and a new process does too: REBUILD).
 //   - RESET: every request pending on any communicator completes with an
 //     error, and the communicators' contexts move to a new generation, so
 //     no message sent before the recovery matches a receive after it. CONT:
@@ -54,6 +59,9 @@ namespace ulmpi::mpi {
 
 // FT-MPI in force (a communicator mode other than abort), after MPI_Init.
 bool ftmpi_on();
+// This process replaces a failed one (REBUILD): MPI_Init returns
+// MPI_INIT_RESTARTED_NODE.
+bool ftmpi_restarted();
 // At MPI_Init after ft_init(); at MPI_Finalize before the engine goes.
 void ftmpi_init();
 void ftmpi_finalize();

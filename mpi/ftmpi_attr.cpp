@@ -6,7 +6,8 @@
 // pointer to an int holding the new mode), which the specification leaves
 // to later versions; the change holds for the next recovery. The
 // communicator mode cannot leave or enter abort (that decides whether the
-// job survives failures at all) nor become rebuild (no respawn yet).
+// job survives failures at all) nor become rebuild (chosen at start: the
+// launcher must know that it may have to start processes).
 #include "mpi/ftmpi.h"
 
 #include "mpi/errors.h"

@@ -8,6 +8,7 @@
 #include "mpi/comm_ctx.h"
 #include "mpi/errors.h"
 #include "mpi/ft_comm.h"
+#include "mpi/ftmpi_rebuild.h"
 #include "mpi/state.h"
 #include "runtime/clock.h"
 #include "runtime/log.h"
@@ -55,6 +56,8 @@ public:
     bool in_callbacks = false;
     std::vector<int> atomic_pending; // ATOMIC agreements joined by a refused collective
     bool join = false;               // another process began this epoch's recovery
+    bool restarted = false;          // this process replaces a failed one (REBUILD)
+    bool applying = false;           // inside apply() (REBUILD progresses in its fences)
 
     int poll() override;
     void start();
@@ -67,11 +70,14 @@ Ftmpi& F()
     return f;
 }
 
+// Every failure known here is recovered: a hole (BLANK, SHRINK) or
+// replaced by a new process (REBUILD: the detector has revived it).
 bool covered()
 {
     const Ftmpi& f = F();
-    for (int w : state().detector->failed_ranks()) {
-        if (!f.hole[static_cast<std::size_t>(w)]) {
+    const ft::Detector& d = *state().detector;
+    for (int w : d.failed_ranks()) {
+        if (d.failed(w) && !f.hole[static_cast<std::size_t>(w)]) {
             return false;
         }
     }
@@ -133,8 +139,11 @@ void reattach(Comm* c, ulm::ContextId old_ctx)
     fs.comms.erase(std::remove(fs.comms.begin(), fs.comms.end(), c), fs.comms.end());
     fs.revoker->detach(old_ctx.value());
     ft_attach(c);
-    // Holes are not failures of the communicator any more (BLANK).
-    std::erase_if(c->ft_failed, [](int w) { return F().hole[static_cast<std::size_t>(w)] != 0; });
+    // Holes (BLANK) and replaced ranks (REBUILD) are not failures of the
+    // communicator any more.
+    std::erase_if(c->ft_failed, [](int w) {
+        return F().hole[static_cast<std::size_t>(w)] != 0 || !state().detector->failed(w);
+    });
     c->ft_acked = 0;
 }
 
@@ -182,7 +191,7 @@ void set_error_text()
 
 int Ftmpi::poll()
 {
-    if (!on) {
+    if (!on || applying) {
         return 0;
     }
     ft::Agreements& a = *ft_state().agreements;
@@ -265,8 +274,9 @@ void Ftmpi::apply()
             last_ranks.push_back(static_cast<int>(at));
         }
     }
+    const bool rebuild = modes.comm == ft::CommMode::rebuild;
     for (int w : removed) {
-        hole[static_cast<std::size_t>(w)] = 1;
+        hole[static_cast<std::size_t>(w)] = rebuild ? 0 : 1;
         if (!s.detector->failed(w)) {
             s.detector->learned(w, "the FT-MPI recovery agreed it failed");
         }
@@ -295,6 +305,9 @@ void Ftmpi::apply()
         s.engine.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
         fs.revoker->detach(c->ctx.value());
         for (ulm::ContextId x : {c->ctx, c->coll_ctx}) {
+            if (rebuild) {
+                fs.agreements->abandon(x.value()); // the new processes never join them
+            }
             fs.agreements->retire(x.value());
             fs.agreements->drop(x.value());
         }
@@ -304,6 +317,21 @@ void Ftmpi::apply()
     // order get the same ids everywhere.
     fs.quarantine.clear();
     context_reset_predefined();
+    if (rebuild && !removed.empty()) {
+        // New processes for the removed ranks, wired up before the
+        // communicators are re-created (the state they take is this one).
+        FtmpiSnapshot snap;
+        snap.epoch = epoch;
+        snap.gen_p2p = context_generation_p2p();
+        snap.gen_coll = context_generation_coll();
+        snap.modes = modes;
+        snap.last_ranks = last_ranks;
+        applying = true;
+        const std::vector<int> joined = ftmpi_rebuild_replace(removed, snap);
+        applying = false;
+        ULMPI_DEBUG("FT-MPI recovery %d: %zu of %zu new process(es) joined", epoch,
+                    joined.size(), removed.size());
+    }
 
     for (Comm* c : {s.world, s.self}) {
         const ulm::ContextId old_ctx = c->ctx;
@@ -311,6 +339,10 @@ void Ftmpi::apply()
             s.engine.interrupt_context(c->ctx, rt::Errc::peer_failed);
         }
         s.engine.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
+        if (rebuild) {
+            fs.agreements->abandon(c->ctx.value());
+            fs.agreements->abandon(c->coll_ctx.value());
+        }
         fs.agreements->retire(c->ctx.value()); // MPIX_Comm_agree's sequence starts again
         fs.agreements->drop(c->ctx.value());
         c->ctx = context_p2p(c->ctx_pair);
@@ -446,6 +478,8 @@ bool has_hole(const Comm* c)
 
 bool ftmpi_on() { return F().on; }
 
+bool ftmpi_restarted() { return F().restarted; }
+
 ft::FtmpiModes& ftmpi_modes() { return F().modes; }
 
 void ftmpi_init()
@@ -456,10 +490,11 @@ void ftmpi_init()
     if (!f.modes.on()) {
         return;
     }
-    if (f.modes.comm == ft::CommMode::rebuild) {
+    if (f.modes.comm == ft::CommMode::rebuild && !s.boot->job().respawnable) {
         s.boot->abort(1, "rank " + std::to_string(s.engine.rank()) +
-                             ": ft_mode=rebuild needs processes respawned by the runtime, which "
-                             "ulmpi cannot do yet; use blank or shrink");
+                             ": ft_mode=rebuild needs a launcher that can start processes "
+                             "into the job: mpirun --ft-mode rebuild (not " +
+                             s.boot->name() + " with ULMPI_FT_MODE alone)");
     }
     if (!ft_enabled()) {
         s.boot->abort(1, "rank " + std::to_string(s.engine.rank()) +
@@ -472,6 +507,22 @@ void ftmpi_init()
         f.members[static_cast<std::size_t>(i)] = i;
     }
     f.hole.assign(static_cast<std::size_t>(n), 0);
+    FtmpiSnapshot snap;
+    if (ftmpi_rebuild_join(snap)) {
+        // A new process: the survivors' recovery count, contexts, modes.
+        f.restarted = true;
+        f.modes = snap.modes;
+        f.epoch = snap.epoch;
+        f.last_ranks = snap.last_ranks;
+        set_context_generations(snap.gen_p2p, snap.gen_coll);
+        for (Comm* c : {s.world, s.self}) {
+            const ulm::ContextId old_ctx = c->ctx;
+            c->ctx = context_p2p(c->ctx_pair);
+            c->coll_ctx = context_coll(c->ctx_pair);
+            reattach(c, old_ctx);
+        }
+        set_error_text();
+    }
     recompute_live();
     attach_epoch();
     s.detector->add_listener(&on_failure);

@@ -6,11 +6,14 @@
 #include "mpi/entry.h"
 #include "mpi/ft_comm.h"
 #include "mpi/ftmpi.h"
+#include "mpi/ftmpi_rebuild.h"
 #include "mpi/message.h"
 #include "mpi/state.h"
 #include "paths/registry.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+
+#include <mpi-ext.h>
 
 #include <string>
 #include <unistd.h>
@@ -76,6 +79,9 @@ int init(int required, int* provided, const char* fn)
         s.boot->abort(1, "rank " + std::to_string(job.rank) + ": MPI_Init: " +
                              (why.empty() ? "no usable path" : why));
     }
+    if (job.incarnation > 0) {
+        ftmpi_rebuild_announce(); // a respawned process joins a running job (REBUILD)
+    }
     if (rt::Status st = s.engine.init(*s.boot, std::move(paths), why); !st.ok()) {
         s.boot->abort(1, "rank " + std::to_string(job.rank) + ": MPI_Init: " + why);
     }
@@ -97,7 +103,8 @@ int init(int required, int* provided, const char* fn)
     }
     s.main_thread = pthread_self();
     s.initialized = true;
-    return MPI_SUCCESS;
+    // FT-MPI: a process that replaces a failed one learns it here.
+    return ftmpi_restarted() ? MPI_INIT_RESTARTED_NODE : MPI_SUCCESS;
 }
 
 } // namespace

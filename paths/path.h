@@ -158,6 +158,25 @@ public:
     virtual Status connected(rt::Bootstrap& boot) { (void)boot; return Errc::ok; }
     virtual void close() = 0;
 
+    // A peer replaced by a new process (FT-MPI REBUILD), in two steps around
+    // the fence that the new process joins (its own wire-up is open/connect
+    // as usual, knowing it is a respawned process by JobInfo::incarnation):
+    //   reset_peer(): the old process is dead; forget everything about it
+    //     (queued fragments, buffers it held, its addresses) and send or
+    //     accept nothing with it until connect_peer().   [fence]
+    //   connect_peer(): read the new process's addresses, attach to it.
+    // not_supported: this path cannot take a new process for a peer.
+    virtual Status reset_peer(int peer)
+    {
+        (void)peer;
+        return Errc::not_supported;
+    }
+    virtual Status connect_peer(int peer, rt::Bootstrap& boot)
+    {
+        (void)peer, (void)boot;
+        return Errc::not_supported;
+    }
+
     virtual bool can_reach(int peer) const = 0;
 
     // Buffered send. acquire() returns false (again) when no room now.

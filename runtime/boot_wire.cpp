@@ -249,6 +249,11 @@ struct BodyEncoder {
         w.u32(m.refused);
         w.u32(m.shm_removed);
     }
+    void operator()(const Respawn& m)
+    {
+        w.i32(m.rank);
+        w.i32(m.incarnation);
+    }
 };
 
 // A list of strings; every entry takes at least 4 bytes, which bounds n.
@@ -459,6 +464,14 @@ bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
         body = m;
         return true;
     }
+    case MsgType::respawn: {
+        Respawn m;
+        if (!r.i32(m.rank) || !r.i32(m.incarnation) || m.rank < 0 || m.incarnation < 1) {
+            break;
+        }
+        body = m;
+        return true;
+    }
     }
     if (why.empty()) {
         why = std::string(msg_type_name(type)) + " body is malformed or truncated";
@@ -506,6 +519,7 @@ const char* msg_type_name(MsgType t) noexcept
     case MsgType::signal: return "SIGNAL";
     case MsgType::shutdown: return "SHUTDOWN";
     case MsgType::bye: return "BYE";
+    case MsgType::respawn: return "RESPAWN";
     }
     return "UNKNOWN";
 }

@@ -29,6 +29,9 @@
 //     FINALIZE    (empty)
 //     EVENT       u8 kind i32 rank i32 node str detail  server -> rank (and
 //                 to every daemon, which marks its host's notice board)
+//     RESPAWN     i32 rank i32 incarnation              rank -> server: start
+//                 a new process for `rank` (failed) as that incarnation (FT-MPI
+//                 REBUILD); asked by every survivor, done once per incarnation
 //
 // Between mpirun and the per-host daemon (ulmpi_daemon) of a remote host, on
 // the same connection that relays the bootstrap frames of the host's ranks
@@ -110,8 +113,9 @@ enum class MsgType : std::uint8_t {
     signal = 19,
     shutdown = 20,
     bye = 21,
+    respawn = 22,
 };
-inline constexpr MsgType kLastMsgType = MsgType::bye;
+inline constexpr MsgType kLastMsgType = MsgType::respawn;
 const char* msg_type_name(MsgType t) noexcept;
 
 using Secret = std::array<std::uint8_t, 16>;
@@ -216,10 +220,14 @@ struct Bye {
     std::uint32_t refused = 0;     // rank connections without the secret
     std::uint32_t shm_removed = 0;
 };
+struct Respawn {
+    std::int32_t rank = -1;        // the failed rank to start again
+    std::int32_t incarnation = 0;  // > 0: the new process's
+};
 
 using Body = std::variant<Hello, Welcome, Refused, Put, Fence, FenceDone, Get, Value, Abort,
                           Finalize, Event, DaemonHello, Launch, Spawned, Output, Exited,
-                          RankClosed, StdinData, Signal, Shutdown, Bye>;
+                          RankClosed, StdinData, Signal, Shutdown, Bye, Respawn>;
 
 struct Message {
     std::int32_t rank = -1; // header rank field
@@ -309,13 +317,18 @@ inline constexpr const char* universe_size = "ULMPI_UNIVERSE_SIZE";
 inline constexpr const char* appnum = "ULMPI_APPNUM";
 inline constexpr const char* incarnation = "ULMPI_INCARNATION";
 inline constexpr const char* restarted = "ULMPI_RESTARTED";
+// A job whose failed ranks may be started again (FT-MPI REBUILD): "1".
+inline constexpr const char* respawnable = "ULMPI_RESPAWNABLE";
+// A respawned process: the incarnations of the other ranks that are not 0,
+// "rank:incarnation,..." (its links start in the right epochs).
+inline constexpr const char* peer_incarnations = "ULMPI_PEER_INCARNATIONS";
 // Fault-tolerant jobs: the inherited descriptor of the host's notice board
 // (runtime/notice_board.h).
 inline constexpr const char* notice_fd = "ULMPI_NOTICE_FD";
 inline constexpr const char* all[] = {rank,   size,      local_rank,    local_size, local_cpus, node_id,
                                       num_nodes, host,   jobid,         boot_addr,  job_secret,
                                       universe_size, appnum, incarnation, restarted,
-                                      notice_fd};
+                                      respawnable, peer_incarnations, notice_fd};
 } // namespace env
 
 } // namespace ulmpi::rt::wire

@@ -13,6 +13,9 @@
 //   notice_word()    a word in memory that changes when a notice may be
 //                    waiting, so that a caller polls for notices at the cost
 //                    of one load (fault-tolerant jobs)
+//   respawn(r, k)    ask the launcher for a new process for failed rank r, as
+//                    incarnation k; it joins the job's next fence (REBUILD)
+//   revived(r)       rank r was replaced: its next failure is news again
 //
 // Implementations: OurBootstrap (mpirun's key-value service over a Unix or TCP
 // socket with the job secret), PmixBootstrap (a PMIx server: srun --mpi=pmix,
@@ -47,6 +50,12 @@ struct JobInfo {
     int universe_size = 1;
     int appnum = 0;
     int incarnation = 0; // > 0 for a process respawned by fault recovery
+    // Failed ranks may be started again (FT-MPI REBUILD): paths keep what a
+    // new process needs to join (shm: the segment's name) until they close.
+    bool respawnable = false;
+    // The incarnation of every rank as this process starts (size entries;
+    // all 0 but in a respawned process that has replaced peers).
+    std::vector<int> incarnation_of_rank;
 };
 
 struct FailureEvent {
@@ -86,6 +95,20 @@ public:
     // system call); it may live in memory another process writes. nullptr:
     // this bootstrap has none, so poll_event() must be called now and then.
     virtual const std::atomic<std::uint64_t>* notice_word() const { return nullptr; }
+    // Starts a new process for the failed rank `rank` as incarnation
+    // `incarnation` (> its last). Every survivor may ask; the launcher
+    // starts one process per incarnation. The new process counts in fences
+    // from the moment the launcher has the request, so a fence entered
+    // after respawn() returns waits for it (or for its failure).
+    // not_supported: this launcher cannot start processes into a job.
+    virtual Status respawn(int rank, int incarnation)
+    {
+        (void)rank, (void)incarnation;
+        return Errc::not_supported;
+    }
+    // The failed rank `rank` has been replaced (after the fence that the new
+    // process joined): poll_event() reports its next failure again.
+    virtual void revived(int rank) { (void)rank; }
     // Name of the implementation, for ulmpi_info and logs.
     virtual const char* name() const = 0;
 };

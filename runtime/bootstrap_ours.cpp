@@ -70,6 +70,32 @@ std::string env_text(const char* name)
     return v == nullptr ? std::string() : std::string(v);
 }
 
+// "3:1,5:2" -> inc[3] = 1, inc[5] = 2. Empty is fine.
+bool parse_incarnations(const std::string& text, std::vector<int>& inc)
+{
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find(',', pos);
+        if (end == std::string::npos) {
+            end = text.size();
+        }
+        const std::string item = text.substr(pos, end - pos);
+        const std::size_t colon = item.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == item.size() ||
+            item.find_first_not_of("0123456789:") != std::string::npos) {
+            return false;
+        }
+        const long r = std::strtol(item.c_str(), nullptr, 10);
+        const long k = std::strtol(item.c_str() + colon + 1, nullptr, 10);
+        if (r < 0 || static_cast<std::size_t>(r) >= inc.size() || k < 0 || k > 0x7fffffff) {
+            return false;
+        }
+        inc[static_cast<std::size_t>(r)] = static_cast<int>(k);
+        pos = end + 1;
+    }
+    return true;
+}
+
 class OurBootstrap final : public Bootstrap {
 public:
     ~OurBootstrap() override
@@ -96,6 +122,8 @@ public:
         return board_.generation_word();
     }
     const char* name() const override { return "ulmpi"; }
+    Status respawn(int rank, int incarnation) override;
+    void revived(int rank) override;
 
 private:
     Status send(wire::Body body);
@@ -123,6 +151,7 @@ private:
     std::uint64_t board_seen_ = 0;
     std::vector<bool> rank_told_; // a rank_failed event was queued for it
     std::vector<bool> node_told_; // a host_failed event was queued for it
+    bool muted_ = false;          // a respawned process before its first fence
 };
 
 Status OurBootstrap::open_board(std::string& why)
@@ -146,7 +175,40 @@ Status OurBootstrap::open_board(std::string& why)
     }
     rank_told_.assign(static_cast<std::size_t>(job_.size), false);
     node_told_.assign(static_cast<std::size_t>(nodes), false);
+    // A respawned process: until its first fence (the one the survivors
+    // enter after asking for every process they replace), notices may be
+    // about processes being replaced along with it (their old deaths, a
+    // mark the launcher has not cleared yet). After that fence the board
+    // says exactly who is failed now: it is read then, in full.
+    muted_ = job_.incarnation > 0;
     return Errc::ok;
+}
+
+Status OurBootstrap::respawn(int rank, int incarnation)
+{
+    if (rank < 0 || rank >= job_.size || rank == job_.rank || incarnation < 1) {
+        return Errc::invalid_arg;
+    }
+    // Its values from before are stale: the new process puts its own (the
+    // next fence brings them).
+    std::erase_if(cache_, [rank](const auto& kv) { return kv.first.first == rank; });
+    wire::Respawn m;
+    m.rank = rank;
+    m.incarnation = incarnation;
+    return send(m);
+}
+
+void OurBootstrap::revived(int rank)
+{
+    if (rank >= 0 && static_cast<std::size_t>(rank) < rank_told_.size()) {
+        rank_told_[static_cast<std::size_t>(rank)] = false;
+        board_seen_ = 0; // read the board again: the new process may have failed already
+    }
+    // Notices still queued arrived before the fence the new process joined:
+    // they are about the dead one.
+    std::erase_if(events_, [rank](const FailureEvent& e) {
+        return e.kind == FailureEvent::Kind::rank_failed && e.rank == rank;
+    });
 }
 
 void OurBootstrap::read_board()
@@ -201,6 +263,14 @@ Status OurBootstrap::start(std::string& why)
         !env_int(wire::env::universe_size, job_.universe_size, false, why) ||
         !env_int(wire::env::appnum, job_.appnum, false, why) ||
         !env_int(wire::env::incarnation, job_.incarnation, false, why)) {
+        return Errc::invalid_arg;
+    }
+    job_.respawnable = env_text(wire::env::respawnable) == "1";
+    job_.incarnation_of_rank.assign(static_cast<std::size_t>(job_.size), 0);
+    job_.incarnation_of_rank[static_cast<std::size_t>(job_.rank)] = job_.incarnation;
+    if (!parse_incarnations(env_text(wire::env::peer_incarnations), job_.incarnation_of_rank)) {
+        why = std::string(wire::env::peer_incarnations) + "='" +
+              env_text(wire::env::peer_incarnations) + "' is not a list of rank:incarnation";
         return Errc::invalid_arg;
     }
     job_.host = env_text(wire::env::host);
@@ -345,6 +415,9 @@ void OurBootstrap::queue_event(const wire::Event& e)
     ev.rank = e.rank;
     ev.node_id = e.node;
     ev.detail = e.detail;
+    if (muted_ && ev.kind != FailureEvent::Kind::job_ending) {
+        return; // the board tells after the first fence
+    }
     // Once per rank and host: the board may have reported it already.
     if (board_.valid()) {
         std::vector<bool>* told = nullptr;
@@ -424,6 +497,7 @@ Status OurBootstrap::fence()
     for (wire::KeyValue& kv : std::get<wire::FenceDone>(m.body).entries) {
         cache_[{kv.rank, std::move(kv.key)}] = std::move(kv.value);
     }
+    muted_ = false;
     return Errc::ok;
 }
 
@@ -557,7 +631,7 @@ bool OurBootstrap::poll_event(FailureEvent& ev)
             }
         }
     }
-    if (board_.valid() && events_.empty()) {
+    if (board_.valid() && events_.empty() && !muted_) {
         read_board();
     }
     if (events_.empty()) {

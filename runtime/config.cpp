@@ -334,7 +334,8 @@ bool is_runtime_variable(std::string_view env_name)
         "ULMPI_RANK",       "ULMPI_SIZE",      "ULMPI_LOCAL_RANK", "ULMPI_LOCAL_SIZE", "ULMPI_LOCAL_CPUS",
         "ULMPI_NODE_ID",    "ULMPI_NUM_NODES", "ULMPI_HOST",       "ULMPI_JOBID",
         "ULMPI_BOOT_ADDR",  "ULMPI_JOB_SECRET", "ULMPI_UNIVERSE_SIZE", "ULMPI_APPNUM",
-        "ULMPI_RESTARTED",  "ULMPI_INCARNATION", "ULMPI_NOTICE_FD",
+        "ULMPI_RESTARTED",  "ULMPI_INCARNATION", "ULMPI_NOTICE_FD", "ULMPI_RESPAWNABLE",
+        "ULMPI_PEER_INCARNATIONS",
     };
     for (std::string_view c : contract) {
         if (env_name == c) {

@@ -143,6 +143,16 @@ void NoticeBoard::mark_rank(int rank)
     generation_->fetch_add(1, std::memory_order_release);
 }
 
+void NoticeBoard::clear_rank(int rank)
+{
+    if (ranks_ == nullptr || rank < 0 || rank >= size_) {
+        return;
+    }
+    auto r = static_cast<std::size_t>(rank);
+    ranks_[r / 64].fetch_and(~(std::uint64_t{1} << (r % 64)), std::memory_order_relaxed);
+    generation_->fetch_add(1, std::memory_order_release);
+}
+
 void NoticeBoard::mark_node(int node)
 {
     if (nodes_bits_ == nullptr || node < 0 || node >= nodes_) {

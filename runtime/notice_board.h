@@ -51,8 +51,11 @@ public:
     int fd() const { return fd_; }   // writer only; -1 for a reader
     void close_fd();                 // writer: once every rank is started
 
-    // Writer side.
+    // Writer side. clear_rank: the rank was replaced by a new process (FT-MPI
+    // REBUILD); a reader that has recorded the failure keeps it until told
+    // otherwise (Bootstrap::revived), one that had not sees nothing.
     void mark_rank(int rank);
+    void clear_rank(int rank);
     void mark_node(int node);
 
     // Reader side.

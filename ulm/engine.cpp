@@ -135,6 +135,13 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
     if (Status st = links_.init(rank_, size_, job.incarnation, paths_, *this, why); !st.ok()) {
         return st;
     }
+    // A respawned process: peers replaced before it started are in later
+    // incarnations too.
+    for (std::size_t r = 0; r < job.incarnation_of_rank.size(); ++r) {
+        if (static_cast<int>(r) != rank_ && job.incarnation_of_rank[r] > 0) {
+            links_.set_peer_incarnation(links_[static_cast<int>(r)], job.incarnation_of_rank[r]);
+        }
+    }
     if (links_.any_kernel_path()) {
         // A pause loop starves the softirq work that moves datagrams
         // across veth and loopback on this machine (0-byte latency
@@ -262,6 +269,10 @@ void Engine::check_events()
     while (boot_ != nullptr && boot_->poll_event(ev)) {
         switch (ev.kind) {
         case rt::FailureEvent::Kind::rank_failed:
+            if (ev.rank >= 0 && ev.rank < size_ &&
+                links_[ev.rank].life == Link::Lifetime::replacing) {
+                break; // about the process being replaced, not its successor
+            }
             mark_peer_failed(ev.rank);
             if (hooks_ != nullptr) {
                 hooks_->on_peer_failed(ev.rank, ev.detail.c_str());
@@ -269,7 +280,8 @@ void Engine::check_events()
             break;
         case rt::FailureEvent::Kind::host_failed:
             for (int r = 0; r < size_; ++r) {
-                if (job().node_of_rank[static_cast<std::size_t>(r)] == ev.node_id && r != rank_) {
+                if (job().node_of_rank[static_cast<std::size_t>(r)] == ev.node_id && r != rank_ &&
+                    links_[r].life != Link::Lifetime::replacing) {
                     mark_peer_failed(r);
                     if (hooks_ != nullptr) {
                         hooks_->on_peer_failed(r, ev.detail.c_str());
@@ -401,10 +413,63 @@ void Engine::reset_peer(int rank, int incarnation)
         return;
     }
     fail_peer(rank, Errc::peer_failed); // whatever was outstanding with the old one
+    // Messages of the old one that arrived and were never received: nothing
+    // of it reaches a receive meant for the new one.
+    for (Unexpected* u : matcher_.take_unexpected([rank](const Unexpected& u) {
+             return u.source() == rank;
+         })) {
+        free_unexpected(u);
+    }
     links_.reset(links_[rank], incarnation);
     Peer& p = peer(rank);
     p.next_msg_out = MsgSeq(1);
     p.expected_in = MsgSeq(1);
+}
+
+rt::Status Engine::replace_peer(int rank, int incarnation)
+{
+    if (rank < 0 || rank >= size_ || rank == rank_) {
+        return Errc::invalid_arg;
+    }
+    reset_peer(rank, incarnation);
+    Link& l = links_[rank];
+    l.life = Link::Lifetime::replacing;
+    for (int i = 0; i < l.nrails; ++i) {
+        if (Status st = l.rails[i].path->reset_peer(rank); !st.ok()) {
+            ULMPI_ERROR("rank %d: path %s cannot take a new process for rank %d (%s)", rank_,
+                        l.rails[i].path->info().name, rank, rt::errc_name(st.code()));
+            return st;
+        }
+    }
+    return Errc::ok;
+}
+
+void Engine::set_peer_incarnation(int rank, int incarnation)
+{
+    if (rank >= 0 && rank < size_ && rank != rank_ &&
+        links_[rank].peer_incarnation != incarnation) {
+        links_.set_peer_incarnation(links_[rank], incarnation);
+    }
+}
+
+rt::Status Engine::connect_replaced(int rank)
+{
+    if (rank < 0 || rank >= size_ || rank == rank_) {
+        return Errc::invalid_arg;
+    }
+    Link& l = links_[rank];
+    for (int i = 0; i < l.nrails; ++i) {
+        if (Status st = l.rails[i].path->connect_peer(rank, *boot_); !st.ok()) {
+            ULMPI_ERROR("rank %d: path %s cannot connect to the new process of rank %d (%s)",
+                        rank_, l.rails[i].path->info().name, rank, rt::errc_name(st.code()));
+            return st;
+        }
+    }
+    if (l.life == Link::Lifetime::replacing) {
+        l.life = Link::Lifetime::alive;
+        l.choose();
+    }
+    return Errc::ok;
 }
 
 PeerCounters Engine::counters(int rank) const

@@ -157,6 +157,16 @@ public:
     void fail_peer(int peer, Errc why);
     void mark_peer_failed(int peer) { fail_peer(peer, Errc::peer_failed); }
     void reset_peer(int peer, int incarnation);
+    // A failed peer replaced by a new process (FT-MPI REBUILD), in two steps
+    // around the bootstrap fence that the new process joins:
+    // replace_peer() resets the link (reset_peer) and every path that
+    // reached the peer (path::Path::reset_peer); connect_replaced() connects
+    // those paths to the new process. not_supported: a path cannot.
+    rt::Status replace_peer(int peer, int incarnation);
+    // A process that joined a running job, before its first progress call:
+    // the peer is in that incarnation (its link has carried nothing yet).
+    void set_peer_incarnation(int peer, int incarnation);
+    rt::Status connect_replaced(int peer);
     // Every operation outstanding on context `ctx` (posted receives, sends
     // waiting for the receiver or for path resources, rendezvous in flight
     // either way) completes with `why`; later ones are not affected.

@@ -74,7 +74,10 @@ public:
     static constexpr int kMaxRails = 8;
     static constexpr std::uint64_t kMinRailCap = 256u << 10;
 
-    enum class Lifetime : std::uint8_t { alive, failed };
+    // replacing: reset for a new process that is not connected yet (FT-MPI
+    // REBUILD: Engine::replace_peer .. connect_replaced); nothing is sent
+    // or accepted, and notices of the old process's failure are ignored.
+    enum class Lifetime : std::uint8_t { alive, failed, replacing };
 
     int rank = -1;
     Lifetime life = Lifetime::alive;

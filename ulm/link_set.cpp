@@ -614,7 +614,7 @@ void LinkSet::payload_corrupt(Link& l, const BaseHeader& b)
 
 void LinkSet::fail(Link& l, rt::Errc why)
 {
-    if (!l.alive()) {
+    if (l.life == Link::Lifetime::failed) {
         return;
     }
     l.life = Link::Lifetime::failed;

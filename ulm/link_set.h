@@ -127,6 +127,12 @@ public:
     void path_up(path::Path& path, int peer);
     void fail(Link& l, rt::Errc why);
     void reset(Link& l, int peer_incarnation);
+    // A fresh link (nothing sent yet) to a peer in a later incarnation.
+    void set_peer_incarnation(Link& l, int peer_incarnation)
+    {
+        l.peer_incarnation = peer_incarnation;
+        l.epoch = static_cast<std::uint8_t>(incarnation_ + peer_incarnation);
+    }
 
     // --- introspection
     std::size_t kept_frags() const { return frag_pool_.in_use(); }

@@ -75,6 +75,30 @@ public:
         return out;
     }
 
+    // Removes every stored message `pick` selects and returns them.
+    template <class Pick> std::vector<Unexpected*> take_unexpected(Pick&& pick)
+    {
+        std::vector<Unexpected*> out;
+        auto scan = [&](Context& c) {
+            for (Unexpected* u = c.unexpected.front(), *next; u != nullptr; u = next) {
+                next = c.unexpected.next(u);
+                if (pick(*u)) {
+                    c.unexpected.remove(u);
+                    out.push_back(u);
+                }
+            }
+        };
+        for (auto& c : dense_) {
+            if (c) {
+                scan(*c);
+            }
+        }
+        for (auto& [id, c] : sparse_) {
+            scan(*c);
+        }
+        return out;
+    }
+
     std::size_t posted_count() const;
     std::size_t unexpected_count() const;
     // Calls fn(Unexpected*) for every stored message (used at shutdown).

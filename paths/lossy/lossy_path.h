@@ -120,6 +120,12 @@ public:
     Status connect(rt::Bootstrap& boot) override { return inner_->connect(boot); }
     Status connected(rt::Bootstrap& boot) override { return inner_->connected(boot); }
     void close() override;
+    // Fragments still held for the old process carry its epoch: ULM refuses them.
+    Status reset_peer(int peer) override { return inner_->reset_peer(peer); }
+    Status connect_peer(int peer, rt::Bootstrap& boot) override
+    {
+        return inner_->connect_peer(peer, boot);
+    }
     bool can_reach(int peer) const override { return inner_->can_reach(peer); }
 
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;

@@ -122,9 +122,33 @@ bool ShmPath::can_reach(int peer) const
     return l >= 0 && static_cast<std::uint32_t>(l) != me_ && open_;
 }
 
+Status ShmPath::attach_segment()
+{
+    if (Status st = seg_.attach(seg_name_, layout_.total_size()); !st.ok()) {
+        return st;
+    }
+    auto* h = reinterpret_cast<shm::SegHeader*>(seg_.base());
+    if (h->magic != shm::kSegMagic || h->local_size != layout_.local_size ||
+        h->region_bytes != layout_.region_size()) {
+        ULMPI_ERROR("shared segment %s does not match this rank's settings (are all ranks "
+                    "started with the same ULMPI_SHM_* parameters?)",
+                    seg_name_.c_str());
+        return Errc::protocol;
+    }
+    return Errc::ok;
+}
+
 Status ShmPath::open(rt::Bootstrap& boot)
 {
-    if (me_ == 0) {
+    if (job_.incarnation > 0) {
+        // A respawned process: the segment is the survivors'. My region is
+        // the dead process's: empty it (its FIFOs towards every peer, its
+        // buffers) before anyone reads it again (after the next fence).
+        if (Status st = attach_segment(); !st.ok()) {
+            return st;
+        }
+        std::memset(at(layout_.region_offset(me_)), 0, layout_.region_size());
+    } else if (me_ == 0) {
         if (Status st = seg_.create(seg_name_, layout_.total_size()); !st.ok()) {
             return st;
         }
@@ -141,17 +165,9 @@ Status ShmPath::open(rt::Bootstrap& boot)
 
 Status ShmPath::connect(rt::Bootstrap& boot)
 {
-    if (me_ != 0) {
-        if (Status st = seg_.attach(seg_name_, layout_.total_size()); !st.ok()) {
+    if (me_ != 0 && job_.incarnation == 0) {
+        if (Status st = attach_segment(); !st.ok()) {
             return st;
-        }
-        auto* h = reinterpret_cast<shm::SegHeader*>(seg_.base());
-        if (h->magic != shm::kSegMagic || h->local_size != layout_.local_size ||
-            h->region_bytes != layout_.region_size()) {
-            ULMPI_ERROR("shared segment %s does not match this rank's settings (are all ranks "
-                        "started with the same ULMPI_SHM_* parameters?)",
-                        seg_name_.c_str());
-            return Errc::protocol;
         }
     }
     // Touch my own region first so its pages are local to me.
@@ -171,6 +187,8 @@ Status ShmPath::connect(rt::Bootstrap& boot)
     for (std::uint32_t i = layout_.large_count; i-- > 0;) {
         free_large_.push_back(i);
     }
+    lent_[0].assign(layout_.small_count, -1);
+    lent_[1].assign(layout_.large_count, -1);
 
     // Single copy works only if we can read every local peer's memory.
     bool cma = cma_param.get();
@@ -207,8 +225,50 @@ Status ShmPath::connect(rt::Bootstrap& boot)
 Status ShmPath::connected(rt::Bootstrap&)
 {
     // Everyone on this host has attached: the name can go now, so nothing is
-    // left in /dev/shm however the job ends.
-    seg_.unlink();
+    // left in /dev/shm however the job ends. Unless a respawned process may
+    // have to attach later (the launcher removes the name at the end).
+    if (!job_.respawnable) {
+        seg_.unlink();
+    }
+    return Errc::ok;
+}
+
+Status ShmPath::reset_peer(int peer)
+{
+    const int j = local_index(peer);
+    if (j < 0 || static_cast<std::uint32_t>(j) == me_ || !open_) {
+        return Errc::invalid_arg;
+    }
+    Local& l = locals_[static_cast<std::size_t>(j)];
+    const auto ju = static_cast<std::uint32_t>(j);
+    // My FIFO towards it starts empty; its FIFO towards me is read again
+    // from the start once the new process has emptied it (connect_peer).
+    std::memset(at(layout_.fifo_offset(me_, ju)), 0, layout_.fifo_size());
+    l.to = shm::FifoWriter(at(layout_.fifo_offset(me_, ju)), layout_.fifo_slots);
+    l.from = shm::FifoReader(at(layout_.fifo_offset(ju, me_)), layout_.fifo_slots);
+    l.ready = false;
+    pending_returns_ -= static_cast<std::uint32_t>(l.returns.size());
+    l.returns.clear(); // its buffers are gone with it
+    // My buffers it had not given back are mine again.
+    for (std::uint32_t cls = 0; cls < 2; ++cls) {
+        std::vector<std::int32_t>& lent = lent_[cls];
+        for (std::uint32_t i = 0; i < lent.size(); ++i) {
+            if (lent[i] == j) {
+                lent[i] = -1;
+                (cls == 0 ? free_small_ : free_large_).push_back(i);
+            }
+        }
+    }
+    return Errc::ok;
+}
+
+Status ShmPath::connect_peer(int peer, rt::Bootstrap&)
+{
+    const int j = local_index(peer);
+    if (j < 0 || static_cast<std::uint32_t>(j) == me_ || !open_) {
+        return Errc::invalid_arg;
+    }
+    locals_[static_cast<std::size_t>(j)].ready = true;
     return Errc::ok;
 }
 
@@ -258,6 +318,10 @@ void ShmPath::return_frag(Local& l, const shm::FragRef& ref)
 bool ShmPath::acquire(int peer, std::size_t len, TxBuffer& out)
 {
     Local& l = locals_[static_cast<std::size_t>(local_index(peer))];
+    if (!l.ready) [[unlikely]] {
+        ++counters_.send_again; // being replaced (reset_peer .. connect_peer)
+        return false;
+    }
     if (!l.returns.empty() && !flush_returns(l)) {
         ++counters_.send_again;
         return false;
@@ -304,6 +368,7 @@ SendResult ShmPath::commit(int peer, const TxBuffer& buf, std::size_t len)
         std::uintptr_t t = buf.token - 1;
         shm::FragRef ref{static_cast<std::uint32_t>(t >> 31), static_cast<std::uint32_t>(t & 0x7fffffffu),
                          static_cast<std::uint32_t>(len), 0};
+        lent_[ref.cls][ref.index] = local_index(peer);
         std::memcpy(s->data, &ref, sizeof ref);
         l.to.publish(s, shm::SlotKind::frag_ref, sizeof ref);
     }
@@ -328,6 +393,9 @@ int ShmPath::progress(Sink& sink)
             continue;
         }
         Local& l = locals_[j];
+        if (!l.ready) [[unlikely]] {
+            continue;
+        }
         for (int k = 0; k < 32; ++k) {
             shm::Slot* s = l.from.peek();
             if (s == nullptr) {
@@ -359,6 +427,7 @@ int ShmPath::progress(Sink& sink)
             case shm::SlotKind::frag_return: {
                 auto ref = load<shm::FragRef>(s->data);
                 (ref.cls == 0 ? free_small_ : free_large_).push_back(ref.index);
+                lent_[ref.cls & 1][ref.index] = -1;
                 break;
             }
             }

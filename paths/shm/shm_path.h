@@ -26,6 +26,8 @@ public:
     Status connect(rt::Bootstrap& boot) override;
     Status connected(rt::Bootstrap& boot) override;
     void close() override;
+    Status reset_peer(int peer) override;
+    Status connect_peer(int peer, rt::Bootstrap& boot) override;
     bool can_reach(int peer) const override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
@@ -44,6 +46,7 @@ private:
         shm::FifoWriter to;              // my FIFO towards it
         shm::FifoReader from;            // its FIFO towards me
         std::vector<shm::FragRef> returns; // buffers to hand back when `to` has room
+        bool ready = true;               // false while the peer is being replaced
     };
 
     int local_index(int world) const
@@ -51,6 +54,7 @@ private:
         return world >= 0 && static_cast<std::size_t>(world) < local_of_.size() ? local_of_[static_cast<std::size_t>(world)] : -1;
     }
     std::byte* at(std::size_t offset) const { return static_cast<std::byte*>(seg_.base()) + offset; }
+    Status attach_segment();
     void return_frag(Local& l, const shm::FragRef& ref);
     bool flush_returns(Local& l);
 
@@ -64,6 +68,9 @@ private:
     std::uint32_t me_ = 0;               // my local index
     std::vector<std::uint32_t> free_small_;
     std::vector<std::uint32_t> free_large_;
+    // Per buffer of mine (small, large): the local index of the peer it was
+    // sent to and not yet given back, or -1 (reset_peer takes them back).
+    std::vector<std::int32_t> lent_[2];
     std::uint32_t pending_returns_ = 0;  // total entries in Local::returns
     std::string describe_;
     bool open_ = false;

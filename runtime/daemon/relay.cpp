@@ -103,6 +103,7 @@ void Relay::handle(ConnId id, Conn& c, wire::Message& m)
     case wire::MsgType::fence:
     case wire::MsgType::get:
     case wire::MsgType::abort:
+    case wire::MsgType::respawn: // mpirun decides (FT-MPI REBUILD)
     case wire::MsgType::finalize: up_.up(wire::encode(m)); return;
     default: drop(id, std::string("a rank sent ") + wire::msg_type_name(type)); return;
     }

@@ -2,6 +2,7 @@
 
 #include "runtime/mpirun/exit_codes.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sys/wait.h>
 
@@ -80,10 +81,27 @@ FailurePolicy::Action FailurePolicy::on_host_lost(const std::vector<int>& ranks,
     return tolerant() && started ? Action::announce : Action::end_job;
 }
 
+void FailurePolicy::revive(int rank)
+{
+    if (!failed_[static_cast<std::size_t>(rank)]) {
+        return;
+    }
+    failed_[static_cast<std::size_t>(rank)] = false;
+    std::erase(order_, rank);
+    if (std::find(replaced_.begin(), replaced_.end(), rank) == replaced_.end()) {
+        replaced_.push_back(rank);
+    }
+}
+
 int FailurePolicy::final_status(std::string& summary) const
 {
     summary.clear();
     if (order_.empty()) {
+        if (!replaced_.empty()) {
+            summary = (replaced_.size() == 1 ? "rank " : "ranks ") + rank_list(replaced_) +
+                      " failed and " + (replaced_.size() == 1 ? "was" : "were") +
+                      " replaced by new processes (FT-MPI rebuild)";
+        }
         return after_finalize_rank_ >= 0 ? after_finalize_code_ : exit_code::ok;
     }
     std::size_t survivors = failed_.size() - order_.size();

@@ -21,6 +21,7 @@
 //          stderr all the same);
 //   N      a rank exited with status N (or 128+S, killed by signal S) after
 //          MPI_Finalize: the first such rank's;
+//          (a rank replaced by a new process counts as its new process does)
 //   else   every rank failed: the first failure's status (as without FT).
 #pragma once
 
@@ -64,6 +65,11 @@ public:
     // host's ranks (otherwise the job could not start). Records its ranks.
     Action on_host_lost(const std::vector<int>& ranks, bool started);
 
+    // The failed rank was replaced by a new process (FT-MPI REBUILD): it is
+    // judged as any rank again, and its old failure no longer counts against
+    // the job (final_status names it as replaced).
+    void revive(int rank);
+
     // mpirun's exit status for a job nothing ended early, and the line to
     // print about it ("" when there is nothing to say).
     int final_status(std::string& summary) const;
@@ -74,6 +80,7 @@ private:
     FtMode mode_;
     std::vector<bool> failed_;
     std::vector<int> order_;   // failed ranks in the order they failed
+    std::vector<int> replaced_; // revived ranks, once each
     int first_code_ = 0;       // of the first failure
     int after_finalize_code_ = 0;
     int after_finalize_rank_ = -1;

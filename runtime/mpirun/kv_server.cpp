@@ -177,7 +177,7 @@ void KvServer::rank_closed(Conn& c, int rank)
     r.conn = -1;
     if (!r.finalized) {
         r.gone = true;
-        notes_.push_back(Note{Note::Kind::conn_lost, rank, 0, {}});
+        notes_.push_back(Note{Note::Kind::conn_lost, rank, r.incarnation, {}});
     }
     check_fence();
 }
@@ -266,6 +266,21 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
         notes_.push_back(Note{Note::Kind::abort, m.rank, a.code, std::move(a.message)});
         break;
     }
+    case wire::MsgType::respawn: {
+        const auto& q = std::get<wire::Respawn>(m.body);
+        if (q.rank >= size() || q.rank == m.rank) {
+            drop(id, "rank " + std::to_string(m.rank) + " asked to respawn rank " +
+                         std::to_string(q.rank));
+            return;
+        }
+        if (q.incarnation > ranks_[idx(q.rank)].incarnation) {
+            // At once, not when the monitor reads the note: the FENCE that
+            // follows on this connection must wait for the new process.
+            rank_respawned(q.rank, q.incarnation);
+            notes_.push_back(Note{Note::Kind::respawn, q.rank, q.incarnation, {}});
+        }
+        break;
+    }
     case wire::MsgType::finalize:
         if (!r.finalized) {
             r.finalized = true;
@@ -300,7 +315,7 @@ void KvServer::on_close(ConnId conn)
         r.conn = -1;
         if (!r.finalized) {
             r.gone = true;
-            notes_.push_back(Note{Note::Kind::conn_lost, rank, 0, {}});
+            notes_.push_back(Note{Note::Kind::conn_lost, rank, r.incarnation, {}});
         }
     }
     check_fence();
@@ -327,6 +342,30 @@ void KvServer::rank_failed(int rank)
         ++failed_unfenced_;
     }
     check_fence();
+}
+
+void KvServer::rank_respawned(int rank, int incarnation)
+{
+    if (rank < 0 || rank >= size()) {
+        return;
+    }
+    RankState& r = ranks_[idx(rank)];
+    if (r.conn >= 0) {
+        if (auto it = conns_.find(r.conn); it != conns_.end()) {
+            std::erase(it->second.ranks, rank);
+        }
+    }
+    if (r.failed && !r.fenced) {
+        --failed_unfenced_; // the current round waits for the new process
+    }
+    if (r.fenced) {
+        r.fenced = false; // the old process's entry does not count for the new one
+        --fenced_;
+    }
+    const int keep = r.incarnation;
+    r = RankState{};
+    r.incarnation = std::max(keep, incarnation);
+    // It may hold up a fence now: check_fence() runs when it enters it.
 }
 
 void KvServer::check_fence()
@@ -362,7 +401,7 @@ void KvServer::check_fence()
             std::string why = r.finalized ? "called MPI_Finalize"
                               : r.hello   ? "left MPI"
                                           : "ended without calling MPI_Init";
-            notes_.push_back(Note{Note::Kind::fence_stuck, static_cast<int>(i), 0,
+            notes_.push_back(Note{Note::Kind::fence_stuck, static_cast<int>(i), r.incarnation,
                                   why + " while " + std::to_string(fenced_) +
                                       " other rank(s) wait for it in a fence"});
         }

@@ -21,6 +21,13 @@
 // failed (rank_failed()) instead: from then on every fence completes once
 // all ranks but the failed ones have entered it.
 //
+// Respawn (FT-MPI REBUILD). A rank may ask for a failed rank to be started
+// again (RESPAWN) as a later incarnation: from that frame on fences wait for
+// the new process as for any rank (rank_respawned; the old process's
+// connection no longer carries the rank), and a `respawn` note asks the
+// monitor to start it. Notes about a rank's connection carry the
+// incarnation they concern.
+//
 // Daemons. The daemon of a remote host opens with DAEMON_HELLO (the job
 // secret, its node and host name, which must be one expect_daemons() named).
 // Its connection then carries the HELLO and later frames of that host's
@@ -76,10 +83,12 @@ public:
             daemon_hello, // node, conn
             daemon_msg,   // node, conn, msg (SPAWNED, OUTPUT, EXITED, BYE; msg.rank)
             daemon_lost,  // node: its connection closed or broke
+            respawn,      // rank: to start again, code: as that incarnation
         };
         Kind kind;
         int rank = -1;
-        int code = 0;       // abort
+        int code = 0;       // abort; respawn: incarnation; conn_lost, fence_stuck:
+                            // the rank's incarnation it is about
         std::string text;   // abort message; fence_stuck reason; daemon_lost reason
         int node = -1;
         ConnId conn = -1;
@@ -101,6 +110,11 @@ public:
     // The rank failed and the job goes on without it (fault tolerance):
     // fences no longer wait for it. A fence waiting only for it completes now.
     void rank_failed(int rank);
+    // The failed rank is started again as `incarnation` (FT-MPI REBUILD):
+    // from now on fences wait for the new process, which may say HELLO; the
+    // old one's connection, if still open, no longer carries it.
+    void rank_respawned(int rank, int incarnation);
+    int incarnation(int rank) const { return ranks_[idx(rank)].incarnation; }
     // Sends an EVENT to every connection that carries a rank, and to every
     // daemon.
     void broadcast(const wire::Event& ev);
@@ -135,6 +149,7 @@ private:
         bool gone = false;     // process ended or connection lost
         bool stuck_noted = false;
         bool failed = false;   // fences do not wait for it
+        int incarnation = 0;   // of the process (rank_respawned)
     };
 
     static std::size_t idx(int rank) { return static_cast<std::size_t>(rank); }

@@ -5,6 +5,7 @@
 #include "runtime/mpirun/launcher.h"
 #include "runtime/mpirun/net.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -257,17 +258,23 @@ bool Monitor::setup()
 void Monitor::launch_all()
 {
     std::vector<std::string> warnings;
-    std::vector<std::string> base = base_environment(opts_, warnings);
+    base_env_ = base_environment(opts_, warnings);
     for (const std::string& w : warnings) {
         report("warning: " + w);
+    }
+    respawnable_ = policy_.tolerant() &&
+                   std::find(base_env_.begin(), base_env_.end(), "ULMPI_FT_MODE=rebuild") !=
+                       base_env_.end();
+    if (respawnable_) {
+        base_env_.push_back(std::string(wire::env::respawnable) + "=1");
     }
     // The daemons start first: they take longest, and run meanwhile.
     start_daemons();
 
     // A background mpirun must not read its terminal (it would be stopped by
     // SIGTTIN): then the stdin rank reads /dev/null like the others.
-    bool stdin_usable = !(::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) != ::getpgrp());
-    if (stdin_usable && opts_.stdin_rank >= 0 &&
+    stdin_usable_ = !(::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) != ::getpgrp());
+    if (stdin_usable_ && opts_.stdin_rank >= 0 &&
         !map_.host(map_.rank(opts_.stdin_rank).node).local) {
         stdin_remote_rank_ = opts_.stdin_rank;
         stdin_remote_eof_ = false;
@@ -278,12 +285,9 @@ void Monitor::launch_all()
             local_node = n;
         }
     }
-    std::vector<cpu_set_t> cpus;
     if (local_node >= 0) {
-        cpus = binding_sets(opts_.bind, map_.local_size(local_node));
+        cpus_ = binding_sets(opts_.bind, map_.local_size(local_node));
     }
-    std::string addr = wire::format_boot_addr(listener_.address());
-    std::string secret = wire::secret_to_hex(secret_);
 
     for (int r = 0; r < map_.size() && !ending_; ++r) {
         const MapRank& mr = map_.rank(r);
@@ -296,42 +300,7 @@ void Monitor::launch_all()
             rank.rerr = std::make_unique<LineForwarder>(STDERR_FILENO, prefix);
             continue; // its daemon starts it
         }
-        SpawnSpec spec;
-        spec.argv = opts_.apps[static_cast<std::size_t>(mr.app)].argv;
-        // --wdir must not change where a program given as ./prog is found.
-        if (!opts_.wdir.empty() && !cwd_.empty() &&
-            spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/') {
-            spec.argv[0] = cwd_ + "/" + spec.argv[0];
-        }
-        spec.env = base;
-        auto set = [&](const char* name, const std::string& value) {
-            spec.env.push_back(std::string(name) + "=" + value);
-        };
-        set(wire::env::rank, std::to_string(r));
-        set(wire::env::size, std::to_string(map_.size()));
-        set(wire::env::local_rank, std::to_string(mr.local_rank));
-        set(wire::env::local_size, std::to_string(map_.local_size(mr.node)));
-        set(wire::env::local_cpus, std::to_string(usable_cpus()));
-        set(wire::env::node_id, std::to_string(mr.node));
-        set(wire::env::num_nodes, std::to_string(map_.num_nodes()));
-        set(wire::env::host, host.name);
-        set(wire::env::jobid, jobid_);
-        set(wire::env::boot_addr, addr);
-        set(wire::env::job_secret, secret);
-        set(wire::env::universe_size, std::to_string(map_.universe_size()));
-        set(wire::env::appnum, std::to_string(mr.app));
-        if (board_.fd() >= 0) {
-            set(wire::env::notice_fd, std::to_string(board_.fd()));
-            spec.keep_fd = board_.fd();
-        }
-        spec.wdir = opts_.wdir;
-        spec.stdin_pipe = stdin_usable && r == opts_.stdin_rank;
-        spec.sigpipe_ignored = sigpipe_ignored_;
-        if (!cpus.empty()) {
-            spec.bind = true;
-            spec.cpus = cpus[static_cast<std::size_t>(mr.local_rank)];
-        }
-
+        SpawnSpec spec = local_spec(r);
         Child child;
         SpawnFailure fail;
         Status st = spawn_rank(spec, child, fail);
@@ -370,7 +339,51 @@ void Monitor::launch_all()
             r.reaped = true; // never started: nothing to wait for
         }
     }
-    board_.close_fd(); // every local rank has it; the mapping stays
+    if (!respawnable_) {
+        board_.close_fd(); // every local rank has it; the mapping stays
+    }
+}
+
+SpawnSpec Monitor::local_spec(int r) const
+{
+    const MapRank& mr = map_.rank(r);
+    const MapHost& host = map_.host(mr.node);
+    SpawnSpec spec;
+    spec.argv = opts_.apps[static_cast<std::size_t>(mr.app)].argv;
+    // --wdir must not change where a program given as ./prog is found.
+    if (!opts_.wdir.empty() && !cwd_.empty() && spec.argv[0].find('/') != std::string::npos &&
+        spec.argv[0][0] != '/') {
+        spec.argv[0] = cwd_ + "/" + spec.argv[0];
+    }
+    spec.env = base_env_;
+    auto set = [&](const char* name, const std::string& value) {
+        spec.env.push_back(std::string(name) + "=" + value);
+    };
+    set(wire::env::rank, std::to_string(r));
+    set(wire::env::size, std::to_string(map_.size()));
+    set(wire::env::local_rank, std::to_string(mr.local_rank));
+    set(wire::env::local_size, std::to_string(map_.local_size(mr.node)));
+    set(wire::env::local_cpus, std::to_string(usable_cpus()));
+    set(wire::env::node_id, std::to_string(mr.node));
+    set(wire::env::num_nodes, std::to_string(map_.num_nodes()));
+    set(wire::env::host, host.name);
+    set(wire::env::jobid, jobid_);
+    set(wire::env::boot_addr, wire::format_boot_addr(listener_.address()));
+    set(wire::env::job_secret, wire::secret_to_hex(secret_));
+    set(wire::env::universe_size, std::to_string(map_.universe_size()));
+    set(wire::env::appnum, std::to_string(mr.app));
+    if (board_.fd() >= 0) {
+        set(wire::env::notice_fd, std::to_string(board_.fd()));
+        spec.keep_fd = board_.fd();
+    }
+    spec.wdir = opts_.wdir;
+    spec.stdin_pipe = stdin_usable_ && r == opts_.stdin_rank;
+    spec.sigpipe_ignored = sigpipe_ignored_;
+    if (!cpus_.empty()) {
+        spec.bind = true;
+        spec.cpus = cpus_[static_cast<std::size_t>(mr.local_rank)];
+    }
+    return spec;
 }
 
 void Monitor::start_daemons()
@@ -742,6 +755,11 @@ bool Monitor::outputs_open() const
             return true;
         }
     }
+    for (const auto& s : retired_) {
+        if (s->open()) {
+            return true;
+        }
+    }
     return remote_outputs_open();
 }
 
@@ -776,6 +794,11 @@ void Monitor::close_outputs(bool remote)
             r.rerr_open = false;
         }
     }
+    if (!remote) {
+        for (auto& s : retired_) {
+            s->close_now();
+        }
+    }
 }
 
 void Monitor::judge_exit(int rank, int status)
@@ -808,7 +831,7 @@ void Monitor::judge_exit(int rank, int status)
     }
 }
 
-void Monitor::announce_rank(int rank, const std::string& detail)
+void Monitor::announce_rank(int rank, const std::string& detail, bool fences)
 {
     Rank& r = ranks_[static_cast<std::size_t>(rank)];
     // Fail-stop: whatever is left of it goes (a rank that lost its
@@ -835,7 +858,9 @@ void Monitor::announce_rank(int rank, const std::string& detail)
     kv_->broadcast(ev);
     announced_.push_back(ev);
     board_.mark_rank(rank);
-    kv_->rank_failed(rank);
+    if (fences) {
+        kv_->rank_failed(rank);
+    }
 }
 
 void Monitor::announce_host(int node, const std::string& detail)
@@ -885,6 +910,10 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
         if (deferred != deferred_part) {
             continue;
         }
+        if ((n.kind == Kind::conn_lost || n.kind == Kind::fence_stuck) &&
+            n.code != kv_->incarnation(n.rank)) {
+            continue; // about a process that has been replaced
+        }
         switch (n.kind) {
         case Kind::hello:
             ULMPI_DEBUG("rank %d connected (pid %u)", n.rank, kv_->pid(n.rank));
@@ -931,6 +960,7 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
             break;
         }
         case Kind::daemon_msg: on_daemon_msg(n); break;
+        case Kind::respawn: on_respawn(n.rank, n.code); break;
         case Kind::daemon_lost: {
             Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
             d.conn = -1;
@@ -976,6 +1006,13 @@ void Monitor::reap_children()
             continue;
         }
         int r = it->second;
+        rank_of_pid_.erase(it);
+        if (ranks_[static_cast<std::size_t>(r)].respawn_pending > 0) {
+            // The old process of a rank being replaced: judged already.
+            ranks_[static_cast<std::size_t>(r)].reaped = true;
+            start_again(r);
+            continue;
+        }
         ranks_[static_cast<std::size_t>(r)].reaped = true;
         ranks_[static_cast<std::size_t>(r)].lost_deadline = 0;
         if (r == opts_.stdin_rank) {
@@ -1162,6 +1199,12 @@ void Monitor::poll_once(int timeout_ms, bool stdin_too)
                 fds.push_back(pollfd{s->fd(), POLLIN, 0});
                 streams.push_back(s);
             }
+        }
+    }
+    for (auto& s : retired_) {
+        if (s->open()) {
+            fds.push_back(pollfd{s->fd(), POLLIN, 0});
+            streams.push_back(s.get());
         }
     }
 

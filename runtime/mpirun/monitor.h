@@ -22,6 +22,15 @@
 // second, then their process groups are killed); then the job's
 // /dev/shm/ulmpi-<jobid>* files are removed.
 //
+// Respawn (FT-MPI REBUILD, respawn.cpp). In a fault-tolerant job with
+// ft_mode=rebuild, a survivor may ask (RESPAWN) for a new process for a
+// failed local rank: mpirun kills what is left of the old one, clears its
+// mark on the notice board, makes fences wait for the rank again and, once
+// the old process is reaped, starts the new one (same rank, binding and
+// program; ULMPI_INCARNATION, ULMPI_RESTARTED, ULMPI_PEER_INCARNATIONS).
+// A replaced rank's failure does not count against the exit status when
+// its new process finishes well.
+//
 // Other hosts. Every host of the job map that is not this machine gets one
 // ulmpi_daemon, started through the launch agent (`ssh host ...`, or the
 // --launch-agent template) in its own process group; the job secret goes to
@@ -47,6 +56,7 @@
 #include "runtime/mpirun/io_forward.h"
 #include "runtime/mpirun/job_map.h"
 #include "runtime/mpirun/kv_server.h"
+#include "runtime/mpirun/launcher.h"
 #include "runtime/mpirun/options.h"
 
 #include <cstdint>
@@ -86,6 +96,8 @@ private:
         bool rerr_open = false;
         Nanos lost_deadline = 0; // connection lost: judge at this time unless reaped
         std::string lost_reason;
+        int incarnation = 0;     // of the process that runs (or ran) it
+        int respawn_pending = 0; // > incarnation: start it again as this one
     };
     // The daemon of a remote host.
     struct Daemon {
@@ -108,6 +120,12 @@ private:
 
     bool setup();
     void launch_all();
+    // The spawn of a local rank: program, environment, binding.
+    SpawnSpec local_spec(int rank) const;
+    // Respawn (runtime/mpirun/respawn.cpp): a rank asked for a new process
+    // for a failed rank; start_again() starts it once the old one is reaped.
+    void on_respawn(int rank, int incarnation);
+    void start_again(int rank);
     void start_daemons();
     void start_daemon(Daemon& d, const std::string& daemon_path,
                       const std::vector<std::string>& agent);
@@ -125,7 +143,9 @@ private:
     void handle_notes(std::vector<KvServer::Note>& notes, bool deferred_part);
     void rank_lost(int rank, const std::string& reason);
     // The policy says a rank failed and the job goes on: tell everyone.
-    void announce_rank(int rank, const std::string& detail);
+    // `fences`: the key-value service stops waiting for it (not for a rank
+    // being replaced: it waits for the new process).
+    void announce_rank(int rank, const std::string& detail, bool fences = true);
     void announce_host(int node, const std::string& detail);
     void end_job(int code, const std::string& message, Nanos grace);
     void interrupted(int sig);
@@ -152,6 +172,15 @@ private:
     std::vector<Rank> ranks_;
     std::unordered_map<pid_t, int> rank_of_pid_;
     std::vector<Daemon> daemons_;          // by node; node < 0 for this machine's node
+    // What every local rank starts with (launch_all), kept for respawns.
+    std::vector<std::string> base_env_;
+    std::vector<cpu_set_t> cpus_;
+    bool stdin_usable_ = false;
+    // FT-MPI REBUILD (ft_mode=rebuild with fault tolerance): failed ranks
+    // may be started again; the notice board's descriptor stays open.
+    bool respawnable_ = false;
+    // Output of processes that were replaced, still drained.
+    std::vector<std::unique_ptr<OutputStream>> retired_;
     std::unordered_map<pid_t, int> node_of_agent_;
     std::string boot_tcp_;                 // tcp:IP:PORT the daemons connect to
     std::string cwd_;

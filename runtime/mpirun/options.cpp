@@ -599,8 +599,10 @@ Options (also accepted with a single dash, e.g. -np 4):
   --ft-mode abort|rebuild|blank|shrink
                        FT-MPI's communicator mode after a failure (params
                        ft_mode; every mode but abort implies --with-ft ulfm):
-                       blank leaves holes, shrink renumbers the survivors
-                       (docs/ftmpi.md; rebuild needs respawn: not yet)
+                       rebuild starts a new process for every failed rank
+                       (same rank; only ranks of mpirun's own host), blank
+                       leaves holes, shrink renumbers the survivors
+                       (docs/ftmpi.md)
   --ft-msg-mode reset|cont      FT-MPI message mode (ft_msg_mode)
   --ft-coll-mode atomic|nonatomic  FT-MPI collective mode (ft_coll_mode)
   --ft-recovery auto|manual     FT-MPI recovery (ft_recovery)

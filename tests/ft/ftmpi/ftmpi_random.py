@@ -5,10 +5,11 @@
                     [--limit SEC] [--sweep-every K]
 
 Run k (0 <= k < N) uses the seed S + k: from it alone it picks the job size
-(the --np list in turn), the communicator mode (blank, shrink), the message
-mode (reset, cont), the collective mode (atomic, nonatomic) and the recovery
-(auto, or manual one run in four), and runs ftmpi_modes with that seed (which
-picks the victim, the iteration and the moment it kills itself); every
+(the --np list in turn), the communicator mode (blank, shrink, rebuild), the
+message mode (reset, cont), the collective mode (atomic, nonatomic) and the
+recovery (auto, or manual one run in four), and runs ftmpi_modes with that
+seed (which picks the victim, the iteration and the moment it kills itself;
+in rebuild mode ftmpi_rebuild, with one to three kills); every
 K-th run is instead the manager-worker sweep (examples/ftmpi_sweep.c) with
 one to three workers killed. A run passes when mpirun exits 0 within the
 limit (no hang), the output holds "No Errors", and no process of the job is
@@ -49,7 +50,7 @@ def one_run(args, k):
     marker = uuid.uuid4().hex
     env["ULMPI_TEST_MARKER"] = marker
     env["ULMPI_FT"] = "ulfm"
-    env["ULMPI_FT_MODE"] = rnd.choice(["blank", "shrink"])
+    env["ULMPI_FT_MODE"] = rnd.choice(["blank", "shrink", "rebuild"])
     if args.sweep_every > 0 and k % args.sweep_every == args.sweep_every - 1:
         kills = rnd.randint(1, min(3, np - 2))
         cmd = [args.mpirun, "-n", str(np), os.path.join(args.bindir, "ftmpi_sweep"), "150",
@@ -60,6 +61,9 @@ def one_run(args, k):
         env["ULMPI_FT_COLL_MODE"] = rnd.choice(["atomic", "nonatomic"])
         env["ULMPI_FT_RECOVERY"] = "manual" if rnd.random() < 0.25 else "auto"
         cmd = [args.mpirun, "-n", str(np), os.path.join(args.bindir, "ftmpi_modes"), str(seed)]
+        if env["ULMPI_FT_MODE"] == "rebuild":
+            cmd = [args.mpirun, "-n", str(np), os.path.join(args.bindir, "ftmpi_rebuild"),
+                   str(seed), str(rnd.randint(1, 3))]
         what = " ".join(env[v] for v in ("ULMPI_FT_MODE", "ULMPI_FT_MSG_MODE",
                                           "ULMPI_FT_COLL_MODE", "ULMPI_FT_RECOVERY"))
     settings = " ".join(f"{v}={env[v]}" for v in sorted(env) if v.startswith("ULMPI_FT"))

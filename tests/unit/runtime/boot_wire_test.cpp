@@ -120,6 +120,21 @@ TEST(BootWire, every_other_message_round_trips)
     EXPECT_EQ(ee.kind, EventKind::host_failed);
     EXPECT_EQ(ee.node, 2);
     EXPECT_EQ(ee.detail, "host down");
+
+    auto rr = std::get<Respawn>(round_trip(Message{1, Respawn{3, 2}}).body);
+    EXPECT_EQ(rr.rank, 3);
+    EXPECT_EQ(rr.incarnation, 2);
+}
+
+TEST(BootWire, respawn_of_a_negative_rank_or_incarnation_0_is_refused)
+{
+    Message m;
+    std::size_t used = 0;
+    std::string why;
+    for (Respawn r : {Respawn{-1, 1}, Respawn{2, 0}}) {
+        Bytes frame = encode(Message{1, r});
+        EXPECT_EQ(decode(frame, kMaxFrame, m, used, why).code(), ulmpi::rt::Errc::protocol);
+    }
 }
 
 TEST(BootWire, truncated_frame_asks_for_more)

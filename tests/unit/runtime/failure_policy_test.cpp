@@ -118,6 +118,36 @@ TEST(NoticeBoard, a_reader_sees_the_generation_and_the_bits_the_writer_set)
     EXPECT_EQ(r.fd(), -1);
 }
 
+TEST(FailurePolicy, a_replaced_rank_counts_as_its_new_process)
+{
+    FailurePolicy p(FtMode::ulfm, 4);
+    EXPECT_EQ(p.on_exit(2, read_exit(killed(9), true, false)), Action::announce);
+    p.revive(2);
+    EXPECT_FALSE(p.failed(2));
+    std::string summary;
+    EXPECT_EQ(p.final_status(summary), 0);
+    EXPECT_EQ(summary, "rank 2 failed and was replaced by new processes (FT-MPI rebuild)");
+    // The new process fails too: a failure like any other.
+    EXPECT_EQ(p.on_exit(2, read_exit(killed(9), true, false)), Action::announce);
+    EXPECT_TRUE(p.failed(2));
+    EXPECT_EQ(p.final_status(summary), 0);
+    EXPECT_EQ(summary, "rank 2 failed; the 3 other ranks finished (MPI_Finalize, exit status 0)");
+}
+
+TEST(NoticeBoard, a_cleared_rank_reads_as_not_failed_and_moves_the_generation)
+{
+    NoticeBoard w;
+    std::string why;
+    ASSERT_TRUE(w.create(4, 1, why).ok()) << why;
+    NoticeBoard r;
+    ASSERT_TRUE(r.open(w.fd(), 4, 1, why).ok()) << why;
+    w.mark_rank(3);
+    EXPECT_TRUE(r.rank_failed(3));
+    w.clear_rank(3);
+    EXPECT_FALSE(r.rank_failed(3));
+    EXPECT_EQ(r.generation(), 2u);
+}
+
 TEST(NoticeBoard, a_board_of_another_job_shape_is_refused)
 {
     NoticeBoard w;

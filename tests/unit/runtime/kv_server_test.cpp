@@ -474,6 +474,60 @@ TEST_F(KvServerTest, a_rank_failing_after_it_fenced_is_counted_once)
     EXPECT_EQ(sink.take(1).size(), 1u);
 }
 
+TEST_F(KvServerTest, a_respawned_rank_is_waited_for_again_and_its_old_connection_is_forgotten)
+{
+    hello(1, 0);
+    hello(2, 1);
+    hello(3, 2);
+    kv.take_notes();
+    kv.rank_failed(2);
+    // A survivor asks for it: a note with the rank and incarnation.
+    feed(1, Message{0, Respawn{2, 1}});
+    auto notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].kind, Kind::respawn);
+    EXPECT_EQ(notes[0].rank, 2);
+    EXPECT_EQ(notes[0].code, 1);
+    EXPECT_EQ(kv.incarnation(2), 1);
+    // The same request from another survivor: nothing more.
+    feed(2, Message{1, Respawn{2, 1}});
+    EXPECT_TRUE(note_kinds().empty());
+    // The survivors fence (the FENCE right behind the RESPAWN on the same
+    // connection): the new process is waited for.
+    feed(1, Message{0, Fence{}});
+    feed(2, Message{1, Fence{}});
+    EXPECT_TRUE(sink.take(1).empty()) << "the fence did not wait for the new process";
+    // The old process's connection closes late: not a loss of the new one.
+    kv.on_close(3);
+    EXPECT_TRUE(note_kinds().empty());
+    // The new process says HELLO (accepted again), puts, fences.
+    auto w = hello(4, 2);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<Welcome>(w[0].body));
+    EXPECT_EQ(note_kinds(), std::vector<Kind>{Kind::hello});
+    put(4, 2, "addr", "new");
+    feed(4, Message{2, Fence{}});
+    auto got = sink.take(1);
+    ASSERT_EQ(got.size(), 1u);
+    const auto& entries = std::get<FenceDone>(got[0].body).entries;
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(entries[0].rank, 2);
+    // Its own later loss is a note about incarnation 1.
+    kv.on_close(4);
+    notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].kind, Kind::conn_lost);
+    EXPECT_EQ(notes[0].code, 1);
+}
+
+TEST_F(KvServerTest, a_rank_may_not_ask_to_respawn_itself)
+{
+    hello(1, 0);
+    kv.take_notes();
+    feed(1, Message{0, Respawn{0, 1}});
+    EXPECT_TRUE(sink.closed.count(1)) << "a respawn of itself was accepted";
+}
+
 TEST_F(KvDaemonTest, events_reach_a_daemon_before_its_ranks_connect)
 {
     daemon_hello(7, 1, "h1");

@@ -300,6 +300,33 @@ TEST(Link, a_new_incarnation_starts_afresh_and_refuses_the_old_ones_fragments)
     c.e(1).release(r);
 }
 
+TEST(Link, a_new_incarnation_never_gets_a_message_the_old_one_left_unreceived)
+{
+    // Rank 1 sent rank 0 a message nobody received; rank 1 is then replaced
+    // (rank 0 resets the link, rank 1's process restarts as incarnation 1):
+    // a receive from rank 1 gets the new process's message, not the old one.
+    Cluster c(two_rails());
+    ASSERT_TRUE(c.ok());
+    auto old_msg = pattern(64, 21);
+    ASSERT_TRUE(c.e(1).send_now(bytes_ref(old_msg.data(), old_msg.size()), 0, kRailTag,
+                                ContextId(0)));
+    ASSERT_TRUE(c.run_until([&] { return c.e(0).unexpected_count() == 1; }));
+    c.e(0).reset_peer(1, 1);
+    // What the new process starts with: fresh sequences, epoch 0 + 1 (the
+    // sum of the incarnations; this engine plays incarnation 1 this way).
+    c.e(1).reset_peer(0, 1);
+    EXPECT_EQ(c.e(0).unexpected_count(), 0u) << "the old incarnation's message was kept";
+    std::vector<std::byte> in(64);
+    RecvMsg* r = post_recv(c.e(0), in, 1, kRailTag);
+    c.settle(20);
+    EXPECT_FALSE(r->complete) << "a receive matched the old incarnation's message";
+    auto fresh = pattern(64, 22);
+    ASSERT_TRUE(c.e(1).send_now(bytes_ref(fresh.data(), fresh.size()), 0, kRailTag, ContextId(0)));
+    ASSERT_TRUE(c.run_until([&] { return r->complete; }));
+    EXPECT_TRUE(same_bytes(in, fresh));
+    c.e(0).release(r);
+}
+
 TEST(Link, stats_name_every_rail_with_its_counters)
 {
     Cluster c(two_rails());
