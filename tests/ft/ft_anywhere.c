@@ -309,8 +309,28 @@ int main(int argc, char** argv)
         printf("ready\n");
         fflush(stdout);
     }
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    /* The working communicator. A process may die as soon as its dup
+     * ended, while the dup still runs elsewhere: there it fails (ULFM does
+     * not make errors uniform), and its communicator is not there. So the
+     * survivors agree on whether every dup succeeded, and shrink
+     * MPI_COMM_WORLD instead when one did not (seed 1025 at 8 ranks: an
+     * unchecked dup left `c` unset, and a division by its size raised
+     * SIGFPE). */
+    MPI_Comm c = MPI_COMM_NULL;
+    const int ed = MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    int dup_ok = ed == MPI_SUCCESS;
+    const int eda = MPIX_Comm_agree(MPI_COMM_WORLD, &dup_ok);
+    if (eda != MPI_SUCCESS || !dup_ok) {
+        if (ed == MPI_SUCCESS) {
+            MPI_Comm_free(&c);
+        }
+        MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+        const int es = MPIX_Comm_shrink(MPI_COMM_WORLD, &c);
+        if (es != MPI_SUCCESS) {
+            mt_fail(__FILE__, __LINE__, "shrink after a failed dup returned %s", mt_errname(es));
+            return ft_finalize(-1);
+        }
+    }
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     long answer = 0, want = 0;
     int recoveries = 0;
