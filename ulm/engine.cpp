@@ -390,6 +390,15 @@ void Engine::interrupt_context(ContextId ctx, Errc why)
     for (SendMsg* s : sends_.all()) {
         if (s->ctx == ctx && s->state != SendMsg::State::done) {
             s->error = why;
+            if (s->state == SendMsg::State::await_fin) {
+                // Single copy: the receiver may be reading the buffer now,
+                // or may take the message later. Handing the buffer back
+                // before it answers would let it read memory the program
+                // reuses; ask it (its fin, or the withdrawal of a message
+                // nobody took, completes the send with `why`).
+                ask_cancel(peer(s->dst), *s);
+                continue;
+            }
             protocol_done(s);
         }
     }
