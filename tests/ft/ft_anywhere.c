@@ -3,7 +3,11 @@
  * a resilient computation that survives the failure of any rank at any
  * point (ULMPI_FT=ulfm).
  *
- *   ft_anywhere ITERS [KILL ...]      KILL = rank:iter:phase:how:delay_us
+ *   ft_anywhere ITERS [KILL ...] [pace:MS]   KILL = rank:iter:phase:how:delay_us
+ *
+ * pace:MS makes each iteration start with an MS-millisecond sleep, so that
+ * a failure from outside (the driver kills a host's daemon at a random
+ * moment) finds the job still running.
  *
  * Each iteration computes T(i) = sum of g(k, i) over W work items, spread
  * over the current communicator's members by rank (so the value does not
@@ -49,6 +53,7 @@ typedef struct {
 
 static Kill kills[8];
 static int nkills;
+static int pace_ms; /* sleep at the start of each iteration (pace:MS) */
 
 static long g(int k, int i) { return (long)((k * 7 + i * 13) % 101 + 1); }
 
@@ -287,6 +292,9 @@ int main(int argc, char** argv)
     for (int a = 2; a < argc && nkills < 8; ++a) {
         Kill k;
         char ph[16];
+        if (sscanf(argv[a], "pace:%d", &pace_ms) == 1) {
+            continue;
+        }
         if (sscanf(argv[a], "%d:%d:%15[a-z]:%d:%d", &k.rank, &k.iter, ph, &k.how,
                    &k.delay_us) != 5) {
             fprintf(stderr, "ft_anywhere: bad kill '%s' (rank:iter:phase:how:delay_us)\n",
@@ -335,6 +343,9 @@ int main(int argc, char** argv)
     long answer = 0, want = 0;
     int recoveries = 0;
     for (int i = 0; i < iters; ++i) {
+        if (pace_ms > 0) {
+            mt_sleep_ms(pace_ms);
+        }
         want += total(i);
         long value = 0;
         for (int attempt = 0;; ++attempt) {
