@@ -84,10 +84,16 @@ void ft_init()
     State& s = state();
     ft_attach(s.world);
     ft_attach(s.self);
-    if (!s.detector->tolerant()) {
-        return; // the machinery is made on first use of an MPIX_ call
-    }
+    // The machinery (its control channel's receive) exists from the start
+    // even without fault tolerance: a process that never calls an MPIX_
+    // function must still hear another's revoke, or its pending and later
+    // operations on the communicator would wait forever (MPICH's
+    // ft/revoke_nofail). Its cost per progress call is one hook that finds
+    // nothing to do.
     ft_machinery();
+    if (!s.detector->tolerant()) {
+        return;
+    }
     s.detector->add_listener(&on_failure);
     s.engine.watch_events(true);
     g_ft_on.store(true, std::memory_order_relaxed);
@@ -143,8 +149,12 @@ bool ft_detach(Comm* c)
         return false;
     }
     f.revoker->detach(c->ctx.value());
-    // FT-MPI's ATOMIC collectives agree on the collective context.
-    if (!f.agreements->has(c->ctx.value()) && !f.agreements->has(c->coll_ctx.value())) {
+    // FT-MPI's ATOMIC collectives agree on the collective context. A revoked
+    // communicator's context is kept too: other members may still forward
+    // the revoke, and a late notice would revoke the next communicator on
+    // the context if it has the same members (the notice's identity).
+    if (!c->revoked && !f.agreements->has(c->ctx.value()) &&
+        !f.agreements->has(c->coll_ctx.value())) {
         return false;
     }
     f.agreements->retire(c->ctx.value());
@@ -168,6 +178,7 @@ void ft_release_quarantined()
         const int pair = f.quarantine[i].first;
         f.agreements->drop(context_p2p(pair).value());
         f.agreements->drop(context_coll(pair).value());
+        f.revoker->forget(context_p2p(pair).value());
         context_release(pair);
         f.quarantine[i] = f.quarantine.back();
         f.quarantine.pop_back();

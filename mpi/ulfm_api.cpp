@@ -5,7 +5,7 @@
 // the protocols are in ft/ (revoke.h, agree.h).
 //
 // The calls work without `--with-ft ulfm` too (a job without failures):
-// their machinery is made on first use.
+// their machinery is made at MPI_Init all the same (mpi/ft_comm.h).
 #include "mpi/checks.h"
 #include "mpi/comm_ctx.h"
 #include "mpi/entry.h"

@@ -6,7 +6,8 @@
  * agree ANDs the flags (blocking and nonblocking, many in a row); shrink
  * (and ishrink) of a communicator without failures is a working duplicate;
  * get_failed / failure_get_acked are empty; ack_failed acknowledges
- * nothing; the error classes and strings; the MPIX_FT attribute; agree
+ * nothing; the error classes and strings; the MPIX_FT attribute; a revoke
+ * reaches processes that never called an MPIX_ function; agree
  * called where another member calls shrink raises MPI_ERR_OTHER at both.
  */
 #include "mpitest.h"
@@ -25,6 +26,23 @@ int main(int argc, char** argv)
     mt_init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     const int rank = mt_rank, size = mt_size;
+
+    /* First of all (before any other MPIX_ call here): one process revokes,
+     * the others, which never called an MPIX_ function, wait in a barrier
+     * on the communicator and must see MPIX_ERR_REVOKED (without
+     * --with-ft, the machinery was once made on first use only: they never
+     * heard the revoke and waited forever; MPICH's ft/revoke_nofail). */
+    {
+        MPI_Comm d;
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        if (rank == size - 1) {
+            MT_OK(MPIX_Comm_revoke(d));
+        }
+        check_class(MPI_Barrier(d), MPIX_ERR_REVOKED,
+                    "a barrier on a communicator another process revoked");
+        MT_OK(MPI_Comm_free(&d));
+    }
 
     /* Error classes and strings. */
     MT_CHECK(MPIX_ERR_PROC_FAILED == 75 && MPIX_ERR_PROC_FAILED_PENDING == 76 && MPIX_ERR_REVOKED == 77,
