@@ -69,7 +69,14 @@ FtState& ft_machinery()
     if (f.channel == nullptr) {
         State& s = state();
         const int me = s.engine.rank();
-        f.channel = std::make_unique<ft::Channel>(s.engine);
+        // Without fault tolerance only a revoke or an MPIX_ call's agreement
+        // comes here: the channel is a slow hook (every 256th progress
+        // call), at no cost to the other calls. With it, agreements must be
+        // quick even with ranks that sleep while they wait (a slow hook
+        // made an 8-rank agreement take 100 ms instead of 0.3 ms on 2
+        // cores): polled on every call, it costs a 0-byte round trip about
+        // 10 ns (docs/fault_tolerance.md, figures).
+        f.channel = std::make_unique<ft::Channel>(s.engine, !s.detector->tolerant());
         f.revoker = std::make_unique<ft::Revoker>(*f.channel, *s.detector, me);
         f.agreements = std::make_unique<ft::Agreements>(*f.channel, *s.detector, me);
         for (Comm* c : f.comms) {
@@ -88,8 +95,8 @@ void ft_init()
     // even without fault tolerance: a process that never calls an MPIX_
     // function must still hear another's revoke, or its pending and later
     // operations on the communicator would wait forever (MPICH's
-    // ft/revoke_nofail). Its cost per progress call is one hook that finds
-    // nothing to do.
+    // ft/revoke_nofail). Without fault tolerance its channel is a slow
+    // hook (ulm::Engine::add_slow_progress_hook): no cost to the fast path.
     ft_machinery();
     if (!s.detector->tolerant()) {
         return;

@@ -203,8 +203,14 @@ int Engine::progress()
         if (notice_word_->load(std::memory_order_acquire) != notice_seen_) [[unlikely]] {
             check_events();
         }
-    } else if ((++event_count_ & 255) == 0 && watch_events_) [[unlikely]] {
-        check_events();
+    }
+    if ((++event_count_ & 255) == 0) [[unlikely]] {
+        if (notice_word_ == nullptr && watch_events_) {
+            check_events();
+        }
+        for (std::size_t i = 0; i < slow_hooks_.size(); ++i) {
+            n += slow_hooks_[i]->poll();
+        }
     }
     return n;
 }
@@ -230,6 +236,7 @@ void Engine::remove_progress_hook(ProgressHook* hook)
 {
     progress_hooks_.erase(std::remove(progress_hooks_.begin(), progress_hooks_.end(), hook),
                           progress_hooks_.end());
+    slow_hooks_.erase(std::remove(slow_hooks_.begin(), slow_hooks_.end(), hook), slow_hooks_.end());
 }
 
 void Engine::idle(Backoff& backoff)
