@@ -33,6 +33,7 @@ public:
     void value(const AgreeValue& v)
     {
         put(v.flag);
+        put(v.kinds);
         put(static_cast<std::uint32_t>(v.mask.size()));
         for (std::uint32_t w : v.mask) {
             put(w);
@@ -71,7 +72,7 @@ public:
     bool value(AgreeValue& v)
     {
         std::uint32_t len = 0;
-        if (!get(v.flag) || !get(len) || len > Channel::kMaxPayload / 4) {
+        if (!get(v.flag) || !get(v.kinds) || !get(len) || len > Channel::kMaxPayload / 4) {
             return ok_ = false;
         }
         v.mask.resize(len);
@@ -119,6 +120,7 @@ bool read_outcome(Reader& r, AgreeOutcome& o, std::size_t n)
 void and_into(AgreeValue& into, const AgreeValue& v)
 {
     into.flag &= v.flag;
+    into.kinds |= v.kinds;
     if (into.mask.size() < v.mask.size()) {
         into.mask.resize(v.mask.size(), ~0u);
     }

@@ -48,6 +48,12 @@ namespace ulmpi::ft {
 struct AgreeValue {
     std::uint32_t flag = ~0u;
     std::vector<std::uint32_t> mask; // ANDed word by word; the same length everywhere
+    // ORed: which operations the contributions came from (the caller's bits,
+    // e.g. agree or shrink). An outcome with bits other than the caller's
+    // says that members called different operations on one communicator
+    // under the same sequence number — a program error that would otherwise
+    // leave them waiting for each other; the caller reports it.
+    std::uint32_t kinds = 0;
 };
 
 struct AgreeOutcome {

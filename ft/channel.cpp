@@ -7,11 +7,15 @@
 
 namespace ulmpi::ft {
 
-Channel::Channel(ulm::Engine& engine) : engine_(engine)
+Channel::Channel(ulm::Engine& engine, bool slow) : engine_(engine)
 {
     rx_buf_.resize(sizeof(Header) + kMaxPayload);
     post();
-    engine_.add_progress_hook(this);
+    if (slow) {
+        engine_.add_slow_progress_hook(this);
+    } else {
+        engine_.add_progress_hook(this);
+    }
 }
 
 Channel::~Channel()

@@ -45,7 +45,9 @@ public:
     // (sender's world rank, header, payload bytes after the header)
     using Handler = std::function<void(int, const Header&, const std::byte*, std::size_t)>;
 
-    explicit Channel(ulm::Engine& engine);
+    // `slow`: polled every 256th progress call only (a job without fault
+    // tolerance, where only a revoke or an MPIX_ call's agreement comes).
+    explicit Channel(ulm::Engine& engine, bool slow = false);
     ~Channel();
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;

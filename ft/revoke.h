@@ -41,6 +41,9 @@ public:
     // The MPI layer registers each communicator (and forgets it when freed).
     void attach(std::uint32_t ctx, const std::vector<int>& members, OnRevoked on_revoked);
     void detach(std::uint32_t ctx);
+    // Drops a notice kept for a context no communicator has (a late one for
+    // a freed communicator): the context is about to be used again.
+    void forget(std::uint32_t ctx) { early_.erase(ctx); }
     // MPIX_Comm_revoke: marks it here and spreads the notice.
     void revoke(std::uint32_t ctx);
     bool revoked(std::uint32_t ctx) const;

@@ -69,7 +69,14 @@ FtState& ft_machinery()
     if (f.channel == nullptr) {
         State& s = state();
         const int me = s.engine.rank();
-        f.channel = std::make_unique<ft::Channel>(s.engine);
+        // Without fault tolerance only a revoke or an MPIX_ call's agreement
+        // comes here: the channel is a slow hook (every 256th progress
+        // call), at no cost to the other calls. With it, agreements must be
+        // quick even with ranks that sleep while they wait (a slow hook
+        // made an 8-rank agreement take 100 ms instead of 0.3 ms on 2
+        // cores): polled on every call, it costs a 0-byte round trip about
+        // 10 ns (docs/fault_tolerance.md, figures).
+        f.channel = std::make_unique<ft::Channel>(s.engine, !s.detector->tolerant());
         f.revoker = std::make_unique<ft::Revoker>(*f.channel, *s.detector, me);
         f.agreements = std::make_unique<ft::Agreements>(*f.channel, *s.detector, me);
         for (Comm* c : f.comms) {
@@ -84,10 +91,16 @@ void ft_init()
     State& s = state();
     ft_attach(s.world);
     ft_attach(s.self);
-    if (!s.detector->tolerant()) {
-        return; // the machinery is made on first use of an MPIX_ call
-    }
+    // The machinery (its control channel's receive) exists from the start
+    // even without fault tolerance: a process that never calls an MPIX_
+    // function must still hear another's revoke, or its pending and later
+    // operations on the communicator would wait forever (MPICH's
+    // ft/revoke_nofail). Without fault tolerance its channel is a slow
+    // hook (ulm::Engine::add_slow_progress_hook): no cost to the fast path.
     ft_machinery();
+    if (!s.detector->tolerant()) {
+        return;
+    }
     s.detector->add_listener(&on_failure);
     s.engine.watch_events(true);
     g_ft_on.store(true, std::memory_order_relaxed);
@@ -144,8 +157,12 @@ bool ft_detach(Comm* c)
         return false;
     }
     f.revoker->detach(c->ctx.value());
-    // FT-MPI's ATOMIC collectives agree on the collective context.
-    if (!f.agreements->has(c->ctx.value()) && !f.agreements->has(c->coll_ctx.value())) {
+    // FT-MPI's ATOMIC collectives agree on the collective context. A revoked
+    // communicator's context is kept too: other members may still forward
+    // the revoke, and a late notice would revoke the next communicator on
+    // the context if it has the same members (the notice's identity).
+    if (!c->revoked && !f.agreements->has(c->ctx.value()) &&
+        !f.agreements->has(c->coll_ctx.value())) {
         return false;
     }
     f.agreements->retire(c->ctx.value());
@@ -169,6 +186,7 @@ void ft_release_quarantined()
         const int pair = f.quarantine[i].first;
         f.agreements->drop(context_p2p(pair).value());
         f.agreements->drop(context_coll(pair).value());
+        f.revoker->forget(context_p2p(pair).value());
         context_release(pair);
         f.quarantine[i] = f.quarantine.back();
         f.quarantine.pop_back();

@@ -41,10 +41,12 @@ struct FtState {
     std::unique_ptr<ft::Revoker> revoker;
     std::unique_ptr<ft::Agreements> agreements;
     std::vector<Comm*> comms; // registered communicators
-    // Context pairs of freed communicators that ran agreements: kept from
-    // new communicators for a while, so that a member still finishing one
-    // of those agreements (it heard of a failure late) gets its answer,
-    // and no message of theirs is taken for a later communicator's.
+    // Context pairs of freed communicators that ran agreements or were
+    // revoked: kept from new communicators for a while, so that a member
+    // still finishing one of those agreements (it heard of a failure late)
+    // gets its answer, no message of theirs is taken for a later
+    // communicator's, and a revoke notice still on its way does not revoke
+    // a later communicator of the same members on the same context.
     std::vector<std::pair<int, std::int64_t>> quarantine; // (pair, release time in ns)
 };
 
@@ -55,8 +57,8 @@ void ft_release_quarantined();
 // True in ULFM mode (after MPI_Init).
 bool ft_enabled();
 FtState& ft_state();
-// The machinery, made on first use when fault tolerance is off (the MPIX_
-// calls work in a job without failures too).
+// The machinery (made by ft_init in every job: the MPIX_ calls work in a job
+// without fault tolerance too, and a revoke must reach every member).
 FtState& ft_machinery();
 void ft_init();
 void ft_finalize();

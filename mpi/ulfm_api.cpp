@@ -5,7 +5,7 @@
 // the protocols are in ft/ (revoke.h, agree.h).
 //
 // The calls work without `--with-ft ulfm` too (a job without failures):
-// their machinery is made on first use.
+// their machinery is made at MPI_Init all the same (mpi/ft_comm.h).
 #include "mpi/checks.h"
 #include "mpi/comm_ctx.h"
 #include "mpi/entry.h"
@@ -35,6 +35,28 @@ struct FtOp {
 
 namespace {
 
+// The operation bits of an agreement's contributions (ft::AgreeValue::kinds):
+// agree and shrink share a communicator's agreement sequence, so a program
+// whose members call one while others call the other (say, a shrink right
+// after a collective that failed at some members only) meets in one
+// agreement instance. Its outcome then carries both bits at every member,
+// and both calls raise MPI_ERR_OTHER instead of leaving the members to wait
+// for each other in what they do next.
+constexpr std::uint32_t kKindAgree = 1;
+constexpr std::uint32_t kKindShrink = 2;
+
+bool mixed_calls(const ft::AgreeOutcome& o, std::uint32_t mine)
+{
+    return (o.value.kinds & ~mine) != 0;
+}
+
+constexpr const char* kMixedAgree =
+    "other members called MPIX_Comm_shrink (or ishrink) where this one called agree: the "
+    "program called different collectives on the communicator";
+constexpr const char* kMixedShrink =
+    "other members called MPIX_Comm_agree (or iagree) where this one called shrink: the "
+    "program called different collectives on the communicator";
+
 // Starts the agreement behind agree (flag) and shrink (the context mask).
 int agreement_start(Comm* c, const ft::AgreeValue& mine)
 {
@@ -63,6 +85,7 @@ int agreement_start(Comm* c, const ft::AgreeValue& mine)
 ft::AgreeValue shrink_value(const Comm* c, const std::vector<int>& gone)
 {
     ft::AgreeValue v;
+    v.kinds = kKindShrink;
     const ContextMask& m = context_free_mask();
     v.mask.assign(m.begin(), m.end());
     const std::vector<int> members = ft_members(c);
@@ -95,6 +118,9 @@ bool shrink_round_last(const ft::AgreeOutcome& o, std::vector<int>& gone)
 // by every contributor.
 int agree_result(Comm* c, const ft::AgreeOutcome& o, int* flag, const char* fn)
 {
+    if (mixed_calls(o, kKindAgree)) {
+        return raise(c, MPI_ERR_OTHER, fn, "%s", kMixedAgree);
+    }
     *flag = static_cast<int>(o.value.flag);
     if (o.unacked_failure) {
         return raise(c, kErrProcFailed, fn,
@@ -186,7 +212,8 @@ public:
             }
             const ft::AgreeOutcome o = a.outcome(op->handle);
             a.finish(op->handle);
-            if (op->kind == FtOp::Kind::shrink && !shrink_round_last(o, op->gone)) {
+            if (op->kind == FtOp::Kind::shrink && !mixed_calls(o, kKindShrink) &&
+                !shrink_round_last(o, op->gone)) {
                 op->handle = agreement_start(op->comm, shrink_value(op->comm, op->gone));
                 ++i;
                 continue;
@@ -211,7 +238,11 @@ private:
         int flag = 0;
         if (op->kind == FtOp::Kind::agree) {
             flag = static_cast<int>(o.value.flag);
-            err = o.unacked_failure ? kErrProcFailed : MPI_SUCCESS;
+            err = mixed_calls(o, kKindAgree) ? MPI_ERR_OTHER
+                  : o.unacked_failure        ? kErrProcFailed
+                                             : MPI_SUCCESS;
+        } else if (mixed_calls(o, kKindShrink)) {
+            err = MPI_ERR_OTHER;
         } else {
             // An error is reported by the completion call, through the handler.
             std::string why;
@@ -326,6 +357,7 @@ int PMPIX_Comm_agree(MPI_Comm comm, int* flag) try {
     }
     ft::AgreeValue v;
     v.flag = static_cast<std::uint32_t>(*flag);
+    v.kinds = kKindAgree;
     ft::Agreements& a = *ft_machinery().agreements;
     const int h = agreement_start(c, v);
     state().engine.wait([&] { return a.done(h); });
@@ -352,6 +384,7 @@ int PMPIX_Comm_iagree(MPI_Comm comm, int* flag, MPI_Request* request) try {
     }
     ft::AgreeValue v;
     v.flag = static_cast<std::uint32_t>(*flag);
+    v.kinds = kKindAgree;
     return start_op(c, FtOp::Kind::agree, v, flag, nullptr, request, fn);
 } catch (...) {
     return api_exception("MPIX_Comm_iagree");
@@ -376,6 +409,9 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm* newcomm) try {
         state().engine.wait([&] { return a.done(h); });
         o = a.outcome(h);
         a.finish(h);
+        if (mixed_calls(o, kKindShrink)) {
+            return raise(c, MPI_ERR_OTHER, fn, "%s", kMixedShrink);
+        }
     } while (!shrink_round_last(o, gone));
     std::string why;
     if (int e = shrink_make(c, o, gone, newcomm, why)) {

@@ -210,8 +210,14 @@ int Engine::progress()
         if (notice_word_->load(std::memory_order_acquire) != notice_seen_) [[unlikely]] {
             check_events();
         }
-    } else if ((++event_count_ & 255) == 0 && watch_events_) [[unlikely]] {
-        check_events();
+    }
+    if ((++event_count_ & 255) == 0) [[unlikely]] {
+        if (notice_word_ == nullptr && watch_events_) {
+            check_events();
+        }
+        for (std::size_t i = 0; i < slow_hooks_.size(); ++i) {
+            n += slow_hooks_[i]->poll();
+        }
     }
     return n;
 }
@@ -237,6 +243,7 @@ void Engine::remove_progress_hook(ProgressHook* hook)
 {
     progress_hooks_.erase(std::remove(progress_hooks_.begin(), progress_hooks_.end(), hook),
                           progress_hooks_.end());
+    slow_hooks_.erase(std::remove(slow_hooks_.begin(), slow_hooks_.end(), hook), slow_hooks_.end());
 }
 
 void Engine::idle(Backoff& backoff)
@@ -402,6 +409,15 @@ void Engine::interrupt_context(ContextId ctx, Errc why)
     for (SendMsg* s : sends_.all()) {
         if (s->ctx == ctx && s->state != SendMsg::State::done) {
             s->error = why;
+            if (s->state == SendMsg::State::await_fin) {
+                // Single copy: the receiver may be reading the buffer now,
+                // or may take the message later. Handing the buffer back
+                // before it answers would let it read memory the program
+                // reuses; ask it (its fin, or the withdrawal of a message
+                // nobody took, completes the send with `why`).
+                ask_cancel(peer(s->dst), *s);
+                continue;
+            }
             protocol_done(s);
         }
     }

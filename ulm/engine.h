@@ -146,6 +146,10 @@ public:
     // At most a few hooks; each is polled by every progress() call.
     void add_progress_hook(ProgressHook* hook) { progress_hooks_.push_back(hook); }
     void remove_progress_hook(ProgressHook* hook);
+    // A hook for what may wait a little (a job without fault tolerance
+    // keeps the revoke channel so): polled every 256th progress call, which
+    // costs the other calls nothing. Removed by remove_progress_hook too.
+    void add_slow_progress_hook(ProgressHook* hook) { slow_hooks_.push_back(hook); }
 
     // A peer's lifetime (link.h). fail_peer: every operation outstanding
     // with the peer completes with `why` (sends, receives naming it,
@@ -260,6 +264,7 @@ private:
     DescTable<RecvMsg> recvs_;
     FailureHooks* hooks_ = nullptr;
     std::vector<ProgressHook*> progress_hooks_;
+    std::vector<ProgressHook*> slow_hooks_;
     Backoff::Policy backoff_policy_{};
     std::uint32_t tick_count_ = 0;
     std::uint32_t event_count_ = 0;

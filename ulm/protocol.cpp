@@ -448,7 +448,7 @@ void Engine::on_cancel_reply(Peer& p, const CancelHeader& h)
         return; // it completed meanwhile (the receive came first)
     }
     if (h.result == CancelResult::cancelled) {
-        s->cancelled = true;
+        s->cancelled = s->error == Errc::ok; // else interrupted (interrupt_context), not cancelled
         protocol_done(s);
     } else if (h.result == CancelResult::not_arrived) {
         ask_cancel(p, *s); // the match fragment is still on its way: ask again

@@ -106,8 +106,9 @@ int FailurePolicy::final_status(std::string& summary) const
     }
     std::size_t survivors = failed_.size() - order_.size();
     std::string which = (order_.size() == 1 ? "rank " : "ranks ") + rank_list(order_);
-    if (survivors == 0) {
-        summary = "every rank failed (" + which + "); the job did not finish";
+    if (survivors == 0 || mpich_rule_) {
+        summary = survivors == 0 ? "every rank failed (" + which + "); the job did not finish"
+                                 : which + " failed";
         return first_code_ != 0 ? first_code_ : exit_code::failure;
     }
     if (after_finalize_rank_ >= 0) {

@@ -23,6 +23,9 @@
 //          MPI_Finalize: the first such rank's;
 //          (a rank replaced by a new process counts as its new process does)
 //   else   every rank failed: the first failure's status (as without FT).
+// With MPICH's rule (mpirun --disable-auto-cleanup, as MPICH's mpiexec and
+// its fault-tolerance tests have it) any failure makes the status the first
+// failure's (1 for a rank that exited 0 before MPI_Finalize).
 #pragma once
 
 #include "runtime/ft_mode.h"
@@ -51,6 +54,8 @@ public:
     };
 
     FailurePolicy(FtMode mode, int size);
+    void set_mpich_rule(bool on) { mpich_rule_ = on; }
+    bool mpich_rule() const { return mpich_rule_; }
 
     bool tolerant() const { return mode_ != FtMode::none; }
     bool failed(int rank) const { return failed_[static_cast<std::size_t>(rank)]; }
@@ -84,6 +89,7 @@ private:
     int first_code_ = 0;       // of the first failure
     int after_finalize_code_ = 0;
     int after_finalize_rank_ = -1;
+    bool mpich_rule_ = false;
 };
 
 // "1, 3, 5" (at most `max` numbers, then ", ...").

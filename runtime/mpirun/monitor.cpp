@@ -135,6 +135,15 @@ std::string find_daemon(std::string& why)
     return {};
 }
 
+// A line about a failure the job lives on with: none under MPICH's rule
+// (--disable-auto-cleanup), whose tests take any line as an error.
+void report_ft(const FailurePolicy& policy, const std::string& text)
+{
+    if (!policy.mpich_rule()) {
+        report(text);
+    }
+}
+
 } // namespace
 
 void report(const std::string& text)
@@ -633,8 +642,8 @@ void Monitor::host_lost(int node, const std::string& reason)
             std::string which = lost.empty() ? std::string("no rank was running there")
                                 : (lost.size() == 1 ? "rank " : "ranks ") + rank_list(lost) +
                                       " failed";
-            report("host '" + host_name(node) + "' lost: " + reason + "; " + which +
-                   "; the job goes on (--with-ft)");
+            report_ft(policy_, "host '" + host_name(node) + "' lost: " + reason + "; " + which +
+                                   "; the job goes on (--with-ft)");
             announce_host(node, "host " + host_name(node) + " " + reason);
         } else {
             wire::Event ev;
@@ -822,11 +831,11 @@ void Monitor::judge_exit(int rank, int status)
         break;
     }
     case FailurePolicy::Action::announce:
-        report(who(rank) + " " + e.detail + e.when + "; the job goes on (--with-ft)");
+        report_ft(policy_, who(rank) + " " + e.detail + e.when + "; the job goes on (--with-ft)");
         announce_rank(rank, e.detail);
         break;
     case FailurePolicy::Action::remember:
-        report(who(rank) + " " + e.detail + " after MPI_Finalize");
+        report_ft(policy_, who(rank) + " " + e.detail + " after MPI_Finalize");
         break;
     }
 }
@@ -886,7 +895,7 @@ void Monitor::rank_lost(int rank, const std::string& reason)
     if (r.reaped) {
         // Its exit has been judged already; if that was fine, the reason stands.
         if (policy_.on_lost(rank) == FailurePolicy::Action::announce) {
-            report(who(rank) + " " + reason + "; the job goes on (--with-ft)");
+            report_ft(policy_, who(rank) + " " + reason + "; the job goes on (--with-ft)");
             announce_rank(rank, reason);
             return;
         }
@@ -1118,8 +1127,8 @@ void Monitor::check_timers(Nanos now)
             auto rank = static_cast<int>(i);
             if (!r.reaped && !ending_ && !policy_.failed(rank)) {
                 if (policy_.on_lost(rank) == FailurePolicy::Action::announce) {
-                    report(who(rank) + " " + r.lost_reason +
-                           "; it is failed and killed, the job goes on (--with-ft)");
+                    report_ft(policy_, who(rank) + " " + r.lost_reason +
+                                           "; it is failed and killed, the job goes on (--with-ft)");
                     announce_rank(rank, r.lost_reason);
                 } else {
                     end_job(exit_code::failure, who(rank) + " " + r.lost_reason + "; ending the job",
@@ -1354,6 +1363,7 @@ void Monitor::finish_daemons()
 
 int Monitor::run()
 {
+    policy_.set_mpich_rule(opts_.mpich_ft);
     if (!setup()) {
         return exit_code::failure;
     }
@@ -1365,7 +1375,7 @@ int Monitor::run()
         std::string summary;
         exit_code_ = policy_.final_status(summary);
         if (!summary.empty()) {
-            report(summary);
+            report_ft(policy_, summary);
         }
     }
     finish_daemons();

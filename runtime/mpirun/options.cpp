@@ -436,6 +436,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                     return fail("--with-ft: '" + value + "' is not ulfm, mpi or no");
                 }
                 o.params.emplace_back("ft", value);
+                o.mpich_ft = false;
                 break;
             }
             case Opt::ft_comm_mode:
@@ -467,7 +468,10 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 }
                 o.params.emplace_back("ft_recovery", value);
                 break;
-            case Opt::disable_auto_cleanup: o.params.emplace_back("ft", "ulfm"); break;
+            case Opt::disable_auto_cleanup:
+                o.params.emplace_back("ft", "ulfm");
+                o.mpich_ft = true;
+                break;
             case Opt::initial_errhandler: {
                 std::string v = value;
                 for (char& c : v) {
@@ -595,7 +599,9 @@ Options (also accepted with a single dash, e.g. -np 4):
                        sees MPIX_ERR_PROC_FAILED (the ULFM interface). no:
                        the default. Also --param ft=..., ULMPI_FT
   --disable-auto-cleanup
-                       the same as --with-ft ulfm (MPICH's spelling)
+                       --with-ft ulfm as MPICH's mpiexec has it: mpirun
+                       says nothing about failed ranks, and exits with the
+                       first failure's status (MPICH's FT tests expect both)
   --ft-mode abort|rebuild|blank|shrink
                        FT-MPI's communicator mode after a failure (params
                        ft_mode; every mode but abort implies --with-ft ulfm):

@@ -52,6 +52,11 @@ struct Options {
     // --with-ft / --disable-auto-cleanup / --param ft=...; else the `ft`
     // parameter of mpirun's own environment (ULMPI_FT).
     FtMode ft = FtMode::none;
+    // --disable-auto-cleanup (MPICH's spelling) was the last word on it:
+    // failures follow MPICH's mpiexec, as MPICH's fault-tolerance tests
+    // expect — mpirun prints nothing about them, and its exit status is
+    // the first failure's (FailurePolicy::set_mpich_rule).
+    bool mpich_ft = false;
 };
 
 enum class ParseOutcome { run, help, version, error };

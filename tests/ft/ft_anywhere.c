@@ -3,21 +3,33 @@
  * a resilient computation that survives the failure of any rank at any
  * point (ULMPI_FT=ulfm).
  *
- *   ft_anywhere ITERS [KILL ...]      KILL = rank:iter:phase:how:delay_us
+ *   ft_anywhere ITERS [KILL ...] [pace:MS]   KILL = rank:iter:phase:how:delay_us
+ *
+ * pace:MS makes each iteration start with an MS-millisecond sleep, so that
+ * a failure from outside (the driver kills a host's daemon at a random
+ * moment) finds the job still running.
  *
  * Each iteration computes T(i) = sum of g(k, i) over W work items, spread
  * over the current communicator's members by rank (so the value does not
- * depend on who is alive), in five phases, each of which must give T(i):
+ * depend on who is alive), in four phases, each of which must give T(i):
  *   ring     a token carries the partial sums around the ring and back;
  *   coll     allreduce, bcast from the last rank, allgather of the partials;
  *   any      rank 0 receives the partials from MPI_ANY_SOURCE, sends T back;
  *   rndv     a 512 KiB message to the next rank (rendezvous), its partial
  *            inside, checked, then a reduce to rank 0 and a bcast;
- *   shrink   the communicator is replaced by its shrink (a periodic refresh);
- * and ends with an agreement on whether the iteration succeeded everywhere
- * (phase `agree`). On any error a survivor revokes the communicator; the
- * agreement (uniform) then says to recover: acknowledge, shrink, and redo
- * the iteration on the survivors. A KILL makes `rank` (of MPI_COMM_WORLD)
+ * then an agreement on whether the iteration succeeded everywhere (phase
+ * `agree`). On any error a survivor revokes the communicator; the agreement
+ * (uniform) then says to recover: acknowledge, shrink, and redo the
+ * iteration on the survivors. When it says the iteration succeeded, the
+ * communicator is replaced by its shrink (phase `shrink`, a periodic
+ * refresh). The refresh comes after the agreement, never before it: a
+ * collective may end without error at some members and with one at others
+ * (ULFM does not make errors uniform), so a survivor whose last collective
+ * succeeded would enter the shrink while one whose collective failed enters
+ * the agreement — two different collectives on one communicator, which no
+ * MPI library can match (seed 513 with 2 victims at 8 ranks hung so). Only
+ * the agreement's result is the same everywhere, so only it may choose the
+ * next collective. A KILL makes `rank` (of MPI_COMM_WORLD)
  * die in iteration `iter` at phase `phase`: how 0 at the start of the
  * phase; how 1 in the middle — after posting its part (rendezvous in
  * flight, an iagree or ishrink started) or while the others wait for it —
@@ -41,6 +53,7 @@ typedef struct {
 
 static Kill kills[8];
 static int nkills;
+static int pace_ms; /* sleep at the start of each iteration (pace:MS) */
 
 static long g(int k, int i) { return (long)((k * 7 + i * 13) % 101 + 1); }
 
@@ -262,15 +275,14 @@ static int phase_shrink(MPI_Comm* c, const Kill* k)
     return MPI_SUCCESS;
 }
 
-/* One iteration on *c; MPI_SUCCESS when every phase gave T(i) here (the
+/* One iteration on c; MPI_SUCCESS when every phase gave T(i) here (the
  * last phase's value in *result). */
-static int iteration(MPI_Comm* c, int i, long* result)
+static int iteration(MPI_Comm c, int i, long* result)
 {
-    TRY(phase_ring(*c, i, my_kill(i, P_RING)));
-    TRY(phase_coll(*c, i, my_kill(i, P_COLL)));
-    TRY(phase_any(*c, i, my_kill(i, P_ANY)));
-    TRY(phase_rndv(*c, i, my_kill(i, P_RNDV), result));
-    return phase_shrink(c, my_kill(i, P_SHRINK));
+    TRY(phase_ring(c, i, my_kill(i, P_RING)));
+    TRY(phase_coll(c, i, my_kill(i, P_COLL)));
+    TRY(phase_any(c, i, my_kill(i, P_ANY)));
+    return phase_rndv(c, i, my_kill(i, P_RNDV), result);
 }
 
 int main(int argc, char** argv)
@@ -280,6 +292,9 @@ int main(int argc, char** argv)
     for (int a = 2; a < argc && nkills < 8; ++a) {
         Kill k;
         char ph[16];
+        if (sscanf(argv[a], "pace:%d", &pace_ms) == 1) {
+            continue;
+        }
         if (sscanf(argv[a], "%d:%d:%15[a-z]:%d:%d", &k.rank, &k.iter, ph, &k.how,
                    &k.delay_us) != 5) {
             fprintf(stderr, "ft_anywhere: bad kill '%s' (rank:iter:phase:how:delay_us)\n",
@@ -302,12 +317,35 @@ int main(int argc, char** argv)
         printf("ready\n");
         fflush(stdout);
     }
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    /* The working communicator. A process may die as soon as its dup
+     * ended, while the dup still runs elsewhere: there it fails (ULFM does
+     * not make errors uniform), and its communicator is not there. So the
+     * survivors agree on whether every dup succeeded, and shrink
+     * MPI_COMM_WORLD instead when one did not (seed 1025 at 8 ranks: an
+     * unchecked dup left `c` unset, and a division by its size raised
+     * SIGFPE). */
+    MPI_Comm c = MPI_COMM_NULL;
+    const int ed = MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    int dup_ok = ed == MPI_SUCCESS;
+    const int eda = MPIX_Comm_agree(MPI_COMM_WORLD, &dup_ok);
+    if (eda != MPI_SUCCESS || !dup_ok) {
+        if (ed == MPI_SUCCESS) {
+            MPI_Comm_free(&c);
+        }
+        MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+        const int es = MPIX_Comm_shrink(MPI_COMM_WORLD, &c);
+        if (es != MPI_SUCCESS) {
+            mt_fail(__FILE__, __LINE__, "shrink after a failed dup returned %s", mt_errname(es));
+            return ft_finalize(-1);
+        }
+    }
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     long answer = 0, want = 0;
     int recoveries = 0;
     for (int i = 0; i < iters; ++i) {
+        if (pace_ms > 0) {
+            mt_sleep_ms(pace_ms);
+        }
         want += total(i);
         long value = 0;
         for (int attempt = 0;; ++attempt) {
@@ -315,7 +353,7 @@ int main(int argc, char** argv)
                 mt_fail(__FILE__, __LINE__, "iteration %d: still failing after 8 recoveries", i);
                 return ft_finalize(-1);
             }
-            int e = iteration(&c, i, &value);
+            int e = iteration(c, i, &value);
             if (e != MPI_SUCCESS) {
                 MPIX_Comm_revoke(c);
             }
@@ -331,6 +369,13 @@ int main(int argc, char** argv)
             }
             int ea = MPIX_Comm_agree(c, &flag);
             if (ea == MPI_SUCCESS && flag) {
+                /* Every survivor took this branch (the agreement is uniform). */
+                int er = phase_shrink(&c, my_kill(i, P_SHRINK));
+                if (er != MPI_SUCCESS) {
+                    mt_fail(__FILE__, __LINE__, "iteration %d: the refresh shrink returned %s", i,
+                            mt_errname(er));
+                    return ft_finalize(-1);
+                }
                 break;
             }
             if (ea != MPI_SUCCESS && ft_class(ea) != MPIX_ERR_PROC_FAILED) {

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Kill anywhere: seeded random process failures in a resilient program.
 
-    kill_anywhere.py --mpirun M --exe ft_anywhere [--runs N] [--seed S] [--np 4,8]
-                     [--iters I] [--victims V] [--limit SEC] [--hosts H]
+    kill_anywhere.py --mpirun M --exe ft_anywhere [--runs N] [--seed S | --seeds LIST]
+                     [--np 4,8] [--iters I] [--victims V] [--limit SEC] [--hosts H]
                      [--daemon-kills FRACTION] [--survivors-only]
 
-Run k (0 <= k < N) uses the seed S + k: it picks, from that seed alone, the
+Run k (0 <= k < N) uses the seed S + k (or, with --seeds 506,510,513, runs
+exactly those seeds, in that order; a seed may repeat): it picks, from that seed alone, the
 job size (the --np list in turn), V victims, and for each the iteration, the
 phase of ft_anywhere (ring, coll, any, rndv, shrink, agree), at its start
 or in its middle, and a delay of 0-3 ms; the victim kills itself with
@@ -13,8 +14,10 @@ SIGKILL there. With --hosts H (H >= 2) the job runs across H network
 namespace hosts over udp (scripts/netns-cluster, 2 slots a host, needs root;
 the cluster is made once, under /tmp/ulmpi-netns.lock), and a --daemon-kills
 fraction of the runs instead SIGKILLs the daemon of a random host other than
-the first at a random moment (50-800 ms after the program is ready): all of
-that host's ranks fail.
+the first at a random moment (50-800 ms after the program is ready; the
+program then sleeps 300 ms at the start of each iteration, so that it still
+runs, and a run where no daemon was found to kill fails): all of that
+host's ranks fail.
 
 Every run passes when
   * mpirun exits 0 (a fault-tolerant job whose survivors finished; with
@@ -43,6 +46,9 @@ import time
 import uuid
 
 PHASES = ["ring", "coll", "any", "rndv", "shrink", "agree"]
+# ft_anywhere's pace (ms per iteration) when a daemon is killed: the job
+# then lasts beyond the latest kill moment (800 ms after ready).
+DAEMON_PACE_MS = 300
 LOCK = "/tmp/ulmpi-netns.lock"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -152,8 +158,10 @@ def run_once(a, plan, cluster):
     if plan.daemon_host is not None:
         lost = host_ranks(plan.daemon_host)
         expected -= set(lost)
-        # The program must expect them gone: a kill it never reaches itself.
-        argv += ["%d:-1:ring:0:0" % r for r in lost]
+        # The program must expect them gone: a kill it never reaches itself;
+        # and it must still run when the daemon is killed (up to 800 ms
+        # after ready), so its iterations are paced.
+        argv += ["%d:-1:ring:0:0" % r for r in lost] + ["pace:%d" % DAEMON_PACE_MS]
     t0 = time.time()
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -178,6 +186,8 @@ def run_once(a, plan, cluster):
             for pid in pids:
                 os.kill(pid, signal.SIGKILL)
             daemon_note = " (daemon pids %s)" % pids
+            if not pids:
+                daemon_note += " (no daemon found: nothing was killed)"
     try:
         rc = p.wait(timeout=limit + 15)
     except subprocess.TimeoutExpired:
@@ -200,6 +210,8 @@ def run_once(a, plan, cluster):
         except OSError:
             pass
     problems = []
+    if plan.daemon_host is not None and "nothing was killed" in daemon_note:
+        problems.append("the daemon of host %d was not found to be killed" % plan.daemon_host)
     if rc is None:
         problems.append("hung: killed after %.0f s" % (limit + 15))
     elif rc != 0 and not a.survivors_only:
@@ -239,6 +251,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=None,
                     help="first seed (default: from the clock; printed)")
+    ap.add_argument("--seeds", default=None,
+                    help="comma-separated seeds to run instead of --seed/--runs (regressions)")
     ap.add_argument("--np", default="4,8")
     ap.add_argument("--iters", type=int, default=4)
     ap.add_argument("--victims", type=int, default=1)
@@ -253,8 +267,17 @@ def main():
     env_seed = os.environ.get("KILL_ANYWHERE_SEED")
     base = a.seed if a.seed is not None else (int(env_seed) if env_seed else
                                               int(time.time()) % 1000000)
-    print("kill_anywhere: seeds %d..%d, np %s, %d victim(s), %d iterations%s" %
-          (base, base + a.runs - 1, a.np, a.victims, a.iters,
+    if a.seeds is not None:
+        try:
+            seeds = [int(x) for x in a.seeds.split(",")]
+        except ValueError:
+            ap.error("--seeds wants comma-separated integers, got '%s'" % a.seeds)
+        shown = "seeds " + a.seeds
+    else:
+        seeds = [base + k for k in range(a.runs)]
+        shown = "seeds %d..%d" % (base, base + a.runs - 1)
+    print("kill_anywhere: %s, np %s, %d victim(s), %d iterations%s" %
+          (shown, a.np, a.victims, a.iters,
            ", %d hosts over udp" % a.hosts if a.hosts else ""), flush=True)
     lock = None
     cluster = None
@@ -265,8 +288,8 @@ def main():
     failed = []
     t_all = time.time()
     try:
-        for k in range(a.runs):
-            plan = Plan(base + k, nps, a.victims, a.iters, a.hosts, a.daemon_kills)
+        for seed in seeds:
+            plan = Plan(seed, nps, a.victims, a.iters, a.hosts, a.daemon_kills)
             problems, secs, text, note = run_once(a, plan, cluster)
             print("seed %d: %s%s: %s (%.1f s)" % (plan.seed, plan.describe(), note,
                                                   "PASS" if not problems else "FAIL", secs),
@@ -287,7 +310,7 @@ def main():
         if lock is not None:
             lock.close()
     print("kill_anywhere: %d runs, %d failed%s, %.0f s" %
-          (a.runs, len(failed), (" (seeds %s)" % failed) if failed else "",
+          (len(seeds), len(failed), (" (seeds %s)" % failed) if failed else "",
            time.time() - t_all))
     return 1 if failed else 0
 

@@ -6,7 +6,9 @@
  * agree ANDs the flags (blocking and nonblocking, many in a row); shrink
  * (and ishrink) of a communicator without failures is a working duplicate;
  * get_failed / failure_get_acked are empty; ack_failed acknowledges
- * nothing; the error classes and strings; the MPIX_FT attribute.
+ * nothing; the error classes and strings; the MPIX_FT attribute; a revoke
+ * reaches processes that never called an MPIX_ function; agree
+ * called where another member calls shrink raises MPI_ERR_OTHER at both.
  */
 #include "mpitest.h"
 
@@ -24,6 +26,23 @@ int main(int argc, char** argv)
     mt_init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     const int rank = mt_rank, size = mt_size;
+
+    /* First of all (before any other MPIX_ call here): one process revokes,
+     * the others, which never called an MPIX_ function, wait in a barrier
+     * on the communicator and must see MPIX_ERR_REVOKED (without
+     * --with-ft, the machinery was once made on first use only: they never
+     * heard the revoke and waited forever; MPICH's ft/revoke_nofail). */
+    {
+        MPI_Comm d;
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        if (rank == size - 1) {
+            MT_OK(MPIX_Comm_revoke(d));
+        }
+        check_class(MPI_Barrier(d), MPIX_ERR_REVOKED,
+                    "a barrier on a communicator another process revoked");
+        MT_OK(MPI_Comm_free(&d));
+    }
 
     /* Error classes and strings. */
     MT_CHECK(MPIX_ERR_PROC_FAILED == 75 && MPIX_ERR_PROC_FAILED_PENDING == 76 && MPIX_ERR_REVOKED == 77,
@@ -138,6 +157,39 @@ int main(int argc, char** argv)
         MT_OK(MPIX_Comm_is_revoked(s, &flag));
         MT_CHECK(flag == 0, "a shrunk revoked communicator is not revoked");
         MPI_Comm_free(&s);
+        MT_OK(MPI_Comm_free(&d));
+    }
+    /* A program error: the last process shrinks where the others agree (on
+     * a revoked communicator, as a process whose collective succeeded may
+     * when another's failed). Both calls raise MPI_ERR_OTHER everywhere,
+     * blocking and nonblocking, instead of waiting for each other. */
+    if (size >= 2) {
+        MPI_Comm d, s = MPI_COMM_NULL;
+        MPI_Request req;
+        int flag = 1, err;
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        MT_OK(MPIX_Comm_revoke(d));
+        for (int nb = 0; nb < 2; ++nb) {
+            if (rank == size - 1) {
+                if (nb) {
+                    MT_OK(MPIX_Comm_ishrink(d, &s, &req));
+                    err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+                } else {
+                    err = MPIX_Comm_shrink(d, &s);
+                }
+                check_class(err, MPI_ERR_OTHER, "shrink where the others agree");
+                MT_CHECK(s == MPI_COMM_NULL, "shrink where the others agree made a communicator");
+            } else {
+                if (nb) {
+                    MT_OK(MPIX_Comm_iagree(d, &flag, &req));
+                    err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+                } else {
+                    err = MPIX_Comm_agree(d, &flag);
+                }
+                check_class(err, MPI_ERR_OTHER, "agree where another shrinks");
+            }
+        }
         MT_OK(MPI_Comm_free(&d));
     }
     /* MPI_COMM_WORLD was never revoked: it still works. */

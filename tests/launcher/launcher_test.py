@@ -631,6 +631,14 @@ def case_ft_exit_rule():
     check(r.rc == 124 and r.elapsed < 5, "the time limit ends a fault-tolerant job", r)
     r = run(["--with-ft", "ulfm", "-n", "2", "/nonexistent/prog"])
     check(r.rc == 127, "a program that cannot start ends the job", r)
+    # MPICH's spelling, MPICH's rule (its FT tests take any output line but
+    # theirs as an error, and want a non-zero status): nothing said, the
+    # first failure's status although the survivors finished.
+    r = run(["-disable-auto-cleanup", "-n", "4", CLIENT, "ft", "2", "kill"])
+    check(r.rc == 128 + 9, "-disable-auto-cleanup: the victim's status", r)
+    check("mpirun:" not in r.err, "-disable-auto-cleanup: mpirun says nothing", r)
+    oks = re.findall(r"^rank \d+ ft ok$", r.out, re.M)
+    check(len(oks) == 3, "-disable-auto-cleanup: the survivors finished", r)
 
 
 def shm_of(jobid):

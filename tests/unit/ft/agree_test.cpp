@@ -142,6 +142,54 @@ TEST(Agree, without_failures_every_member_gets_the_and_of_the_flags)
     }
 }
 
+// Members that call different operations under one sequence number (agree
+// at some, shrink at others: a program error) all see every kind in the
+// outcome, with and without a failed member (tree and flat gathers), so
+// each caller can report it instead of waiting.
+TEST(Agree, the_outcome_carries_the_kinds_of_every_contribution)
+{
+    for (bool with_failure : {false, true}) {
+        const int n = 5;
+        FtCluster c(n);
+        ASSERT_TRUE(c.ok());
+        if (with_failure) {
+            c.kill(2);
+            for (int r = 0; r < n; ++r) {
+                c.notify(r, 2);
+            }
+        }
+        std::vector<int> h(static_cast<std::size_t>(n), 0);
+        for (int r = 0; r < n; ++r) {
+            if (c.dead(r)) {
+                continue;
+            }
+            AgreeValue v;
+            v.kinds = r == 3 ? 2u : 1u;
+            h[static_cast<std::size_t>(r)] = c.node(r).agr.start(
+                4, 0, c.members(), v, std::vector<bool>(static_cast<std::size_t>(n)));
+        }
+        auto all_done = [&] {
+            for (int r = 0; r < n; ++r) {
+                if (!c.dead(r) && !c.node(r).agr.done(h[static_cast<std::size_t>(r)])) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        for (int round = 0; round < 10000 && !all_done(); ++round) {
+            c.progress();
+        }
+        for (int r = 0; r < n; ++r) {
+            if (c.dead(r)) {
+                continue;
+            }
+            ASSERT_TRUE(c.node(r).agr.done(h[static_cast<std::size_t>(r)])) << "rank " << r;
+            EXPECT_EQ(c.node(r).agr.outcome(h[static_cast<std::size_t>(r)]).value.kinds, 3u)
+                << "rank " << r << (with_failure ? " (flat)" : " (tree)");
+        }
+    }
+}
+
 // One randomized run: every member starts at its own moment; `kills`
 // members die at random moments (before, during or after they start), and
 // each survivor hears of each death at its own later moment. Every

@@ -77,6 +77,26 @@ TEST(FailurePolicy, keep_going_every_rank_failed_is_the_first_failure_s_status)
     EXPECT_EQ(summary, "every rank failed (ranks 1, 0); the job did not finish");
 }
 
+// mpirun --disable-auto-cleanup: MPICH's mpiexec rule, which MPICH's
+// fault-tolerance tests check (a non-zero status when a rank failed).
+TEST(FailurePolicy, mpich_rule_exits_with_the_first_failure_s_status_though_the_others_finished)
+{
+    FailurePolicy p(FtMode::ulfm, 4);
+    p.set_mpich_rule(true);
+    EXPECT_EQ(p.on_exit(1, read_exit(exited(3), true, false)), Action::announce);
+    EXPECT_EQ(p.on_exit(2, read_exit(killed(9), true, false)), Action::announce);
+    std::string summary;
+    EXPECT_EQ(p.final_status(summary), 3);
+    EXPECT_EQ(summary, "ranks 1, 2 failed");
+    FailurePolicy q(FtMode::ulfm, 2);
+    q.set_mpich_rule(true);
+    q.on_exit(1, read_exit(exited(0), true, false)); // exit(0) before MPI_Finalize
+    EXPECT_EQ(q.final_status(summary), 1);
+    FailurePolicy none(FtMode::ulfm, 2);
+    none.set_mpich_rule(true);
+    EXPECT_EQ(none.final_status(summary), 0) << "nothing failed";
+}
+
 TEST(FailurePolicy, a_host_that_never_started_its_ranks_ends_even_a_tolerant_job)
 {
     FailurePolicy p(FtMode::ulfm, 4);

@@ -310,10 +310,16 @@ TEST(MpirunOptions, with_ft_and_its_spellings)
     EXPECT_EQ(o.params[0], (std::pair<std::string, std::string>{"ft", "ulfm"}));
     ASSERT_EQ(parse({"-with-ft", "mpi", "prog"}, o, err), ParseOutcome::run) << err;
     EXPECT_EQ(o.ft, FtMode::ulfm);
+    EXPECT_FALSE(o.mpich_ft);
     ASSERT_EQ(parse({"-disable-auto-cleanup", "prog"}, o, err), ParseOutcome::run) << err;
     EXPECT_EQ(o.ft, FtMode::ulfm);
+    EXPECT_TRUE(o.mpich_ft) << "MPICH's spelling brings MPICH's exit rule";
     ASSERT_EQ(parse({"--disable-auto-cleanup", "--with-ft=no", "prog"}, o, err), ParseOutcome::run);
     EXPECT_EQ(o.ft, FtMode::none) << "the last one wins";
+    EXPECT_FALSE(o.mpich_ft);
+    ASSERT_EQ(parse({"--disable-auto-cleanup", "--with-ft", "ulfm", "prog"}, o, err),
+              ParseOutcome::run);
+    EXPECT_FALSE(o.mpich_ft) << "--with-ft last: ulmpi's rule";
     ASSERT_EQ(parse({"--param", "ft=ulfm", "prog"}, o, err), ParseOutcome::run) << err;
     EXPECT_EQ(o.ft, FtMode::ulfm);
     EXPECT_EQ(parse({"--with-ft", "on", "prog"}, o, err), ParseOutcome::error);

@@ -765,6 +765,55 @@ TEST(Engine, rendezvous_send_taken_by_a_receive_is_not_cancelled)
     c.e(1).release(r);
 }
 
+// An interrupted operation (a revoke, FT-MPI's reset) completes with an
+// error, but a single-copy send must not hand its buffer back while the
+// receiver may still read it: the program would reuse or free memory the
+// receiver then takes for the message (kill_anywhere seed 1033: a 512 KiB
+// message arrived with other bytes). It asks the receiver, whose fin or
+// cancel answer completes it.
+TEST(Engine, interrupted_single_copy_send_keeps_its_buffer_until_the_receiver_answers)
+{
+    ScopedSizeParam min("ulm_single_copy_min", 0);
+    ClusterOptions o;
+    o.mem.has_get = true;
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    auto msg = pattern(50000, 31);
+    std::vector<std::byte> in(50000);
+    RecvMsg* r = post_recv(c.e(1), in, 0, kTag);
+    c.path(0).set_paused(true); // the receiver's fin waits
+    SendMsg* s = post_send(c.e(0), msg, 1, kTag);
+    ASSERT_TRUE(c.run_until([&] { return r->complete; }));
+    ASSERT_EQ(s->state, SendMsg::State::await_fin);
+    c.e(0).interrupt_context(ContextId(0), Errc::revoked);
+    EXPECT_FALSE(s->complete) << "the receiver may still be reading the buffer";
+    c.path(0).set_paused(false);
+    ASSERT_TRUE(c.run_until([&] { return s->complete; }));
+    EXPECT_EQ(s->error, Errc::revoked);
+    EXPECT_TRUE(same_bytes(in, msg));
+    c.e(0).release(s);
+    c.e(1).release(r);
+}
+
+TEST(Engine, interrupted_single_copy_send_withdraws_a_message_nobody_took)
+{
+    ScopedSizeParam min("ulm_single_copy_min", 0);
+    ClusterOptions o;
+    o.mem.has_get = true;
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    auto msg = pattern(50000, 32);
+    SendMsg* s = post_send(c.e(0), msg, 1, kTag);
+    ASSERT_TRUE(c.run_until([&] { return c.e(1).unexpected_count() == 1; }));
+    c.e(0).interrupt_context(ContextId(0), Errc::revoked);
+    EXPECT_FALSE(s->complete) << "a receive posted now would read the buffer";
+    ASSERT_TRUE(c.run_until([&] { return s->complete; }));
+    EXPECT_EQ(s->error, Errc::revoked);
+    EXPECT_FALSE(s->cancelled) << "interrupted, not cancelled by the program";
+    EXPECT_EQ(c.e(1).unexpected_count(), 0u) << "the message left the receiver";
+    c.e(0).release(s);
+}
+
 // ---------------------------------------------------------------------------
 // Flow control and ordering
 
