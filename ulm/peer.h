@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/intrusive_list.h"
+#include "runtime/opt_lock.h"
 #include "ulm/link.h"
 #include "ulm/message.h"
 #include "ulm/types.h"
@@ -26,6 +27,9 @@ struct MsgCounters {
 struct PeerCounters : MsgCounters, LinkCounters {};
 
 struct Peer {
+    // With fine locks: guards this Peer, its Link and the sends to it
+    // (engine.h, "Locking").
+    rt::OptMutex lock;
     int rank = -1;
     MsgSeq next_msg_out{1};                 // next message sequence we send
     MsgSeq expected_in{1};                  // next message sequence we match

@@ -39,6 +39,27 @@ void ThreadLock::enter()
     lock_queued();
 }
 
+bool ThreadLock::try_enter()
+{
+    if (t_depth > 0) {
+        ++t_depth;
+        return true;
+    }
+    if (!mutex_.try_lock()) {
+        return false;
+    }
+    grants_.fetch_add(1, std::memory_order_relaxed);
+    t_depth = 1;
+    return true;
+}
+
+void ThreadLock::leave_quiet()
+{
+    if (--t_depth == 0) {
+        mutex_.unlock();
+    }
+}
+
 void ThreadLock::leave()
 {
     if (--t_depth > 0) {

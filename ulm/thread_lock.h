@@ -88,6 +88,11 @@ public:
     // An MPI call's entry and exit (use Guard). Nested calls pass through.
     void enter();
     void leave();
+    // enter() only when the lock is free or already held by this thread;
+    // leave_quiet() is leave() without the hand-over (a progress pass that
+    // borrowed the lock for the MPI layer's hooks, engine.h).
+    bool try_enter();
+    void leave_quiet();
     // True when the calling thread holds the lock.
     static bool held();
 

@@ -10,8 +10,11 @@
 #include "paths/path.h"
 #include "paths/shm/shm_fifo.h"
 #include "paths/shm/shm_layout.h"
+#include "runtime/opt_lock.h"
 #include "runtime/shm_segment.h"
 
+#include <atomic>
+#include <deque>
 #include <vector>
 
 namespace ulmpi::path {
@@ -37,9 +40,16 @@ public:
 
     // Whether process_vm_readv works between the ranks of this host.
     bool single_copy() const { return info_.has_get; }
+    // Threads (rt::fine_locks): each local peer's FIFO towards us is read by
+    // one thread at a time (a poller that finds it busy skips it), its FIFO
+    // from us is written under a lock held from acquire() to commit() and
+    // by the buffer returns; the free lists of our buffers have a lock.
+    bool concurrent() const override { return true; }
 
 private:
     struct Local {
+        rt::OptMutex rx;                 // reading `from` (try-locked by pollers)
+        rt::OptMutex tx;                 // writing `to` and `returns`
         int rank = -1;                   // world rank
         shm::FifoWriter to;              // my FIFO towards it
         shm::FifoReader from;            // its FIFO towards me
@@ -60,11 +70,12 @@ private:
     rt::ShmSegment seg_;
     std::string seg_name_;
     std::vector<int> local_of_;          // world rank -> local index or -1
-    std::vector<Local> locals_;          // by local index
+    std::deque<Local> locals_;           // by local index (a deque: Locals hold locks)
     std::uint32_t me_ = 0;               // my local index
+    rt::OptMutex free_lock_;             // the two free lists
     std::vector<std::uint32_t> free_small_;
     std::vector<std::uint32_t> free_large_;
-    std::uint32_t pending_returns_ = 0;  // total entries in Local::returns
+    std::atomic<std::uint32_t> pending_returns_{0}; // total entries in Local::returns
     std::string describe_;
     bool open_ = false;
 };
