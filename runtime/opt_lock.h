@@ -49,19 +49,31 @@ public:
     bool try_lock() { return !fine_locks() || m_.try_lock(); }
 
 private:
+    friend class OptGuard;
     std::mutex m_;
 };
 
-// Scoped OptMutex.
+// Scoped OptMutex (reads the flag once).
 class OptGuard {
 public:
-    explicit OptGuard(OptMutex& m) : m_(m) { m_.lock(); }
-    ~OptGuard() { m_.unlock(); }
+    explicit OptGuard(OptMutex& m) : m_(m), on_(fine_locks())
+    {
+        if (on_) [[unlikely]] {
+            m_.m_.lock();
+        }
+    }
+    ~OptGuard()
+    {
+        if (on_) [[unlikely]] {
+            m_.m_.unlock();
+        }
+    }
     OptGuard(const OptGuard&) = delete;
     OptGuard& operator=(const OptGuard&) = delete;
 
 private:
     OptMutex& m_;
+    bool on_;
 };
 
 class OptRwLock {
