@@ -17,8 +17,10 @@ namespace {
 
 // The calling thread's hold on the (one) OptRwLock of the process: mode
 // 0 none, 1 read, 2 write, and how many nested guards share it.
-thread_local int t_mode = 0;
-thread_local int t_depth = 0;
+// initial-exec: one load, no __tls_get_addr call (libmpi is linked, not dlopened,
+// and these few bytes fit the static TLS surplus when it is).
+[[gnu::tls_model("initial-exec")]] thread_local int t_mode = 0;
+[[gnu::tls_model("initial-exec")]] thread_local int t_depth = 0;
 
 } // namespace
 

@@ -52,9 +52,9 @@ std::size_t frag_header_length(const std::byte* data, std::size_t len)
 static_assert(kMaxHeader <= path::kMaxFragHeader, "paths peek at most kMaxFragHeader bytes");
 
 // Per-thread pass counts of the fine mode (engine.h, "Locking").
-thread_local std::uint32_t t_passes = 0;
-thread_local std::uint32_t t_fruitless = 0;
-thread_local std::uint32_t t_idle_events = 0;
+[[gnu::tls_model("initial-exec")]] thread_local std::uint32_t t_passes = 0;
+[[gnu::tls_model("initial-exec")]] thread_local std::uint32_t t_fruitless = 0;
+[[gnu::tls_model("initial-exec")]] thread_local std::uint32_t t_idle_events = 0;
 
 int online_cpus()
 {

@@ -7,7 +7,7 @@ namespace ulmpi::ulm {
 namespace {
 
 // Nesting depth of the lock in this thread: > 0 iff this thread holds it.
-thread_local int t_depth = 0;
+[[gnu::tls_model("initial-exec")]] thread_local int t_depth = 0;
 
 } // namespace
 

@@ -73,6 +73,7 @@ SendResult SelfPath::commit(int, const TxBuffer& buf, std::size_t len)
     f->len = len;
     rt::OptGuard g(q_);
     queue_.push_back(f);
+    queued_.fetch_add(1, std::memory_order_relaxed);
     ++counters_.frags_sent;
     counters_.bytes_sent += len;
     return SendResult::done;
@@ -132,6 +133,9 @@ Status SelfPath::get(int, const void* rkey, std::size_t rkey_len, std::uint64_t 
 
 int SelfPath::progress(Sink& sink)
 {
+    if (queued_.load(std::memory_order_relaxed) == 0) {
+        return 0; // nothing queued: no lock touched
+    }
     if (!rx_.try_lock()) {
         return 0; // another thread delivers them, in order
     }
@@ -148,6 +152,7 @@ int SelfPath::progress(Sink& sink)
             rt::OptGuard g(q_);
             f = queue_.front();
             queue_.pop_front();
+            queued_.fetch_sub(1, std::memory_order_relaxed);
         }
         SelfFrag rx;
         rx.peer = rank_;

@@ -6,6 +6,7 @@
 #include "paths/path.h"
 #include "runtime/opt_lock.h"
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -43,6 +44,7 @@ private:
     std::vector<std::unique_ptr<Frag>> all_;
     rt::OptMutex rx_;
     rt::OptMutex q_;
+    std::atomic<std::size_t> queued_{0}; // queue_.size(), readable without q_
 };
 
 } // namespace ulmpi::path

@@ -354,6 +354,9 @@ int ShmPath::progress(Sink& sink)
             continue;
         }
         Local& l = locals_[j];
+        if (rt::fine_locks() && !l.from.worth_a_look()) {
+            continue; // nothing there: leave its lock alone
+        }
         if (!l.rx.try_lock()) {
             continue; // another thread reads this peer's FIFO now
         }
