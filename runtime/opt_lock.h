@@ -27,7 +27,8 @@
 namespace ulmpi::rt {
 
 // Whether fine locks are on (set once at init; read with one relaxed load).
-extern constinit std::atomic<bool> g_fine_locks;
+// Hidden: read with one PC-relative load from inside libmpi.
+[[gnu::visibility("hidden")]] extern constinit std::atomic<bool> g_fine_locks;
 inline bool fine_locks() { return g_fine_locks.load(std::memory_order_relaxed); }
 void set_fine_locks(bool on);
 

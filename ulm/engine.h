@@ -278,6 +278,8 @@ private:
     Peer& peer(int rank) { return peers_[static_cast<std::size_t>(rank)]; }
     // Fine mode: the passes of a thread (see progress()).
     int progress_fine();
+    bool send_now_locked(const DataRef& data, int dst, int tag, ContextId ctx);
+    void on_frag_locked(path::Path& path, path::RxFrag& frag);
     int housekeeping();
     bool needs_housekeeping() const;
     int run_hooks();

@@ -70,9 +70,18 @@ bool Engine::send_now(const DataRef& data, int dst, int tag, ContextId ctx)
     if (dst < 0 || dst >= size_) [[unlikely]] {
         return false;
     }
+    if (fine_) [[unlikely]] {
+        rt::ReadGuard eg(elock_);
+        rt::OptGuard pg(peer(dst).lock);
+        return send_now_locked(data, dst, tag, ctx);
+    }
+    return send_now_locked(data, dst, tag, ctx);
+}
+
+// send_now() once the locks it needs are held (none below fine locks).
+bool Engine::send_now_locked(const DataRef& data, int dst, int tag, ContextId ctx)
+{
     Peer& p = peer(dst);
-    rt::ReadGuard eg(elock_);
-    rt::OptGuard pg(p.lock);
     Link& l = links_[dst];
     Rail* rail = l.control_rail();
     const std::uint64_t total = data.bytes();
@@ -140,6 +149,17 @@ Status Engine::irecv_into(RecvMsg& rr, const DataRef& data, int src, int tag, Co
     if (src != kAnySource && (src < 0 || src >= size_)) {
         r->error = Errc::invalid_arg;
         complete_recv(r);
+        return Errc::ok;
+    }
+    if (!fine_) [[likely]] {
+        if (Unexpected* u = matcher_.post(r)) {
+            deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer);
+            free_unexpected(u);
+        } else if (src != kAnySource && !links_[src].alive()) {
+            matcher_.cancel(r);
+            r->error = Errc::peer_failed;
+            complete_recv(r);
+        }
         return Errc::ok;
     }
     rt::ReadGuard eg(elock_);
@@ -549,8 +569,18 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     if (frag.len < sizeof(BaseHeader) || frag.peer < 0 || frag.peer >= size_) [[unlikely]] {
         return;
     }
+    if (fine_) [[unlikely]] {
+        rt::OptGuard pg(peer(frag.peer).lock); // under the engine's read lock (progress)
+        on_frag_locked(path, frag);
+        return;
+    }
+    on_frag_locked(path, frag);
+}
+
+// on_frag() with the sender's lock held (none below fine locks).
+void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
+{
     Peer& p = peer(frag.peer);
-    rt::OptGuard pg(p.lock); // under the engine's read lock (progress)
     Link& l = links_[frag.peer];
     BaseHeader b = read_header<BaseHeader>(frag.data);
     const std::uint32_t hlen = header_len(b.type, b.flags);
@@ -657,6 +687,20 @@ void Engine::on_match(Peer& p, path::Path& via, const MatchHeader& h, const std:
 void Engine::deliver_in_order(Peer& p, path::Path* via, const MatchHeader& h,
                               const std::byte* payload, std::uint32_t plen, Unexpected* stored)
 {
+    if (!fine_) [[likely]] {
+        RecvMsg* r = matcher_.arrive(ContextId(h.context), p.rank, h.tag);
+        if (r == nullptr) {
+            ++p.counters.unexpected;
+            matcher_.add_unexpected(stored != nullptr ? stored
+                                                      : store_unexpected(p.rank, via, h, payload, plen));
+            return;
+        }
+        deliver_matched(r, via, h, payload, plen, p.rank);
+        if (stored != nullptr) {
+            free_unexpected(stored);
+        }
+        return;
+    }
     RecvMsg* r = nullptr;
     {
         // Arrive and store as one step: a receive posted meanwhile would

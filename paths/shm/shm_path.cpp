@@ -331,9 +331,14 @@ SendResult ShmPath::commit(int peer, const TxBuffer& buf, std::size_t len)
         std::memcpy(s->data, &ref, sizeof ref);
         l.to.publish(s, shm::SlotKind::frag_ref, sizeof ref);
     }
-    l.tx.unlock();
-    bump(counters_.frags_sent);
-    bump(counters_.bytes_sent, len);
+    if (rt::fine_locks()) [[unlikely]] {
+        l.tx.unlock();
+        bump(counters_.frags_sent);
+        bump(counters_.bytes_sent, len);
+    } else {
+        ++counters_.frags_sent;
+        counters_.bytes_sent += len;
+    }
     return SendResult::done;
 }
 
@@ -349,16 +354,14 @@ int ShmPath::progress(Sink& sink)
         }
     }
     const std::uint32_t count = layout_.local_size;
+    const bool fine = rt::fine_locks();
     for (std::uint32_t j = 0; j < count; ++j) {
         if (j == me_) {
             continue;
         }
         Local& l = locals_[j];
-        if (rt::fine_locks() && !l.from.worth_a_look()) {
-            continue; // nothing there: leave its lock alone
-        }
-        if (!l.rx.try_lock()) {
-            continue; // another thread reads this peer's FIFO now
+        if (fine && (!l.from.worth_a_look() || !l.rx.try_lock())) [[unlikely]] {
+            continue; // nothing there, or another thread reads it now
         }
         for (int k = 0; k < 32; ++k) {
             shm::Slot* s = l.from.peek();
@@ -398,7 +401,9 @@ int ShmPath::progress(Sink& sink)
             l.from.pop();
             ++n;
         }
-        l.rx.unlock();
+        if (fine) [[unlikely]] {
+            l.rx.unlock();
+        }
     }
     return n;
 }
