@@ -29,6 +29,10 @@
  *             iterations each thread waits for its own pair, odd ones
  *             thread 1 waits for everyone's requests while the others
  *             wait at a barrier (MPICH's threads/pt2pt/multisend4 timed out)
+ *   blocked   on ranks 0 and 1: one thread blocks in MPI_Recv for a message
+ *             that is sent only after the other thread has done its work
+ *             (ping-pongs, MPI_Comm_dup/free of MPI_COMM_SELF, a probe):
+ *             a blocking call must not keep the other thread out
  *   cancel    threads post receives that never match and cancel them, or
  *             cancel under another thread's Wait; requests posted by one
  *             thread are completed by MPI_Wait/MPI_Test/MPI_Waitany in
@@ -481,6 +485,42 @@ static void* fanout_body(void* arg)
     return NULL;
 }
 
+/* ---- a blocked thread does not starve another --------------------------- */
+
+static void* blocked_body(void* arg)
+{
+    int t = (int)(long)arg;
+    int peer = 1 - mt_rank, k, v = -1, flag = 0;
+    if (t == 0) {
+        if (mt_rank == 0) {
+            /* Blocks until the other thread of rank 1 has finished its work. */
+            TOK(MPI_Recv(&v, 1, MPI_INT, peer, 900, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            TCHECK(v == 4242, "blocked: received %d", v);
+        } else {
+            TOK(MPI_Recv(&v, 1, MPI_INT, peer, 902, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            v = 4242;
+            TOK(MPI_Send(&v, 1, MPI_INT, peer, 900, MPI_COMM_WORLD));
+        }
+        return NULL;
+    }
+    for (k = 0; k < g_iters; ++k) {
+        int out = k, in = -1;
+        MPI_Comm self_dup;
+        TOK(MPI_Sendrecv(&out, 1, MPI_INT, peer, 901, &in, 1, MPI_INT, peer, 901, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE));
+        TCHECK(in == k, "blocked: ping-pong %d got %d", k, in);
+        TOK(MPI_Comm_dup(MPI_COMM_SELF, &self_dup));
+        TOK(MPI_Comm_free(&self_dup));
+        TOK(MPI_Iprobe(peer, 903, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+        TCHECK(!flag, "blocked: a message nobody sent");
+    }
+    if (mt_rank == 0) {
+        v = 1;
+        TOK(MPI_Send(&v, 1, MPI_INT, peer, 902, MPI_COMM_WORLD)); /* now rank 1 may answer */
+    }
+    return NULL;
+}
+
 /* ---- cancel and hand-off ------------------------------------------------ */
 
 /* Requests posted by the even threads, completed by the odd ones. */
@@ -652,6 +692,13 @@ static void part(const char* name)
         run_threads(fanout_body);
         pthread_barrier_destroy(&g_fan_barrier);
         g_threads = saved;
+    } else if (strcmp(name, "blocked") == 0) {
+        if (mt_rank < 2 && mt_size >= 2) {
+            int saved = g_threads;
+            g_threads = 2;
+            run_threads(blocked_body);
+            g_threads = saved;
+        }
     } else if (strcmp(name, "cancel") == 0) {
         memset(g_q_ready, 0, sizeof g_q_ready);
         run_threads(cancel_body);
@@ -688,6 +735,7 @@ int main(int argc, char** argv)
         part("mprobe");
         part("coll");
         part("ctorcross");
+        part("blocked");
         part("cancel");
     } else {
         part(what);
