@@ -34,6 +34,12 @@ void set_fine_locks(bool on);
 
 class OptMutex {
 public:
+    OptMutex() = default;
+    // A new, unlocked mutex: lets containers that are built before any
+    // thread uses them (a path's per-peer table) hold OptMutexes by value.
+    OptMutex(OptMutex&&) noexcept {}
+    OptMutex& operator=(OptMutex&&) = delete;
+
     void lock()
     {
         if (fine_locks()) [[unlikely]] {

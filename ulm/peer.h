@@ -27,9 +27,6 @@ struct MsgCounters {
 struct PeerCounters : MsgCounters, LinkCounters {};
 
 struct Peer {
-    // With fine locks: guards this Peer, its Link and the sends to it
-    // (engine.h, "Locking").
-    rt::OptMutex lock;
     int rank = -1;
     MsgSeq next_msg_out{1};                 // next message sequence we send
     MsgSeq expected_in{1};                  // next message sequence we match
@@ -38,6 +35,9 @@ struct Peer {
     rt::IntrusiveList<SendMsg, &SendMsg::hook> pending;     // sends waiting, in order
     rt::ListHook active_hook;               // on the engine's list of peers with work
     MsgCounters counters;
+    // With fine locks: guards this Peer, its Link and the sends to it
+    // (engine.h, "Locking").
+    rt::OptMutex lock;
 };
 
 } // namespace ulmpi::ulm

@@ -14,7 +14,6 @@
 #include "runtime/shm_segment.h"
 
 #include <atomic>
-#include <deque>
 #include <vector>
 
 namespace ulmpi::path {
@@ -48,12 +47,12 @@ public:
 
 private:
     struct Local {
-        rt::OptMutex rx;                 // reading `from` (try-locked by pollers)
-        rt::OptMutex tx;                 // writing `to` and `returns`
         int rank = -1;                   // world rank
         shm::FifoWriter to;              // my FIFO towards it
         shm::FifoReader from;            // its FIFO towards me
         std::vector<shm::FragRef> returns; // buffers to hand back when `to` has room
+        rt::OptMutex rx;                 // reading `from` (try-locked by pollers)
+        rt::OptMutex tx;                 // writing `to` and `returns`
     };
 
     int local_index(int world) const
@@ -70,7 +69,7 @@ private:
     rt::ShmSegment seg_;
     std::string seg_name_;
     std::vector<int> local_of_;          // world rank -> local index or -1
-    std::deque<Local> locals_;           // by local index (a deque: Locals hold locks)
+    std::vector<Local> locals_;          // by local index
     std::uint32_t me_ = 0;               // my local index
     rt::OptMutex free_lock_;             // the two free lists
     std::vector<std::uint32_t> free_small_;
