@@ -46,7 +46,8 @@ Members local_members(const Comm* c);
 
 // True while a blocking constructor's Phase is alive on this process: its
 // members contributed bitmaps that MPI_Comm_idup must not take a pair from
-// meanwhile (comm_idup.cpp). Progress happens only inside Phase::run, so
+// meanwhile below MULTIPLE (comm_idup.cpp; under MULTIPLE the blocking
+// constructors confirm their pair, comm_ctx.h). Progress happens only inside Phase::run, so
 // between the contribution and the reservation of a blocking constructor
 // some Phase is always alive whenever a progress hook can run.
 bool blocking_phase_alive();

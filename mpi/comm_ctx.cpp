@@ -20,64 +20,44 @@ ContextMask& mask()
     return m;
 }
 
-// Claims (MULTIPLE only; guarded by the MPI lock like everything here).
-struct Claims {
-    std::vector<std::uint64_t> waiting; // keys of member creations under way
-    bool owned = false;       // one of them holds the bitmap now
-};
+} // namespace
 
-Claims& claims()
+ContextMask context_contribution(bool member)
 {
-    static auto* c = new Claims; // never destroyed: exit handlers may still build
-    return *c;
+    return member ? context_free_mask() : context_all_free();
 }
+
+namespace {
+
+// Retries pick among this many of the lowest common free pairs.
+constexpr int kSpread = 256;
 
 } // namespace
 
-ContextClaim::ContextClaim(int parent_pair, int tag, bool member)
-    : key_((static_cast<std::uint64_t>(parent_pair) << 32) | static_cast<std::uint32_t>(tag)),
-      member_(member), multi_(ulm::thread_lock().on())
+int context_pick(const ContextMask& m, std::uint64_t key, int attempt)
 {
-    if (multi_ && member_) {
-        claims().waiting.push_back(key_);
+    if (attempt == 0) {
+        return context_lowest(m);
     }
-}
-
-ContextClaim::~ContextClaim()
-{
-    end_attempt();
-    if (multi_ && member_) {
-        auto& w = claims().waiting;
-        w.erase(std::find(w.begin(), w.end(), key_));
+    int free_pairs = 0;
+    for (int w = 0; w < kContextWords; ++w) {
+        std::uint32_t bits = m[static_cast<std::size_t>(w)];
+        free_pairs += std::popcount(w == 0 ? bits & ~3u : bits);
     }
-}
-
-ContextMask ContextClaim::begin_attempt()
-{
-    if (!member_) {
-        return context_all_free();
+    if (free_pairs == 0) {
+        return -1;
     }
-    if (multi_) {
-        Claims& c = claims();
-        const bool first = *std::min_element(c.waiting.begin(), c.waiting.end()) == key_;
-        if (c.owned || !first) {
-            ContextMask none{}; // bit 0 clear: "I deferred"
-            return none;
+    std::uint64_t h = key ^ (static_cast<std::uint64_t>(attempt) * 0x9e3779b97f4a7c15ULL);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    int k = static_cast<int>(h % static_cast<std::uint64_t>(std::min(free_pairs, kSpread)));
+    for (int pair = 2; pair < kContextPairs; ++pair) {
+        if ((m[static_cast<std::size_t>(pair / 32)] & (1u << (pair % 32))) != 0 && k-- == 0) {
+            return pair;
         }
-        c.owned = true;
-        owner_ = true;
     }
-    ContextMask m = context_free_mask();
-    m[0] |= 1u;
-    return m;
-}
-
-void ContextClaim::end_attempt()
-{
-    if (owner_) {
-        claims().owned = false;
-        owner_ = false;
-    }
+    return -1;
 }
 
 std::uint32_t g_context_gen_p2p = 0;

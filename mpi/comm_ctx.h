@@ -41,7 +41,7 @@ const ContextMask& context_free_mask();
 // Every pair free: what a process that joins no new communicator contributes.
 ContextMask context_all_free();
 // Lowest pair free in `m`, or -1. Pairs 0 and 1 (world, self) are never
-// free; bit 0 of a contribution is the claim flag below.
+// free.
 int context_lowest(const ContextMask& m);
 void context_reserve(int pair);
 void context_release(int pair);
@@ -50,47 +50,36 @@ bool context_in_use(int pair);
 int context_used_count();
 
 // Threads (MPI_THREAD_MULTIPLE). Several threads may build communicators
-// at once from different parents; two agreements that both read this
+// at once, from different parents or one parent with different tags, and
+// MPI_Comm_idup runs in the background: two agreements that both read this
 // process's bitmap before either reserved would hand out one pair twice.
-// So one creation at a time owns the bitmap (from its contribution until
-// its communicator has reserved the pair); a member that cannot own it
-// contributes an empty bitmap with bit 0 clear. Bit 0 (pair 0, never free)
-// is set by every honest contribution (the owner's, a non-member's), so the
-// AND tells every member alike whether nothing was free because someone
-// deferred (then all run the creation again) or because the ids ran out.
-// Among the creations waiting here, the one whose parent has the lowest
-// pair (then the lowest tag) owns the bitmap first, on every process alike, so concurrent
-// creations converge (a creation stays registered across its attempts).
-// Below MULTIPLE a claim always owns: the contribution is the bitmap with
-// bit 0 set and nothing ever defers. An owner keeps the bitmap while it
-// waits for the other members, so two processes whose threads start
-// creations in opposite orders can wait for each other; MPI_Comm_dup (the
-// creation threads use most) therefore runs as MPI_Comm_idup + MPI_Wait
-// under MULTIPLE, whose propose/reserve/confirm rounds own nothing while
-// they wait (comm_idup.cpp). The other constructors still claim.
-class ContextClaim {
-public:
-    // `member`: this process joins the new communicator (else it
-    // contributes all ones and owns nothing). `tag` tells apart creations
-    // on one parent at once (MPI_Comm_create_group's tag; else 0).
-    ContextClaim(int parent_pair, int tag, bool member);
-    ~ContextClaim();
-    ContextClaim(const ContextClaim&) = delete;
-    ContextClaim& operator=(const ContextClaim&) = delete;
-
-    // One attempt: takes the bitmap if this creation may, and says what to
-    // contribute. end_attempt() gives the bitmap back (after the reserve).
-    ContextMask begin_attempt();
-    void end_attempt();
-    // After the agreement: nothing was free because some member deferred.
-    static bool deferred(const ContextMask& agreed) { return (agreed[0] & 1u) == 0; }
-
-private:
-    std::uint64_t key_; // (parent pair, tag): the lowest owns first
-    bool member_;
-    bool multi_;
-    bool owner_ = false;
-};
+// Below MULTIPLE that cannot happen for blocking constructors (one runs at a
+// time; an idup waits with its choice while one agrees, comm_idup.cpp), and
+// a creation takes the lowest pair of the AND: ids stay deterministic.
+// Under MULTIPLE every creation proposes, reserves and confirms instead:
+//   propose  the AND of the members' bitmaps, as above; the candidate is
+//            context_pick(AND, key, attempt): the lowest pair at the first
+//            attempt, a hash-chosen one of the lowest common free pairs
+//            after, so that creations that collided part ways;
+//   reserve  each member reserves the candidate if it is still free here
+//            (another creation may have taken it since this one's bitmap
+//            was contributed);
+//   confirm  the AND of one word, "it was free here", over the same
+//            processes: all ones, the pair is the creation's everywhere;
+//            otherwise every member releases it and proposes again.
+// No creation owns the bitmap while it waits for the others, so nothing
+// waits for another creation of its process: only for its own members.
+// Returns the candidate of `attempt` in `agreed` (the same on every member
+// that computes it from the same AND, key and attempt), or -1.
+int context_pick(const ContextMask& agreed, std::uint64_t key, int attempt);
+// Identifies a creation alike on every member: its parent's pair and tag.
+inline std::uint64_t context_key(int parent_pair, int tag)
+{
+    return (static_cast<std::uint64_t>(parent_pair) << 32) ^ static_cast<std::uint32_t>(tag);
+}
+// What a process contributes to the AND: its free pairs, or all ones when
+// it joins no new communicator.
+ContextMask context_contribution(bool member);
 // FT-MPI recoveries (mpi/ftmpi.h) move contexts to a new generation (bits
 // 16 and up), so that no message of an earlier one matches: collectives at
 // every recovery, point-to-point in the RESET message mode. Zero otherwise.

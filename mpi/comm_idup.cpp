@@ -15,10 +15,12 @@
 //             member takes the candidate (the lowest pair of the AND) and
 //             reserves it at once if it is still free here: another
 //             constructor (blocking, or an idup whose propose round ended
-//             first) may have taken it since this member contributed. While
-//             a blocking constructor is agreeing here, the member waits
-//             with this step until it has its pair (the bitmap it
-//             contributed may offer the same pair; comm_coll.h).
+//             first) may have taken it since this member contributed.
+//             Below MULTIPLE, while a blocking constructor is agreeing
+//             here, the member waits with this step until it has its pair
+//             (the bitmap it contributed may offer the same pair and it
+//             does not confirm; comm_coll.h). Under MULTIPLE every
+//             constructor confirms like this one (comm_ctx.h): no wait.
 //   confirm   AND of one word, "the candidate was free here". All 1: the
 //             pair is ours everywhere, the communicator is made and
 //             *newcomm set. Otherwise every member releases what it
@@ -123,37 +125,12 @@ const std::uint32_t* result(const Idup& op)
     return op.parent->inter() ? op.in.data() : op.words.data();
 }
 
-// Retries pick among this many of the lowest common free pairs.
-constexpr int kSpread = 256;
-
 // The pair this attempt takes from the AND `m` (the same on every member).
 int pick(const Idup& op, const std::uint32_t* m)
 {
-    if (op.attempt == 0) {
-        ContextMask mask;
-        std::memcpy(mask.data(), m, sizeof mask);
-        return context_lowest(mask);
-    }
-    int free_pairs = 0;
-    for (int i = 0; i < kContextWords; ++i) {
-        free_pairs += std::popcount(m[i]);
-    }
-    if (free_pairs == 0) {
-        return -1;
-    }
-    std::uint64_t h = (static_cast<std::uint64_t>(op.parent->ctx_pair) << 32) ^
-                      static_cast<std::uint32_t>(op.tag) ^
-                      (static_cast<std::uint64_t>(op.attempt) * 0x9e3779b97f4a7c15ULL);
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 32;
-    int k = static_cast<int>(h % static_cast<std::uint64_t>(std::min(free_pairs, kSpread)));
-    for (int pair = 0; pair < kContextPairs; ++pair) {
-        if ((m[pair / 32] & (1u << (pair % 32))) != 0 && k-- == 0) {
-            return pair;
-        }
-    }
-    return -1;
+    ContextMask mask;
+    std::memcpy(mask.data(), m, sizeof mask);
+    return context_pick(mask, context_key(op.parent->ctx_pair, op.tag), op.attempt);
 }
 
 // Ends the operation: the communicator (or the error), the request.
@@ -214,8 +191,11 @@ bool advance(Idup* op)
     }
     const std::uint32_t* m = result(*op);
     if (!op->confirming) {
-        if (blocking_phase_alive()) {
-            return false; // decide once the blocking constructor has its pair
+        if (!ulm::thread_lock().on() && blocking_phase_alive()) {
+            // Below MULTIPLE a blocking constructor takes the lowest pair
+            // of its AND without confirming (comm_ctx.h): decide once it
+            // has it. Under MULTIPLE it confirms like this, so no wait.
+            return false;
         }
         op->candidate = pick(*op, m);
         if (op->candidate < 0) {

@@ -16,12 +16,18 @@
 //                                   swap between the leaders on the peer
 //                                   communicator (kIntercommTag)
 //   Comm_create_group               1 phase among the group (kCreateGroupTag)
+//
+// Under MPI_THREAD_MULTIPLE each flow is followed by a confirm round over
+// the same processes (one word ANDed: "the candidate pair was still free
+// here, and I reserved it"), and repeated when some member could not take
+// the pair (comm_ctx.h). Below MULTIPLE there is none: the AND decides.
 #include "mpi/comm_make.h"
 
 #include "mpi/comm_coll.h"
 #include "mpi/comm_ctx.h"
 #include "mpi/ftmpi.h"
 #include "mpi/state.h"
+#include "ulm/thread_lock.h"
 
 #include <algorithm>
 #include <cstring>
@@ -47,60 +53,104 @@ int phase_failed(Comm* parent, int e, const char* fn)
                  parent->display_name().c_str());
 }
 
-// An attempt that found no pair because a member deferred (comm_ctx.h):
-// every member sees the same AND, so all of them run the creation again.
+// An attempt whose candidate some member could not reserve (comm_ctx.h):
+// every member sees the same confirmation, so all of them run the
+// creation again, with the next attempt's candidate.
 constexpr int kRetry = -1;
 
-// Runs `once(claim)` until it does not ask for a retry. A retry gives the
+// Runs `once(attempt)` until it does not ask for a retry. A retry gives the
 // other creations of this process a turn: their agreements progress while
-// this one's next attempt waits.
-template <class F> int with_claim(Comm* parent, int tag, bool member, F&& once)
+// this one's next round waits.
+template <class F> int with_attempts(F&& once)
 {
-    ContextClaim claim(parent->ctx_pair, tag, member);
-    for (;;) {
-        int e = once(claim);
-        claim.end_attempt();
+    for (int attempt = 0;; ++attempt) {
+        int e = once(attempt);
         if (e != kRetry) {
             return e;
         }
     }
 }
 
-// No pair in the AND: ask for a retry when someone deferred.
-int no_pair(const ContextMask& agreed, Comm* parent, const char* fn)
+// The inter exchange (see the top): `mask` (n words) is this process's
+// contribution and becomes the AND over both groups; `extra` goes to the
+// remote group (only the leader's counts); `remote` (sized by the caller)
+// receives the remote leader's extra.
+int inter_exchange(Comm* c, std::uint32_t* mask, int n, const Words& extra, Words& remote)
 {
-    return ContextClaim::deferred(agreed) ? kRetry : no_context(parent, fn);
-}
-
-// The inter exchange (see the top): `mask` is this process's contribution
-// and becomes the AND over both groups; `extra` goes to the remote group
-// (only the leader's counts); `remote` (sized by the caller) receives the
-// remote leader's extra.
-int inter_exchange(Comm* c, ContextMask& mask, const Words& extra, Words& remote)
-{
-    const auto w = static_cast<std::size_t>(kContextWords);
+    const auto w = static_cast<std::size_t>(n);
     Words out(w + extra.size());
-    std::memcpy(out.data(), mask.data(), w * 4);
+    std::memcpy(out.data(), mask, w * 4);
     std::copy(extra.begin(), extra.end(), out.begin() + static_cast<std::ptrdiff_t>(w));
     Words in(w + remote.size());
     Members lm = local_members(c);
     Phase ph(c);
-    ph.allreduce_band(lm, out.data(), kContextWords);
+    ph.allreduce_band(lm, out.data(), n);
     ph.fence();
     if (c->rank == 0) {
         ph.swap(c->remote->world[0], out.data(), static_cast<int>(out.size()), in.data(),
                 static_cast<int>(in.size()));
         ph.fence();
-        ph.band(out.data(), in.data(), kContextWords);
+        ph.band(out.data(), in.data(), n);
         ph.fence();
     }
     ph.bcast(lm, 0, in.data(), static_cast<int>(in.size()));
     if (int e = ph.run()) {
         return e;
     }
-    std::memcpy(mask.data(), in.data(), w * 4);
+    std::memcpy(mask, in.data(), w * 4);
     std::copy(in.begin() + static_cast<std::ptrdiff_t>(w), in.end(), remote.begin());
     return MPI_SUCCESS;
+}
+
+int inter_exchange(Comm* c, ContextMask& mask, const Words& extra, Words& remote)
+{
+    return inter_exchange(c, mask.data(), kContextWords, extra, remote);
+}
+
+// One word ANDed over every process of c (both groups of an intercommunicator).
+int and_over(Comm* c, std::uint32_t* word)
+{
+    if (c->inter()) {
+        Words none;
+        return inter_exchange(c, word, 1, none, none);
+    }
+    Phase ph(c);
+    ph.allreduce_band(local_members(c), word, 1);
+    return ph.run();
+}
+
+// Under MULTIPLE, the reserve and confirm rounds (comm_ctx.h): a member
+// reserves `pair` if it is still free here, and `and_one` ANDs "it was"
+// over the processes that made the AND. kRetry when some member could not
+// take it, MPI_SUCCESS when every one can, or the round's error class.
+// The reservation lasts for the round only: the caller makes its
+// communicator right after, holding the MPI lock with no progress in
+// between, and comm_new reserves the pair for good. Below MULTIPLE
+// nothing happens (one creation agrees at a time: the AND decides).
+template <class And> int confirm(bool member, int pair, And&& and_one)
+{
+    if (!ulm::thread_lock().on()) {
+        return MPI_SUCCESS;
+    }
+    const bool take = member && !context_in_use(pair);
+    if (take) {
+        context_reserve(pair);
+    }
+    std::uint32_t word = !member || take ? 1u : 0u;
+    int e = and_one(&word);
+    if (take) {
+        context_release(pair);
+    }
+    if (e != MPI_SUCCESS) {
+        return e;
+    }
+    return word == 1u ? MPI_SUCCESS : kRetry;
+}
+
+// A confirm that did not succeed: the retry, or the raised error.
+int unconfirmed(int e, Comm* parent, const char* fn)
+{
+    return e == kRetry ? kRetry : phase_failed(parent, e, fn);
 }
 
 int intra_agree(Comm* c, ContextMask& mask)
@@ -144,10 +194,10 @@ int publish(Comm* parent, Comm* c, Comm** out, const char* fn)
 
 int my_world() { return state().engine.rank(); }
 
-int make_dup(Comm* parent, Comm** out, const char* fn, ContextClaim& claim)
+int make_dup(Comm* parent, Comm** out, const char* fn, int attempt)
 {
     *out = nullptr;
-    ContextMask mask = claim.begin_attempt();
+    ContextMask mask = context_contribution(true);
     if (parent->inter()) {
         Words none;
         if (int e = inter_exchange(parent, mask, none, none)) {
@@ -156,9 +206,12 @@ int make_dup(Comm* parent, Comm** out, const char* fn, ContextClaim& claim)
     } else if (int e = intra_agree(parent, mask)) {
         return phase_failed(parent, e, fn);
     }
-    int pair = context_lowest(mask);
+    int pair = context_pick(mask, context_key(parent->ctx_pair, 0), attempt);
     if (pair < 0) {
-        return no_pair(mask, parent, fn);
+        return no_context(parent, fn);
+    }
+    if (int e = confirm(true, pair, [&](std::uint32_t* w) { return and_over(parent, w); })) {
+        return unconfirmed(e, parent, fn);
     }
     group_retain(parent->local);
     if (parent->remote != nullptr) {
@@ -168,36 +221,44 @@ int make_dup(Comm* parent, Comm** out, const char* fn, ContextClaim& claim)
     return publish(parent, c, out, fn);
 }
 
-int make_intra(Comm* parent, Group* group, Comm** out, const char* fn, ContextClaim& claim)
+// `group` (retained by the caller) is released on every end but a retry.
+int make_intra(Comm* parent, Group* group, Comm** out, const char* fn, int attempt)
 {
     *out = nullptr;
-    ContextMask mask = claim.begin_attempt();
-    if (int e = intra_agree(parent, mask)) {
+    const bool member = group != nullptr;
+    auto drop = [&] {
         if (group != nullptr) {
             group_release(group);
         }
+    };
+    ContextMask mask = context_contribution(member);
+    if (int e = intra_agree(parent, mask)) {
+        drop();
         return phase_failed(parent, e, fn);
     }
-    if (group == nullptr) {
-        return ContextClaim::deferred(mask) ? kRetry : MPI_SUCCESS; // in step with the members
-    }
-    int pair = context_lowest(mask);
+    int pair = context_pick(mask, context_key(parent->ctx_pair, 0), attempt);
     if (pair < 0) {
-        if (ContextClaim::deferred(mask)) {
-            return kRetry; // the group is used again
+        drop();
+        return member ? no_context(parent, fn) : MPI_SUCCESS; // every member alike
+    }
+    if (int e = confirm(member, pair, [&](std::uint32_t* w) { return and_over(parent, w); })) {
+        if (e != kRetry) {
+            drop();
         }
-        group_release(group);
-        return no_context(parent, fn);
+        return unconfirmed(e, parent, fn); // a retry uses the group again
+    }
+    if (!member) {
+        return MPI_SUCCESS;
     }
     Comm* c = comm_new(group, nullptr, group->rank_of(my_world()), pair, parent->errhandler);
     return publish(parent, c, out, fn);
 }
 
-int make_split(Comm* parent, int color, int key, Comm** out, const char* fn, ContextClaim& claim)
+int make_split(Comm* parent, int color, int key, Comm** out, const char* fn, int attempt)
 {
     *out = nullptr;
     const bool member = color != MPI_UNDEFINED;
-    ContextMask mask = claim.begin_attempt();
+    ContextMask mask = context_contribution(member);
     const std::uint32_t mine[2] = {static_cast<std::uint32_t>(color),
                                    static_cast<std::uint32_t>(key)};
     Words local(2 * static_cast<std::size_t>(parent->size()));
@@ -227,8 +288,15 @@ int make_split(Comm* parent, int color, int key, Comm** out, const char* fn, Con
             return phase_failed(parent, e, fn);
         }
     }
+    int pair = context_pick(mask, context_key(parent->ctx_pair, 0), attempt);
+    if (pair < 0) {
+        return member ? no_context(parent, fn) : MPI_SUCCESS; // every member alike
+    }
+    if (int e = confirm(member, pair, [&](std::uint32_t* w) { return and_over(parent, w); })) {
+        return unconfirmed(e, parent, fn);
+    }
     if (!member) {
-        return ContextClaim::deferred(mask) ? kRetry : MPI_SUCCESS; // in step with the members
+        return MPI_SUCCESS;
     }
     std::vector<int> lw = colour_members(local, *parent->local, color);
     std::vector<int> rw;
@@ -238,21 +306,18 @@ int make_split(Comm* parent, int color, int key, Comm** out, const char* fn, Con
             return MPI_SUCCESS; // no remote process of my colour
         }
     }
-    int pair = context_lowest(mask);
-    if (pair < 0) {
-        return no_pair(mask, parent, fn);
-    }
     Group* lg = group_new(std::move(lw));
     Group* rg = parent->inter() ? group_new(std::move(rw)) : nullptr;
     Comm* c = comm_new(lg, rg, lg->rank_of(my_world()), pair, parent->errhandler);
     return publish(parent, c, out, fn);
 }
 
-int make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn, ContextClaim& claim)
+int make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn, int attempt)
 {
     *out = nullptr;
     const int grank = group->rank_of(my_world());
-    ContextMask mask = claim.begin_attempt();
+    const bool member = grank != MPI_UNDEFINED;
+    ContextMask mask = context_contribution(member);
     Words extra;
     extra.reserve(1 + group->world.size());
     extra.push_back(static_cast<std::uint32_t>(group->size()));
@@ -264,15 +329,15 @@ int make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn, Co
         return phase_failed(parent, e, fn);
     }
     const auto rn = static_cast<std::size_t>(remote[0]);
-    if (ContextClaim::deferred(mask) && context_lowest(mask) < 0) {
-        return kRetry; // every member of both groups, in step
-    }
-    if (grank == MPI_UNDEFINED || rn == 0) {
-        return MPI_SUCCESS;
-    }
-    int pair = context_lowest(mask);
+    int pair = context_pick(mask, context_key(parent->ctx_pair, 0), attempt);
     if (pair < 0) {
-        return no_context(parent, fn);
+        return !member || rn == 0 ? MPI_SUCCESS : no_context(parent, fn); // all alike
+    }
+    if (int e = confirm(member, pair, [&](std::uint32_t* w) { return and_over(parent, w); })) {
+        return unconfirmed(e, parent, fn);
+    }
+    if (!member || rn == 0) {
+        return MPI_SUCCESS;
     }
     std::vector<int> rw(rn);
     for (std::size_t i = 0; i < rn; ++i) {
@@ -284,21 +349,30 @@ int make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn, Co
 }
 
 int make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const char* fn,
-               ContextClaim& claim)
+               int attempt)
 {
     *out = nullptr;
-    ContextMask mask = claim.begin_attempt();
+    ContextMask mask = context_contribution(true);
+    const Members gm{group->world.data(), group->size(), grank};
+    const int phase_tag = kCreateGroupTag | (tag & kUserTagBits);
     {
-        Phase ph(parent, kCreateGroupTag | (tag & kUserTagBits));
-        ph.allreduce_band(Members{group->world.data(), group->size(), grank}, mask.data(),
-                          kContextWords);
+        Phase ph(parent, phase_tag);
+        ph.allreduce_band(gm, mask.data(), kContextWords);
         if (int e = ph.run()) {
             return phase_failed(parent, e, fn);
         }
     }
-    int pair = context_lowest(mask);
+    int pair = context_pick(mask, context_key(parent->ctx_pair, phase_tag), attempt);
     if (pair < 0) {
-        return no_pair(mask, parent, fn);
+        return no_context(parent, fn);
+    }
+    auto and_group = [&](std::uint32_t* w) {
+        Phase ph(parent, phase_tag);
+        ph.allreduce_band(gm, w, 1);
+        return ph.run();
+    };
+    if (int e = confirm(true, pair, and_group)) {
+        return unconfirmed(e, parent, fn);
     }
     group_retain(group);
     Comm* c = comm_new(group, nullptr, grank, pair, parent->errhandler);
@@ -306,12 +380,13 @@ int make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const
 }
 
 int make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader, int tag,
-                   Comm** out, const char* fn, ContextClaim& claim)
+                   Comm** out, const char* fn, int attempt)
 {
     *out = nullptr;
     const auto w = static_cast<std::size_t>(kContextWords);
+    const int leaders_tag = kIntercommTag | (tag & kUserTagBits);
     Members lm = local_members(local);
-    ContextMask mask = claim.begin_attempt();
+    ContextMask mask = context_contribution(true);
     {
         Phase ph(local);
         ph.allreduce_band(lm, mask.data(), kContextWords);
@@ -320,11 +395,12 @@ int make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader,
         }
     }
     // [status, pair, remote size], then the remote group's world ranks.
-    enum : std::uint32_t { ok = 0, overlap = 1, no_ctx = 2, failed = 3, retry = 4 };
+    enum : std::uint32_t { ok = 0, overlap = 1, no_ctx = 2, failed = 3 };
     std::uint32_t head[3] = {ok, 0, 0};
     Words remote_world;
     int leader_error = MPI_SUCCESS;
-    if (local->rank == local_leader) {
+    const bool leader = local->rank == local_leader;
+    if (leader) {
         Words out_buf(w + 1 + local->local->world.size());
         std::memcpy(out_buf.data(), mask.data(), w * 4);
         out_buf[w] = static_cast<std::uint32_t>(local->size());
@@ -334,7 +410,7 @@ int make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader,
         // Every process of the job is in some group: the job size bounds it.
         Words in_buf(w + 1 + static_cast<std::size_t>(state().engine.size()));
         {
-            Phase ph(peer, kIntercommTag | (tag & kUserTagBits));
+            Phase ph(peer, leaders_tag);
             ph.swap(peer->world_of(remote_leader), out_buf.data(), static_cast<int>(out_buf.size()),
                     in_buf.data(), static_cast<int>(in_buf.size()));
             leader_error = ph.run();
@@ -352,9 +428,10 @@ int make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader,
                 break;
             }
         }
-        int pair = context_lowest(mask);
+        // Both leaders hold the same AND and the same peer communicator.
+        int pair = context_pick(mask, context_key(peer->ctx_pair, leaders_tag), attempt);
         if (head[0] == ok && pair < 0) {
-            head[0] = ContextClaim::deferred(mask) ? retry : no_ctx;
+            head[0] = no_ctx;
         }
         if (leader_error != MPI_SUCCESS) {
             head[0] = failed;
@@ -385,32 +462,58 @@ int make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader,
     if (head[0] == no_ctx) {
         return no_context(local, fn);
     }
-    if (head[0] == retry) {
-        return kRetry; // the remote leader saw the same AND: both groups retry
-    }
     if (head[0] == failed) {
         return raise(local, leader_error != MPI_SUCCESS ? leader_error : MPI_ERR_OTHER, fn,
                      "the exchange between the two leaders failed");
     }
+    const int pair = static_cast<int>(head[1]);
+    // Confirm over both groups: AND locally, the leaders swap, broadcast.
+    auto and_both = [&](std::uint32_t* word) {
+        {
+            Phase ph(local);
+            ph.allreduce_band(lm, word, 1);
+            if (int e = ph.run()) {
+                return e;
+            }
+        }
+        if (leader) {
+            std::uint32_t theirs = 0;
+            Phase ph(peer, leaders_tag);
+            ph.swap(peer->world_of(remote_leader), word, 1, &theirs, 1);
+            if (int e = ph.run()) {
+                return e;
+            }
+            *word &= theirs;
+        }
+        Phase ph(local);
+        ph.bcast(lm, local_leader, word, 1);
+        return ph.run();
+    };
+    if (int e = confirm(true, pair, and_both)) {
+        return unconfirmed(e, local, fn);
+    }
     std::vector<int> rw(remote_world.begin(), remote_world.end());
     group_retain(local->local);
-    Comm* c = comm_new(local->local, group_new(std::move(rw)), local->rank,
-                       static_cast<int>(head[1]), local->errhandler);
+    Comm* c = comm_new(local->local, group_new(std::move(rw)), local->rank, pair,
+                       local->errhandler);
     return publish(local, c, out, fn);
 }
 
-int make_merge(Comm* inter, bool high, Comm** out, const char* fn, ContextClaim& claim)
+int make_merge(Comm* inter, bool high, Comm** out, const char* fn, int attempt)
 {
     *out = nullptr;
-    ContextMask mask = claim.begin_attempt();
+    ContextMask mask = context_contribution(true);
     Words extra{high ? 1u : 0u};
     Words remote(1);
     if (int e = inter_exchange(inter, mask, extra, remote)) {
         return phase_failed(inter, e, fn);
     }
-    int pair = context_lowest(mask);
+    int pair = context_pick(mask, context_key(inter->ctx_pair, 0), attempt);
     if (pair < 0) {
-        return no_pair(mask, inter, fn);
+        return no_context(inter, fn);
+    }
+    if (int e = confirm(true, pair, [&](std::uint32_t* w) { return and_over(inter, w); })) {
+        return unconfirmed(e, inter, fn);
     }
     const bool remote_high = remote[0] != 0;
     // The low group first; on a tie, the group whose leader has the lower
@@ -430,50 +533,41 @@ int make_merge(Comm* inter, bool high, Comm** out, const char* fn, ContextClaim&
 
 int comm_make_dup(Comm* parent, Comm** out, const char* fn)
 {
-    return with_claim(parent, 0, true,
-                      [&](ContextClaim& cl) { return make_dup(parent, out, fn, cl); });
+    return with_attempts([&](int a) { return make_dup(parent, out, fn, a); });
 }
 
 int comm_make_intra(Comm* parent, Group* group, Comm** out, const char* fn)
 {
-    return with_claim(parent, 0, group != nullptr,
-                      [&](ContextClaim& cl) { return make_intra(parent, group, out, fn, cl); });
+    return with_attempts([&](int a) { return make_intra(parent, group, out, fn, a); });
 }
 
 int comm_make_split(Comm* parent, int color, int key, Comm** out, const char* fn)
 {
-    return with_claim(parent, 0, color != MPI_UNDEFINED, [&](ContextClaim& cl) {
-        return make_split(parent, color, key, out, fn, cl);
-    });
+    return with_attempts([&](int a) { return make_split(parent, color, key, out, fn, a); });
 }
 
 int comm_make_inter_create(Comm* parent, Group* group, Comm** out, const char* fn)
 {
-    const bool member = group->rank_of(my_world()) != MPI_UNDEFINED;
-    return with_claim(parent, 0, member, [&](ContextClaim& cl) {
-        return make_inter_create(parent, group, out, fn, cl);
-    });
+    return with_attempts([&](int a) { return make_inter_create(parent, group, out, fn, a); });
 }
 
 int comm_make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const char* fn)
 {
-    return with_claim(parent, tag, true, [&](ContextClaim& cl) {
-        return make_group(parent, group, grank, tag, out, fn, cl);
-    });
+    return with_attempts(
+        [&](int a) { return make_group(parent, group, grank, tag, out, fn, a); });
 }
 
 int comm_make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader, int tag,
                         Comm** out, const char* fn)
 {
-    return with_claim(local, 0, true, [&](ContextClaim& cl) {
-        return make_intercomm(local, local_leader, peer, remote_leader, tag, out, fn, cl);
+    return with_attempts([&](int a) {
+        return make_intercomm(local, local_leader, peer, remote_leader, tag, out, fn, a);
     });
 }
 
 int comm_make_merge(Comm* inter, bool high, Comm** out, const char* fn)
 {
-    return with_claim(inter, 0, true,
-                      [&](ContextClaim& cl) { return make_merge(inter, high, out, fn, cl); });
+    return with_attempts([&](int a) { return make_merge(inter, high, out, fn, a); });
 }
 
 } // namespace ulmpi::mpi

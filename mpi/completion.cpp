@@ -9,6 +9,7 @@
 #include "mpi/state.h"
 
 #include <climits>
+#include <vector>
 
 using namespace ulmpi::mpi;
 
@@ -35,6 +36,45 @@ Slot classify(MPI_Request h, Request** out)
 bool settled(const Request* r)
 {
     return r->complete() || (ft_enabled() && ft_request_blocked(r));
+}
+
+// A point-to-point request whose completion is its ULM descriptor's flag
+// alone (no fault tolerance to consult): waited for with wait_p2p, which
+// under fine locks releases the MPI lock for the whole wait.
+bool p2p_only(const Request* r)
+{
+    return (r->kind == Request::Kind::send || r->kind == Request::Kind::recv) && !ft_enabled();
+}
+
+// Waits for these live point-to-point requests without the MPI lock
+// (fine locks): their descriptors are read, never the request objects,
+// which other threads' calls may move meanwhile. False: not all of them
+// are such requests; the caller waits the usual way.
+bool wait_p2p_all(int count, MPI_Request* reqs, int first)
+{
+    ulmpi::ulm::Engine& eng = state().engine;
+    if (!eng.fine()) {
+        return false;
+    }
+    std::vector<const ulmpi::ulm::DoneFlag*> flags;
+    for (int i = first; i < count; ++i) {
+        Request* r;
+        if (classify(reqs[i], &r) != Slot::live || r->complete()) {
+            continue;
+        }
+        if (!p2p_only(r)) {
+            return false;
+        }
+        flags.push_back(r->kind == Request::Kind::send ? &r->send->complete : &r->recv->complete);
+    }
+    std::size_t next = 0;
+    eng.wait_p2p([&] {
+        while (next < flags.size() && *flags[next]) {
+            ++next;
+        }
+        return next == flags.size();
+    });
+    return true;
 }
 
 int bad_request(MPI_Request h, const char* fn)
@@ -174,7 +214,15 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) try {
         break;
     }
     if (!r->complete()) {
-        state().engine.wait([r] { return settled(r); });
+        if (p2p_only(r) && r->kind == Request::Kind::send) {
+            const ulmpi::ulm::SendMsg* d = r->send;
+            state().engine.wait_p2p([d] { return bool(d->complete); });
+        } else if (p2p_only(r)) {
+            const ulmpi::ulm::RecvMsg* d = r->recv;
+            state().engine.wait_p2p([d] { return bool(d->complete); });
+        } else {
+            state().engine.wait([r] { return settled(r); });
+        }
     }
     return finish(request, r, status, true, fn);
 } catch (...) {
@@ -232,7 +280,7 @@ int PMPI_Waitall(int count, MPI_Request* reqs, MPI_Status* statuses) try {
         }
         return true;
     };
-    if (!all_done()) {
+    if (!all_done() && !wait_p2p_all(count, reqs, first_pending)) {
         state().engine.wait(all_done);
     }
     return finish_all(count, reqs, statuses, fn);

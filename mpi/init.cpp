@@ -97,6 +97,7 @@ int init(int required, int* provided, const char* fn)
     if (s.thread_level == MPI_THREAD_MULTIPLE) {
         // From here on any thread may call MPI (ulm/thread_lock.h).
         ulm::thread_lock().enable();
+        s.engine.enable_threads(); // per-peer locks when the paths allow (ulm/engine.h)
     }
     if (provided != nullptr) {
         *provided = s.thread_level;

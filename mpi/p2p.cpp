@@ -69,7 +69,7 @@ int p2p_wait_send(Comm* c, ulm::SendMsg* s, const char* fn)
 {
     ulm::Engine& eng = state().engine;
     if (!s->complete) {
-        eng.wait([s] { return s->complete; });
+        eng.wait_p2p([s] { return bool(s->complete); });
     }
     int err = MPI_SUCCESS;
     if (s->error != rt::Errc::ok) [[unlikely]] {
@@ -83,7 +83,7 @@ int p2p_wait_recv(Comm* c, ulm::RecvMsg* r, MPI_Status* st, const char* fn)
 {
     ulm::Engine& eng = state().engine;
     if (!r->complete) {
-        eng.wait([r] { return r->complete; });
+        eng.wait_p2p([r] { return bool(r->complete); });
     }
     int err = p2p_recv_status(c, r, st);
     if (err != MPI_SUCCESS) [[unlikely]] {
@@ -133,7 +133,7 @@ int p2p_recv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int sou
                              ft_failed_text(c).c_str());
             }
         } else {
-            eng.wait([&r] { return r.complete; });
+            eng.wait_p2p([&r] { return bool(r.complete); });
         }
     }
     eng.withdraw(r);

@@ -204,6 +204,15 @@ public:
     // Delivers received fragments to the sink; returns how many.
     virtual int progress(Sink& sink) = 0;
 
+    // Whether the path may be driven by several threads at once when
+    // rt::fine_locks() is on: acquire()/commit()/get() for different peers
+    // (ULM serializes those for one peer), progress() in several threads,
+    // each beside sends. A path that says so guards its shared state with
+    // rt::OptMutex; progress() must hand the fragments of one peer to the
+    // sink in order, from one thread at a time. Others are driven by one
+    // thread at a time (ULM then keeps one lock for the engine).
+    virtual bool concurrent() const { return false; }
+
     // Whether a path is used for a peer (up, suspect, down, probed again) is
     // the per-peer link's business in ULM, not the path's.
     const PathCounters& counters() const { return counters_; }

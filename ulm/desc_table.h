@@ -1,8 +1,12 @@
 // Descriptor ids that travel on the wire (send_id, recv_id). An id is
 // (generation << 32 | slot); looking up a stale id (a late or duplicated
 // control fragment for a descriptor already freed) returns nullptr instead of
-// touching reused memory.
+// touching reused memory. With fine locks (runtime/opt_lock.h) the table
+// has a leaf lock of its own; the objects it points to are guarded by
+// their owners (ulm/engine.h, "Locking").
 #pragma once
+
+#include "runtime/opt_lock.h"
 
 #include <cstdint>
 #include <vector>
@@ -13,6 +17,7 @@ template <class T> class DescTable {
 public:
     std::uint64_t insert(T* obj)
     {
+        rt::OptGuard g(lock_);
         std::uint32_t slot;
         if (!free_.empty()) {
             slot = free_.back();
@@ -27,6 +32,7 @@ public:
 
     T* find(std::uint64_t id) const
     {
+        rt::OptGuard g(lock_);
         auto slot = static_cast<std::uint32_t>(id);
         auto gen = static_cast<std::uint32_t>(id >> 32);
         if (slot >= entries_.size() || entries_[slot].gen != gen) {
@@ -37,6 +43,7 @@ public:
 
     void erase(std::uint64_t id)
     {
+        rt::OptGuard g(lock_);
         auto slot = static_cast<std::uint32_t>(id);
         if (slot < entries_.size() && entries_[slot].gen == static_cast<std::uint32_t>(id >> 32)) {
             entries_[slot].obj = nullptr;
@@ -51,6 +58,7 @@ public:
     // The live objects, in slot order (a copy: the caller may erase).
     std::vector<T*> all() const
     {
+        rt::OptGuard g(lock_);
         std::vector<T*> out;
         for (const Entry& e : entries_) {
             if (e.obj != nullptr) {
@@ -67,6 +75,7 @@ private:
     };
     std::vector<Entry> entries_;
     std::vector<std::uint32_t> free_;
+    mutable rt::OptMutex lock_;
 };
 
 } // namespace ulmpi::ulm

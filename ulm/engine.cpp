@@ -29,6 +29,9 @@ const rt::IntParam hang_param{"ulm_hang_report_s", 0,
                               "print what a rank waits for when one wait lasts longer (s; 0: never)"};
 const rt::BoolParam stats_param{"ulm_stats", false,
                                 "print per-peer and per-path counters at MPI_Finalize (mpirun --stats)"};
+const rt::BoolParam fine_param{
+    "ulm_fine_locks", true,
+    "under MPI_THREAD_MULTIPLE, lock per peer when every path allows it (off: one lock)"};
 const rt::SizeParam get_min_param{
     "ulm_single_copy_min", 16384,
     "smallest rendezvous message read directly from the sender's memory when the path can"};
@@ -47,6 +50,11 @@ std::size_t frag_header_length(const std::byte* data, std::size_t len)
 }
 
 static_assert(kMaxHeader <= path::kMaxFragHeader, "paths peek at most kMaxFragHeader bytes");
+
+// Per-thread pass counts of the fine mode (engine.h, "Locking").
+[[gnu::tls_model("initial-exec")]] thread_local std::uint32_t t_passes = 0;
+[[gnu::tls_model("initial-exec")]] thread_local std::uint32_t t_fruitless = 0;
+[[gnu::tls_model("initial-exec")]] thread_local std::uint32_t t_idle_events = 0;
 
 int online_cpus()
 {
@@ -79,7 +87,7 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
 {
     boot_ = &boot;
     notice_word_ = boot.notice_word();
-    notice_seen_ = 0;
+    notice_seen_.store(0, std::memory_order_relaxed);
     path::set_lossy_header_length(&frag_header_length);
     path::set_frag_header_length(&frag_header_length);
     const rt::JobInfo& job = boot.job();
@@ -161,7 +169,8 @@ Status Engine::finalize()
         return Errc::ok;
     }
     // Every send we started must have left (and, with reliability, been
-    // acknowledged) before the peers may go away.
+    // acknowledged) before the peers may go away. (No other thread is in
+    // MPI any more: MPI_Finalize is the last call of every thread.)
     wait([this] {
         links_.flush_acks(true); // nothing we send now could carry them
         return active_.empty() && sends_.live() == 0 && links_.kept_frags() == 0 && !links_.acks_due();
@@ -185,8 +194,29 @@ Status Engine::finalize()
     return st;
 }
 
+void Engine::enable_threads()
+{
+    bool fine = fine_param.get();
+    for (auto& p : paths_) {
+        fine = fine && p->concurrent();
+    }
+    for (int r = 0; r < links_.size() && fine; ++r) {
+        for (int i = 0; i < links_[r].nrails; ++i) {
+            fine = fine && !links_[r].rails[i].reliable;
+        }
+    }
+    fine_ = fine;
+    rt::set_fine_locks(fine);
+    ULMPI_DEBUG("MPI_THREAD_MULTIPLE: %s", fine ? "per-peer locks (ulm/engine.h, Locking)"
+                                                : "one lock for the engine (a path or a reliable "
+                                                  "rail needs it, or ulm_fine_locks is off)");
+}
+
 int Engine::progress()
 {
+    if (fine_) {
+        return progress_fine();
+    }
     int n = 0;
     for (auto& p : paths_) {
         n += p->progress(*this);
@@ -207,7 +237,8 @@ int Engine::progress()
         n += links_.tick();
     }
     if (notice_word_ != nullptr) {
-        if (notice_word_->load(std::memory_order_acquire) != notice_seen_) [[unlikely]] {
+        if (notice_word_->load(std::memory_order_acquire) !=
+            notice_seen_.load(std::memory_order_relaxed)) [[unlikely]] {
             check_events();
         }
     }
@@ -222,15 +253,95 @@ int Engine::progress()
     return n;
 }
 
+// A pass of the fine mode: the paths under read (several threads at once,
+// each peer's fragments handled under its lock); then, when flagged, the
+// work that spans peers under write, and the MPI layer's hooks under the
+// MPI lock, both only by a thread that holds or can take the MPI lock
+// without waiting (the lock order: MPI lock, then the engine).
+int Engine::progress_fine()
+{
+    int n = 0;
+    {
+        rt::ReadGuard g(elock_);
+        for (auto& p : paths_) {
+            n += p->progress(*this);
+        }
+    }
+    const bool held = ThreadLock::held();
+    const bool chores = needs_housekeeping();
+    const bool hooks = hook_count_.load(std::memory_order_relaxed) > 0 &&
+                       (held || (++t_passes & 7) == 0);
+    if (!chores && !hooks) {
+        return n;
+    }
+    ThreadLock& l0 = thread_lock();
+    if (!held && !l0.try_enter()) {
+        return n; // someone in the MPI layer: it or a later pass does it
+    }
+    if (chores) {
+        n += housekeeping();
+    }
+    if (hooks) {
+        n += run_hooks();
+    }
+    if (!held) {
+        l0.leave_quiet();
+    }
+    return n;
+}
+
+bool Engine::needs_housekeeping() const
+{
+    return active_hint_.load(std::memory_order_acquire) ||
+           events_due_.load(std::memory_order_relaxed) ||
+           (notice_word_ != nullptr &&
+            notice_word_->load(std::memory_order_acquire) !=
+                notice_seen_.load(std::memory_order_relaxed));
+}
+
+int Engine::housekeeping()
+{
+    rt::WriteGuard g(elock_);
+    int n = 0;
+    active_hint_.store(false, std::memory_order_relaxed);
+    for (Peer* p = active_.front(), *next; p != nullptr; p = next) {
+        next = active_.next(p);
+        n += push_pending(*p);
+    }
+    if (!active_.empty()) {
+        active_hint_.store(true, std::memory_order_relaxed);
+    }
+    if (events_due_.exchange(false, std::memory_order_relaxed) ||
+        (notice_word_ != nullptr && notice_word_->load(std::memory_order_acquire) !=
+                                        notice_seen_.load(std::memory_order_relaxed))) {
+        check_events();
+    }
+    return n;
+}
+
+int Engine::run_hooks()
+{
+    int n = 0;
+    for (std::size_t i = 0; i < progress_hooks_.size(); ++i) {
+        n += progress_hooks_[i]->poll();
+    }
+    if ((++event_count_ & 255) == 0) [[unlikely]] {
+        for (std::size_t i = 0; i < slow_hooks_.size(); ++i) {
+            n += slow_hooks_[i]->poll();
+        }
+    }
+    return n;
+}
+
 int Engine::poll()
 {
     int n = progress();
     if (n > 0) {
-        fruitless_polls_ = 0;
-    } else if (++fruitless_polls_ > backoff_policy_.spin_polls) {
+        t_fruitless = 0;
+    } else if (++t_fruitless > backoff_policy_.spin_polls) {
         // A program that polls (MPI_Test in a loop) hands the CPU over like a
         // waiting one, so the rank it waits for can run; it never sleeps here.
-        if (links_.acks_due()) {
+        if (!fine_ && links_.acks_due()) {
             links_.flush_acks(true); // no send of ours will carry them soon
         }
         ThreadLock::Released unlocked(thread_lock()); // others may run MPI meanwhile
@@ -239,16 +350,29 @@ int Engine::poll()
     return n;
 }
 
+void Engine::add_progress_hook(ProgressHook* hook)
+{
+    progress_hooks_.push_back(hook);
+    hook_count_.store(progress_hooks_.size() + slow_hooks_.size(), std::memory_order_relaxed);
+}
+
 void Engine::remove_progress_hook(ProgressHook* hook)
 {
     progress_hooks_.erase(std::remove(progress_hooks_.begin(), progress_hooks_.end(), hook),
                           progress_hooks_.end());
     slow_hooks_.erase(std::remove(slow_hooks_.begin(), slow_hooks_.end(), hook), slow_hooks_.end());
+    hook_count_.store(progress_hooks_.size() + slow_hooks_.size(), std::memory_order_relaxed);
+}
+
+void Engine::add_slow_progress_hook(ProgressHook* hook)
+{
+    slow_hooks_.push_back(hook);
+    hook_count_.store(progress_hooks_.size() + slow_hooks_.size(), std::memory_order_relaxed);
 }
 
 void Engine::idle(Backoff& backoff)
 {
-    if (links_.acks_due() && backoff.idle_polls() >= backoff_policy_.spin_polls) {
+    if (!fine_ && links_.acks_due() && backoff.idle_polls() >= backoff_policy_.spin_polls) {
         // About to yield or sleep: no send of ours will carry the ACKs we
         // owe for a while, and a sleep could outlast the sender's timeout.
         links_.flush_acks(true);
@@ -257,10 +381,15 @@ void Engine::idle(Backoff& backoff)
         ThreadLock::Released unlocked(thread_lock()); // nobody waits for a sleeper
         backoff.idle();
     }
-    // Failure notices from the launcher, checked now and then while idle.
-    if (++idle_events_ >= 1024) {
-        idle_events_ = 0;
-        check_events();
+    // Failure notices from the launcher, checked now and then while idle
+    // (fine mode: by the next pass that can take the whole engine).
+    if (++t_idle_events >= 1024) {
+        t_idle_events = 0;
+        if (fine_) {
+            events_due_.store(true, std::memory_order_relaxed);
+        } else {
+            check_events();
+        }
     }
 }
 
@@ -268,9 +397,11 @@ void Engine::idle(Backoff& backoff)
 // job is ending.
 void Engine::check_events()
 {
+    rt::WriteGuard g(elock_);
     if (notice_word_ != nullptr) {
         // Read before the notices: a change after this load is seen next time.
-        notice_seen_ = notice_word_->load(std::memory_order_acquire);
+        notice_seen_.store(notice_word_->load(std::memory_order_acquire),
+                           std::memory_order_relaxed);
     }
     rt::FailureEvent ev;
     while (boot_ != nullptr && boot_->poll_event(ev)) {
@@ -310,14 +441,15 @@ void Engine::check_events()
 
 void Engine::check_hang(HangClock& h)
 {
-    if (h.reported) {
-        return;
+    if (h.reported || (fine_ && !ThreadLock::held())) {
+        return; // fine mode: reported by waits that hold the MPI lock
     }
     rt::Nanos now = rt::now_ns();
     if (h.start == 0) {
         h.start = now;
     } else if (now - h.start > hang_report_ns_) {
         h.reported = true;
+        rt::WriteGuard g(elock_);
         print_state("waiting for a long time");
     }
 }
@@ -345,6 +477,7 @@ void Engine::fail_peer(int rank, Errc why)
     if (rank < 0 || rank >= size_) {
         return;
     }
+    rt::WriteGuard g(elock_);
     Link& l = links_[rank];
     Peer& p = peer(rank);
     links_.fail(l, why); // kept fragments freed; their sends see `why`
@@ -384,6 +517,7 @@ void Engine::fail_peer(int rank, Errc why)
 
 void Engine::interrupt_context(ContextId ctx, Errc why)
 {
+    rt::WriteGuard g(elock_);
     for (RecvMsg* r : matcher_.take_posted([&](const RecvMsg& r) { return r.ctx == ctx; })) {
         r->error = why;
         complete_recv(r);
@@ -428,6 +562,7 @@ void Engine::reset_peer(int rank, int incarnation)
     if (rank < 0 || rank >= size_) {
         return;
     }
+    rt::WriteGuard g(elock_);
     fail_peer(rank, Errc::peer_failed); // whatever was outstanding with the old one
     // Messages of the old one that arrived and were never received: nothing
     // of it reaches a receive meant for the new one.

@@ -14,14 +14,48 @@
 //
 // Matching happens in message-sequence order per sender (see match.h).
 // Everything is polled from progress(); no thread runs behind the caller.
-// Not thread-safe by itself: under MPI_THREAD_MULTIPLE every caller holds
-// the process's ThreadLock (thread_lock.h), which wait() and poll() release
-// while they yield or sleep and hand over between progress passes.
+//
+// Locking (MPI_THREAD_MULTIPLE; docs/threads.md has the whole picture).
+// Every caller holds the process's MPI lock (thread_lock.h) except a thread
+// in wait_p2p() or in a progress pass of its own. Two modes, chosen at init:
+//
+//   coarse  some path cannot be driven by several threads at once (udp,
+//           ofi, verbs, lossy), or a rail is reliable: the MPI lock alone
+//           guards the engine, as below MULTIPLE; wait_p2p() is wait().
+//   fine    MULTIPLE, every path concurrent() (shm, self), no reliable
+//           rail: rt::fine_locks() on, and the engine guards itself with
+//           the locks below, so threads progress different peers at once.
+//
+// Fine locks, outermost first (a thread takes them only in this order):
+//   MPI lock   held by MPI calls, not by a thread waiting in wait_p2p().
+//   elock_     reader-writer. Read: per-peer work (sends, receives,
+//              probes, and the polling of concurrent paths, each of which
+//              guards its own FIFOs). Write: what spans peers (the
+//              active list's queued sends, failure notices, fail_peer,
+//              interrupt_context, cancel, freeing a descriptor that is not
+//              complete, finalize); only a thread holding the MPI lock
+//              writes, so writers never wait for each other.
+//   Peer::lock per peer: its Peer (message sequence numbers, held-back
+//              matches, pending sends, counters), its Link, and every
+//              fragment sent to it; taken under read, one at a time.
+//   match_lock_ the matcher's lists (posted receives, unexpected
+//              messages): post + lookup and arrive + store are atomic, so
+//              a receive and its message always meet. Never held while a
+//              peer lock is taken; data is copied outside it.
+//   leaves     the descriptor pools, the descriptor tables, the active
+//              list, a path's FIFOs and free lists: nothing is taken
+//              under them.
+// Progress hooks (the MPI layer's nonblocking collectives and idup) run
+// under the MPI lock only, outside elock_; a thread in wait_p2p() runs them
+// every few passes when it can take the MPI lock without waiting.
+// Completion flags (DoneFlag) are read without locks; a descriptor that
+// another thread may still complete is freed or withdrawn under write.
 #pragma once
 
 #include "paths/path.h"
 #include "runtime/bootstrap.h"
 #include "runtime/intrusive_list.h"
+#include "runtime/opt_lock.h"
 #include "runtime/pool.h"
 #include "ulm/desc_table.h"
 #include "ulm/ft_hooks.h"
@@ -51,6 +85,27 @@ public:
 
 protected:
     ~ProgressHook() = default;
+};
+
+// A descriptor pool with a leaf lock (fine locks only).
+template <class T> class LockedPool {
+public:
+    explicit LockedPool(std::size_t first_chunk) : pool_(first_chunk) {}
+    T* get()
+    {
+        rt::OptGuard g(lock_);
+        return pool_.get();
+    }
+    void put(T* obj)
+    {
+        rt::OptGuard g(lock_);
+        pool_.put(obj);
+    }
+    std::size_t in_use() const { return pool_.in_use(); }
+
+private:
+    rt::Pool<T> pool_;
+    rt::OptMutex lock_;
 };
 
 class Engine final : public path::Sink, private LinkOwner {
@@ -108,6 +163,23 @@ public:
     // Progresses until done() holds, backing off while idle.
     template <class Pred> void wait(Pred&& done)
     {
+        wait_loop(done);
+    }
+    // wait() for a predicate that reads only descriptors' completion flags
+    // (a blocking send or receive): with fine locks the MPI lock is
+    // released for the whole wait, so other threads' MPI calls never queue
+    // behind it, and its passes run beside theirs (see "Locking").
+    template <class Pred> void wait_p2p(Pred&& done)
+    {
+        if (!fine_) {
+            wait_loop(done);
+            return;
+        }
+        ThreadLock::Released unlocked(thread_lock());
+        wait_loop(done);
+    }
+    template <class Pred> void wait_loop(Pred&& done)
+    {
         Backoff backoff(backoff_policy_);
         HangClock hang;
         ThreadLock& lock = thread_lock();
@@ -142,14 +214,22 @@ public:
     void check_events();
     void watch_events(bool on) { watch_events_ = on; }
 
+    // Whether the engine guards itself with fine locks (see "Locking").
+    bool fine() const { return fine_; }
+
     void set_failure_hooks(FailureHooks* hooks) { hooks_ = hooks; }
-    // At most a few hooks; each is polled by every progress() call.
-    void add_progress_hook(ProgressHook* hook) { progress_hooks_.push_back(hook); }
+    // At most a few hooks; each is polled by every progress() call (fine
+    // mode: by passes that hold the MPI lock, see "Locking"). Called under
+    // the MPI lock.
+    void add_progress_hook(ProgressHook* hook);
     void remove_progress_hook(ProgressHook* hook);
     // A hook for what may wait a little (a job without fault tolerance
     // keeps the revoke channel so): polled every 256th progress call, which
     // costs the other calls nothing. Removed by remove_progress_hook too.
-    void add_slow_progress_hook(ProgressHook* hook) { slow_hooks_.push_back(hook); }
+    void add_slow_progress_hook(ProgressHook* hook);
+    // Under MPI_THREAD_MULTIPLE, once the MPI lock is on: chooses the lock
+    // mode (see "Locking"; parameter ulm_fine_locks).
+    void enable_threads();
 
     // A peer's lifetime (link.h). fail_peer: every operation outstanding
     // with the peer completes with `why` (sends, receives naming it,
@@ -210,6 +290,14 @@ private:
     void link_unreachable(Link& link, const std::string& why) override;
 
     Peer& peer(int rank) { return peers_[static_cast<std::size_t>(rank)]; }
+    // Fine mode: the passes of a thread (see progress()).
+    int progress_fine();
+    bool send_now_locked(const DataRef& data, int dst, int tag, ContextId ctx);
+    void on_frag_locked(path::Path& path, path::RxFrag& frag);
+    int housekeeping();
+    bool needs_housekeeping() const;
+    int run_hooks();
+    void pick_lock_mode();
 
     // send side (protocol.cpp)
     bool start_send(Peer& p, SendMsg* s);
@@ -257,9 +345,15 @@ private:
     std::vector<Peer> peers_;
     rt::IntrusiveList<Peer, &Peer::active_hook> active_;
     Matcher matcher_;
-    rt::Pool<SendMsg> send_pool_{256};
-    rt::Pool<RecvMsg> recv_pool_{256};
-    rt::Pool<Unexpected> unexpected_pool_{256};
+    LockedPool<SendMsg> send_pool_{256};
+    LockedPool<RecvMsg> recv_pool_{256};
+    LockedPool<Unexpected> unexpected_pool_{256};
+    // Fine locks (see "Locking").
+    bool fine_ = false;
+    rt::OptRwLock elock_;
+    rt::OptMutex match_lock_;
+    rt::OptMutex active_lock_;
+    std::atomic<bool> active_hint_{false}; // some peer may be on active_
     DescTable<SendMsg> sends_;
     DescTable<RecvMsg> recvs_;
     FailureHooks* hooks_ = nullptr;
@@ -269,13 +363,13 @@ private:
     std::uint32_t tick_count_ = 0;
     std::uint32_t event_count_ = 0;
     const std::atomic<std::uint64_t>* notice_word_ = nullptr; // boot_->notice_word()
-    std::uint64_t notice_seen_ = 0;
+    std::atomic<std::uint64_t> notice_seen_{0};
+    std::atomic<bool> events_due_{false};  // fine mode: check_events() by the next chore pass
+    std::atomic<std::size_t> hook_count_{0};
     bool watch_events_ = false;
-    std::uint32_t fruitless_polls_ = 0;
     rt::Nanos hang_report_ns_ = 0;
     std::vector<std::byte> bounce_;   // payloads of non-addressable fragments
     std::uint64_t get_min_ = 0;
-    std::uint32_t idle_events_ = 0;
     bool initialized_ = false;
 };
 

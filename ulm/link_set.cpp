@@ -462,7 +462,13 @@ void LinkSet::send_ctrl(Link& l, const void* hdr, std::uint32_t len)
     if (l.ctrl_pending.empty() && try_ctrl(l, hdr, len)) {
         return;
     }
-    CtrlFrag* c = ctrl_pool_.get();
+    CtrlFrag* c = nullptr;
+    {
+        // Fine locks: send_ctrl runs for several peers at once (puts run
+        // under the engine's write lock).
+        rt::OptGuard g(ctrl_lock_);
+        c = ctrl_pool_.get();
+    }
     if (c == nullptr) {
         rt::fatal("out of memory queueing a control fragment for rank %d", l.rank);
     }

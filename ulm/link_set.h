@@ -22,6 +22,7 @@
 
 #include "paths/path.h"
 #include "runtime/intrusive_list.h"
+#include "runtime/opt_lock.h"
 #include "runtime/pool.h"
 #include "runtime/status.h"
 #include "ulm/link.h"
@@ -179,6 +180,7 @@ private:
     rt::Pool<SendFrag> frag_pool_{256};
     rt::BlockPool copy_pool_;
     rt::Pool<CtrlFrag> ctrl_pool_{64};
+    rt::OptMutex ctrl_lock_; // fine locks (engine.h): gets from several peers at once
     rt::IntrusiveList<Link, &Link::ack_hook> ack_due_;
     rt::IntrusiveList<Link, &Link::unacked_hook> unacked_;
     rt::IntrusiveList<Link, &Link::probe_hook> probing_;

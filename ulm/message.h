@@ -16,6 +16,7 @@
 #include "ulm/types.h"
 #include "ulm/wire.h"
 
+#include <atomic>
 #include <cstdint>
 
 namespace ulmpi::path {
@@ -27,6 +28,26 @@ namespace ulmpi::ulm {
 using rt::Errc;
 
 enum class SendMode : std::uint8_t { standard, synchronous, ready };
+
+// MPI completion of a descriptor. With fine locks (engine.h, "Locking") a
+// waiting thread reads it without any lock while another thread's progress
+// sets it: set with release after every result field, read with acquire
+// (both plain moves on x86, so the single-threaded path pays nothing).
+class DoneFlag {
+public:
+    DoneFlag() = default;
+    DoneFlag(const DoneFlag& o) : v_(bool(o)) {} // a snapshot (a predicate's result)
+    DoneFlag& operator=(const DoneFlag& o) { return *this = bool(o); }
+    DoneFlag& operator=(bool v)
+    {
+        v_.store(v, std::memory_order_release);
+        return *this;
+    }
+    operator bool() const { return v_.load(std::memory_order_acquire); }
+
+private:
+    std::atomic<bool> v_{false};
+};
 
 // What a completed receive (or a probe) reports.
 struct Envelope {
@@ -59,7 +80,7 @@ struct SendMsg {
     std::uint64_t next_offset = 0; // next data byte to send
     std::uint64_t limit = 0;       // bytes the receiver accepts
     std::uint32_t unacked = 0;     // reliability: fragments not yet acknowledged
-    bool complete = false;     // MPI completion: buffer may be reused
+    DoneFlag complete;         // MPI completion: buffer may be reused
     bool released = false;     // the MPI layer no longer looks at it
     bool cancelled = false;
     Errc error = Errc::ok;
@@ -78,7 +99,7 @@ struct RecvMsg {
     std::uint64_t received = 0;
     std::uint64_t send_id = 0;
     bool matched = false;
-    bool complete = false;
+    DoneFlag complete;
     bool released = false;
     bool cancelled = false;
     bool posted = false;        // on its context's posted list

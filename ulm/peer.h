@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/intrusive_list.h"
+#include "runtime/opt_lock.h"
 #include "ulm/link.h"
 #include "ulm/message.h"
 #include "ulm/types.h"
@@ -34,6 +35,9 @@ struct Peer {
     rt::IntrusiveList<SendMsg, &SendMsg::hook> pending;     // sends waiting, in order
     rt::ListHook active_hook;               // on the engine's list of peers with work
     MsgCounters counters;
+    // With fine locks: guards this Peer, its Link and the sends to it
+    // (engine.h, "Locking").
+    rt::OptMutex lock;
 };
 
 } // namespace ulmpi::ulm

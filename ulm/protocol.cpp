@@ -40,6 +40,8 @@ Status Engine::isend(const DataRef& data, int dst, int tag, ContextId ctx, SendM
         return Errc::invalid_arg;
     }
     Peer& p = peer(dst);
+    rt::ReadGuard eg(elock_);
+    rt::OptGuard pg(p.lock);
     if (!links_[dst].alive()) {
         return Errc::peer_failed;
     }
@@ -68,6 +70,17 @@ bool Engine::send_now(const DataRef& data, int dst, int tag, ContextId ctx)
     if (dst < 0 || dst >= size_) [[unlikely]] {
         return false;
     }
+    if (fine_) [[unlikely]] {
+        rt::ReadGuard eg(elock_);
+        rt::OptGuard pg(peer(dst).lock);
+        return send_now_locked(data, dst, tag, ctx);
+    }
+    return send_now_locked(data, dst, tag, ctx);
+}
+
+// send_now() once the locks it needs are held (none below fine locks).
+bool Engine::send_now_locked(const DataRef& data, int dst, int tag, ContextId ctx)
+{
     Peer& p = peer(dst);
     Link& l = links_[dst];
     Rail* rail = l.control_rail();
@@ -108,7 +121,16 @@ Status Engine::irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvM
 void Engine::withdraw(RecvMsg& r)
 {
     if (!r.complete) {
-        matcher_.cancel(&r);
+        // Another thread's pass may be completing it: take the whole engine.
+        rt::WriteGuard g(elock_);
+        if (!r.complete) {
+            matcher_.cancel(&r);
+        }
+        if (r.id != 0) {
+            recvs_.erase(r.id);
+            r.id = 0;
+        }
+        return;
     }
     if (r.id != 0) {
         recvs_.erase(r.id);
@@ -129,19 +151,47 @@ Status Engine::irecv_into(RecvMsg& rr, const DataRef& data, int src, int tag, Co
         complete_recv(r);
         return Errc::ok;
     }
-    if (Unexpected* u = matcher_.post(r)) {
-        deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer);
-        free_unexpected(u);
-    } else if (src != kAnySource && !links_[src].alive()) {
-        matcher_.cancel(r);
-        r->error = Errc::peer_failed;
-        complete_recv(r);
+    if (!fine_) [[likely]] {
+        if (Unexpected* u = matcher_.post(r)) {
+            deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer);
+            free_unexpected(u);
+        } else if (src != kAnySource && !links_[src].alive()) {
+            matcher_.cancel(r);
+            r->error = Errc::peer_failed;
+            complete_recv(r);
+        }
+        return Errc::ok;
     }
+    rt::ReadGuard eg(elock_);
+    Unexpected* u = nullptr;
+    {
+        rt::OptGuard mg(match_lock_);
+        u = matcher_.post(r);
+        if (u == nullptr && src != kAnySource && !links_[src].alive()) {
+            matcher_.cancel(r);
+            r->error = Errc::peer_failed;
+        } else if (u == nullptr) {
+            return Errc::ok; // posted: an arrival completes it
+        }
+    }
+    if (u == nullptr) {
+        complete_recv(r); // the peer failed
+        return Errc::ok;
+    }
+    // Taken from the unexpected list: ours alone now. Its answers (cts,
+    // fin) go to the sender under the sender's lock.
+    {
+        rt::OptGuard pg(peer(u->peer).lock);
+        deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer);
+    }
+    free_unexpected(u);
     return Errc::ok;
 }
 
 bool Engine::iprobe(int src, int tag, ContextId ctx, Envelope* env)
 {
+    rt::ReadGuard eg(elock_);
+    rt::OptGuard mg(match_lock_);
     Unexpected* u = matcher_.probe(ctx, src, tag);
     if (u == nullptr) {
         return false;
@@ -152,6 +202,8 @@ bool Engine::iprobe(int src, int tag, ContextId ctx, Envelope* env)
 
 Unexpected* Engine::improbe(int src, int tag, ContextId ctx, Envelope* env)
 {
+    rt::ReadGuard eg(elock_);
+    rt::OptGuard mg(match_lock_);
     Unexpected* u = matcher_.probe(ctx, src, tag);
     if (u != nullptr) {
         matcher_.take(u);
@@ -172,13 +224,18 @@ Status Engine::imrecv(Unexpected* msg, const DataRef& data, RecvMsg** out)
     r->tag = msg->hdr.tag;
     r->ctx = msg->ctx();
     *out = r;
-    deliver_matched(r, msg->via, msg->hdr, msg->payload(), msg->payload_len, msg->peer);
+    {
+        rt::ReadGuard eg(elock_);
+        rt::OptGuard pg(peer(msg->peer).lock);
+        deliver_matched(r, msg->via, msg->hdr, msg->payload(), msg->payload_len, msg->peer);
+    }
     free_unexpected(msg);
     return Errc::ok;
 }
 
 bool Engine::cancel(RecvMsg* r)
 {
+    rt::WriteGuard g(elock_);
     if (r->complete || !matcher_.cancel(r)) {
         return false;
     }
@@ -206,6 +263,7 @@ bool Engine::cancel(SendMsg* s)
     // receive has taken it: the send then completes as cancelled, or else
     // normally. An eager send that completed locally cannot be cancelled
     // (MPI allows a cancel to fail).
+    rt::WriteGuard g(elock_);
     if (!s->complete && waits_for_receiver(*s) && s->id != 0) {
         ask_cancel(peer(s->dst), *s);
         return false;
@@ -224,12 +282,23 @@ bool Engine::cancel(SendMsg* s)
 
 void Engine::release(SendMsg* s)
 {
+    rt::ReadGuard eg(elock_);
+    rt::OptGuard pg(peer(s->dst).lock); // its sends' state is the peer's
     s->released = true;
     maybe_free(s);
 }
 
 void Engine::release(RecvMsg* r)
 {
+    if (fine_ && !r->complete) {
+        // A pass may be completing it: decide who frees it under write
+        // (complete_recv then sees `released`).
+        rt::WriteGuard g(elock_);
+        r->released = true;
+        if (!r->complete) {
+            return;
+        }
+    }
     r->released = true;
     if (r->complete) {
         if (r->id != 0) {
@@ -382,9 +451,11 @@ bool Engine::continue_send(Peer& p, SendMsg* s)
 
 void Engine::mark_active(Peer& p)
 {
+    rt::OptGuard g(active_lock_);
     if (!p.active_hook.linked()) {
         active_.push_back(&p);
     }
+    active_hint_.store(true, std::memory_order_release);
 }
 
 int Engine::push_pending(Peer& p)
@@ -405,6 +476,7 @@ int Engine::push_pending(Peer& p)
         ++n;
         maybe_free(s);
     }
+    rt::OptGuard g(active_lock_);
     active_.remove(&p);
     return n;
 }
@@ -431,12 +503,21 @@ void Engine::on_cancel(Peer& p, const CancelHeader& h)
     reply.context = h.context;
     if (h.msg_seq >= p.expected_in.value()) {
         reply.result = CancelResult::not_arrived; // or held ahead of sequence
-    } else if (Unexpected* u = matcher_.find_unexpected(ContextId(h.context), p.rank, h.msg_seq)) {
-        matcher_.take(u);
-        free_unexpected(u);
-        reply.result = CancelResult::cancelled;
     } else {
-        reply.result = CancelResult::matched;
+        Unexpected* u = nullptr;
+        {
+            rt::OptGuard mg(match_lock_);
+            u = matcher_.find_unexpected(ContextId(h.context), p.rank, h.msg_seq);
+            if (u != nullptr) {
+                matcher_.take(u);
+            }
+        }
+        if (u != nullptr) {
+            free_unexpected(u);
+            reply.result = CancelResult::cancelled;
+        } else {
+            reply.result = CancelResult::matched;
+        }
     }
     send_ctrl(p, &reply, sizeof reply);
 }
@@ -488,6 +569,17 @@ void Engine::on_frag(path::Path& path, path::RxFrag& frag)
     if (frag.len < sizeof(BaseHeader) || frag.peer < 0 || frag.peer >= size_) [[unlikely]] {
         return;
     }
+    if (fine_) [[unlikely]] {
+        rt::OptGuard pg(peer(frag.peer).lock); // under the engine's read lock (progress)
+        on_frag_locked(path, frag);
+        return;
+    }
+    on_frag_locked(path, frag);
+}
+
+// on_frag() with the sender's lock held (none below fine locks).
+void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
+{
     Peer& p = peer(frag.peer);
     Link& l = links_[frag.peer];
     BaseHeader b = read_header<BaseHeader>(frag.data);
@@ -595,16 +687,37 @@ void Engine::on_match(Peer& p, path::Path& via, const MatchHeader& h, const std:
 void Engine::deliver_in_order(Peer& p, path::Path* via, const MatchHeader& h,
                               const std::byte* payload, std::uint32_t plen, Unexpected* stored)
 {
-    RecvMsg* r = matcher_.arrive(ContextId(h.context), p.rank, h.tag);
-    if (r != nullptr) {
+    if (!fine_) [[likely]] {
+        RecvMsg* r = matcher_.arrive(ContextId(h.context), p.rank, h.tag);
+        if (r == nullptr) {
+            ++p.counters.unexpected;
+            matcher_.add_unexpected(stored != nullptr ? stored
+                                                      : store_unexpected(p.rank, via, h, payload, plen));
+            return;
+        }
         deliver_matched(r, via, h, payload, plen, p.rank);
         if (stored != nullptr) {
             free_unexpected(stored);
         }
         return;
     }
-    ++p.counters.unexpected;
-    matcher_.add_unexpected(stored != nullptr ? stored : store_unexpected(p.rank, via, h, payload, plen));
+    RecvMsg* r = nullptr;
+    {
+        // Arrive and store as one step: a receive posted meanwhile would
+        // otherwise miss the message (irecv_into posts under this lock).
+        rt::OptGuard mg(match_lock_);
+        r = matcher_.arrive(ContextId(h.context), p.rank, h.tag);
+        if (r == nullptr) {
+            ++p.counters.unexpected;
+            matcher_.add_unexpected(stored != nullptr ? stored
+                                                      : store_unexpected(p.rank, via, h, payload, plen));
+            return;
+        }
+    }
+    deliver_matched(r, via, h, payload, plen, p.rank);
+    if (stored != nullptr) {
+        free_unexpected(stored);
+    }
 }
 
 void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
@@ -860,6 +973,20 @@ void Engine::on_fin(Peer& p, const FinHeader& h)
 
 void Engine::complete_recv(RecvMsg* r)
 {
+    if (fine_) {
+        // The owner may be waiting without a lock and may drop a
+        // descriptor of its stack once it sees `complete`: setting it is
+        // the last touch. `released` only changes under write (release()).
+        if (!r->released) {
+            r->complete = true;
+            return;
+        }
+        if (r->id != 0) {
+            recvs_.erase(r->id);
+        }
+        recv_pool_.put(r);
+        return;
+    }
     r->complete = true;
     if (r->released) {
         if (r->id != 0) {

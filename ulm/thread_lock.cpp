@@ -7,7 +7,7 @@ namespace ulmpi::ulm {
 namespace {
 
 // Nesting depth of the lock in this thread: > 0 iff this thread holds it.
-thread_local int t_depth = 0;
+[[gnu::tls_model("initial-exec")]] thread_local int t_depth = 0;
 
 } // namespace
 
@@ -37,6 +37,27 @@ void ThreadLock::enter()
         return;
     }
     lock_queued();
+}
+
+bool ThreadLock::try_enter()
+{
+    if (t_depth > 0) {
+        ++t_depth;
+        return true;
+    }
+    if (!mutex_.try_lock()) {
+        return false;
+    }
+    grants_.fetch_add(1, std::memory_order_relaxed);
+    t_depth = 1;
+    return true;
+}
+
+void ThreadLock::leave_quiet()
+{
+    if (--t_depth == 0) {
+        mutex_.unlock();
+    }
 }
 
 void ThreadLock::leave()

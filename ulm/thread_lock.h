@@ -7,24 +7,20 @@
 // At MULTIPLE the lock is turned on before MPI_Init_thread returns, i.e.
 // before a second thread can make an MPI call.
 //
-// What the lock guards. Everything the MPI layer and the layers below keep
-// per process, because that state is one web, not separable pieces:
+// What the lock guards. Everything the MPI layer keeps per process:
 //   mpi/      the handle tables (comm, group, datatype, op, errhandler,
 //             request, info), the request pool and the detached-request
 //             list, communicators and their context-id bitmap, attributes
 //             and keyvals, user error codes, the Bsend buffer, messages of
 //             MPI_Mprobe, nonblocking-collective schedules and comm idup
 //             state (both polled from progress hooks), FT/ULFM state.
-//   ulm/      the engine: the matcher (posted, unexpected, ahead-of-sequence
-//             lists of every peer), the message and unexpected pools, the
-//             descriptor tables, the active-peer list, progress hooks.
-//             The link set: per-peer sequence numbers, range sets, ACK
-//             state, kept fragments, timers, rails.
-//   paths/    each path's send and receive side: shm FIFOs and their
-//             overflow queues, udp sockets and reassembly, verbs queues.
 //   ft/       the detector, the control channel, agreements, revoke.
-// Only one thread at a time runs any of it; memory ordering between threads
-// comes from the mutex, so the single-threaded code is used unchanged.
+// Below it, ULM either runs under this lock too (the coarse mode: a path
+// that cannot be driven by several threads, or a reliable rail) or guards
+// itself with per-peer locks (the fine mode: engine.h, "Locking"), and then
+// a blocking send or receive (wait_p2p) releases this lock for its whole
+// wait. Memory ordering between threads comes from the mutexes, so the
+// single-threaded code is used unchanged.
 //
 // Waiting without holding it. A thread enters the lock at the top of an MPI
 // call and leaves it at the return, except while it waits: a blocking call
@@ -54,22 +50,13 @@
 // lock: a per-thread depth makes those inner calls pass through, and a wait
 // inside them releases the lock fully and takes it back at the same depth.
 //
-// Why one lock and not per-peer locks (as LA-MPI had). Per-peer locks pay
-// off when several threads copy data for different peers at the same time.
-// Here a progress pass polls every path for every peer, and the message
-// layer's pools, matcher, active list and the link set's ACK/timer state are
-// shared by all peers; the MPI layer's progress hooks (nonblocking
-// collectives) reach into the request and communicator tables from inside
-// that pass. Splitting them needs the pools made per-thread or locked, the
-// matcher locked per context, and progress hooks run outside the engine: see
-// docs/threads.md for the measured cost of the single lock and for that
-// plan. What this design does promise: no lock is held while anybody sleeps
-// or yields, a waiter hands the lock over when another thread asks for it,
-// and one thread's progress completes every thread's operations.
+// Per-peer locks (as LA-MPI had) are ULM's, not this lock's: engine.h says
+// which locks guard what below the MPI layer and in which order they are
+// taken; this lock is always the outermost.
 //
 // Communicator construction under MULTIPLE: two threads may build
 // communicators from different parents at once; the context-id agreement
-// then needs an owner of the local bitmap (comm_ctx.h says how).
+// then proposes, reserves and confirms (comm_ctx.h says how).
 #pragma once
 
 #include <atomic>
@@ -88,6 +75,11 @@ public:
     // An MPI call's entry and exit (use Guard). Nested calls pass through.
     void enter();
     void leave();
+    // enter() only when the lock is free or already held by this thread;
+    // leave_quiet() is leave() without the hand-over (a progress pass that
+    // borrowed the lock for the MPI layer's hooks, engine.h).
+    bool try_enter();
+    void leave_quiet();
     // True when the calling thread holds the lock.
     static bool held();
 

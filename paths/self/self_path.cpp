@@ -49,6 +49,7 @@ void SelfPath::close() {}
 
 bool SelfPath::acquire(int, std::size_t len, TxBuffer& out)
 {
+    rt::OptGuard g(q_);
     Frag* f;
     if (!free_.empty()) {
         f = free_.back();
@@ -70,7 +71,9 @@ SendResult SelfPath::commit(int, const TxBuffer& buf, std::size_t len)
 {
     Frag* f = reinterpret_cast<Frag*>(buf.token);
     f->len = len;
+    rt::OptGuard g(q_);
     queue_.push_back(f);
+    queued_.fetch_add(1, std::memory_order_relaxed);
     ++counters_.frags_sent;
     counters_.bytes_sent += len;
     return SendResult::done;
@@ -130,15 +133,27 @@ Status SelfPath::get(int, const void* rkey, std::size_t rkey_len, std::uint64_t 
 
 int SelfPath::progress(Sink& sink)
 {
-    if (queue_.empty()) {
-        return 0;
+    if (queued_.load(std::memory_order_relaxed) == 0) {
+        return 0; // nothing queued: no lock touched
+    }
+    if (!rx_.try_lock()) {
+        return 0; // another thread delivers them, in order
     }
     // Deliver what is queued now; fragments queued by the sink while we
     // deliver wait for the next call.
-    std::size_t n = queue_.size();
+    std::size_t n = 0;
+    {
+        rt::OptGuard g(q_);
+        n = queue_.size();
+    }
     for (std::size_t i = 0; i < n; ++i) {
-        Frag* f = queue_.front();
-        queue_.pop_front();
+        Frag* f = nullptr;
+        {
+            rt::OptGuard g(q_);
+            f = queue_.front();
+            queue_.pop_front();
+            queued_.fetch_sub(1, std::memory_order_relaxed);
+        }
         SelfFrag rx;
         rx.peer = rank_;
         rx.data = f->bytes.data();
@@ -147,8 +162,10 @@ int SelfPath::progress(Sink& sink)
         ++counters_.frags_received;
         counters_.bytes_received += f->len;
         sink.on_frag(*this, rx);
+        rt::OptGuard g(q_);
         free_.push_back(f);
     }
+    rx_.unlock();
     return static_cast<int>(n);
 }
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include "paths/path.h"
+#include "runtime/opt_lock.h"
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -25,6 +27,10 @@ public:
     Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                const iovec* local, int nlocal) override;
     int progress(Sink& sink) override;
+    // Threads (rt::fine_locks): one poller at a time (rx_), the queue and
+    // the buffers under q_; a fragment is delivered outside q_, so the
+    // sink may send to itself again from on_frag.
+    bool concurrent() const override { return true; }
 
 private:
     struct Frag {
@@ -36,6 +42,9 @@ private:
     std::deque<Frag*> queue_;
     std::vector<Frag*> free_;
     std::vector<std::unique_ptr<Frag>> all_;
+    rt::OptMutex rx_;
+    rt::OptMutex q_;
+    std::atomic<std::size_t> queued_{0}; // queue_.size(), readable without q_
 };
 
 } // namespace ulmpi::path

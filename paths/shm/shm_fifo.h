@@ -17,6 +17,8 @@
 // in the sender's region, or the return of such a buffer to its owner.
 #pragma once
 
+#include "runtime/opt_lock.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -118,7 +120,7 @@ public:
     // Releases the slot returned by peek().
     void pop()
     {
-        ++head_;
+        set(head_, head_ + 1);
         if (head_ - told_ >= batch_) {
             flush();
         }
@@ -128,8 +130,21 @@ public:
     {
         if (told_ != head_) {
             ctl_->consumed.store(head_, std::memory_order_release);
-            told_ = head_;
+            set(told_, head_);
         }
+    }
+
+    // With fine locks (the reader's own calls run under its path's lock):
+    // whether a thread that does not hold that lock should take it, i.e. a
+    // slot is ready or the writer has not been told of the consumed ones.
+    // Lets idle pollers skip an empty FIFO without touching its lock.
+    bool worth_a_look() const
+    {
+        const std::uint64_t h = std::atomic_ref<const std::uint64_t>(head_).load(std::memory_order_relaxed);
+        if (std::atomic_ref<const std::uint64_t>(told_).load(std::memory_order_relaxed) != h) {
+            return true;
+        }
+        return slots_[h & mask_].seq.load(std::memory_order_acquire) == static_cast<std::uint32_t>(h + 1);
     }
 
 private:
@@ -137,8 +152,19 @@ private:
     Slot* slots_ = nullptr;
     std::uint64_t mask_ = 0;
     std::uint64_t batch_ = 1;
-    std::uint64_t head_ = 0;
-    std::uint64_t told_ = 0;
+    // Written by the reader only; read by worth_a_look() from other threads
+    // under fine locks, so written atomically then (plain moves on x86).
+    static void set(std::uint64_t& field, std::uint64_t v)
+    {
+        if (rt::fine_locks()) [[unlikely]] {
+            std::atomic_ref<std::uint64_t>(field).store(v, std::memory_order_relaxed);
+        } else {
+            field = v;
+        }
+    }
+
+    alignas(8) std::uint64_t head_ = 0;
+    alignas(8) std::uint64_t told_ = 0;
 };
 
 } // namespace ulmpi::path::shm

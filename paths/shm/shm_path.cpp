@@ -286,6 +286,21 @@ const char* ShmPath::describe() const
     return describe_.empty() ? "shm" : describe_.c_str();
 }
 
+namespace {
+
+// A counter bumped by several threads at once under fine locks.
+inline void bump(std::uint64_t& c, std::uint64_t v = 1)
+{
+    if (rt::fine_locks()) [[unlikely]] {
+        std::atomic_ref<std::uint64_t>(c).fetch_add(v, std::memory_order_relaxed);
+    } else {
+        c += v;
+    }
+}
+
+} // namespace
+
+// Called with l.tx held.
 bool ShmPath::flush_returns(Local& l)
 {
     std::size_t done = 0;
@@ -298,12 +313,13 @@ bool ShmPath::flush_returns(Local& l)
         l.to.publish(s, shm::SlotKind::frag_return, sizeof(shm::FragRef));
     }
     l.returns.erase(l.returns.begin(), l.returns.begin() + static_cast<std::ptrdiff_t>(done));
-    pending_returns_ -= static_cast<std::uint32_t>(done);
+    pending_returns_.fetch_sub(static_cast<std::uint32_t>(done), std::memory_order_relaxed);
     return l.returns.empty();
 }
 
 void ShmPath::return_frag(Local& l, const shm::FragRef& ref)
 {
+    rt::OptGuard g(l.tx);
     if (l.returns.empty()) {
         if (shm::Slot* s = l.to.reserve()) {
             std::memcpy(s->data, &ref, sizeof ref);
@@ -312,23 +328,28 @@ void ShmPath::return_frag(Local& l, const shm::FragRef& ref)
         }
     }
     l.returns.push_back(ref);
-    ++pending_returns_;
+    pending_returns_.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool ShmPath::acquire(int peer, std::size_t len, TxBuffer& out)
 {
     Local& l = locals_[static_cast<std::size_t>(local_index(peer))];
     if (!l.ready) [[unlikely]] {
-        ++counters_.send_again; // being replaced (reset_peer .. connect_peer)
+        bump(counters_.send_again); // being replaced (reset_peer .. connect_peer)
         return false;
     }
+    // Held until commit() (ULM commits every buffer it acquired), so a
+    // buffer return from another thread's poll cannot take the slot.
+    l.tx.lock();
     if (!l.returns.empty() && !flush_returns(l)) {
-        ++counters_.send_again;
+        l.tx.unlock();
+        bump(counters_.send_again);
         return false;
     }
     shm::Slot* s = l.to.reserve();
     if (s == nullptr) {
-        ++counters_.send_again;
+        l.tx.unlock();
+        bump(counters_.send_again);
         return false;
     }
     if (len <= shm::kSlotData) {
@@ -339,15 +360,18 @@ bool ShmPath::acquire(int peer, std::size_t len, TxBuffer& out)
     }
     std::uint32_t cls = len <= layout_.small_bytes ? 0 : 1;
     if (len > layout_.large_bytes) {
+        l.tx.unlock();
         return false; // ULM never asks for more than info().max_frag
     }
+    rt::OptGuard fg(free_lock_);
     std::vector<std::uint32_t>& fl = cls == 0 ? free_small_ : free_large_;
     if (fl.empty() && cls == 0 && !free_large_.empty()) {
         cls = 1; // borrow a large buffer for a small fragment
     }
     std::vector<std::uint32_t>& pool = cls == 0 ? free_small_ : free_large_;
     if (pool.empty()) {
-        ++counters_.send_again;
+        l.tx.unlock();
+        bump(counters_.send_again);
         return false;
     }
     std::uint32_t idx = pool.back();
@@ -372,22 +396,30 @@ SendResult ShmPath::commit(int peer, const TxBuffer& buf, std::size_t len)
         std::memcpy(s->data, &ref, sizeof ref);
         l.to.publish(s, shm::SlotKind::frag_ref, sizeof ref);
     }
-    ++counters_.frags_sent;
-    counters_.bytes_sent += len;
+    if (rt::fine_locks()) [[unlikely]] {
+        l.tx.unlock();
+        bump(counters_.frags_sent);
+        bump(counters_.bytes_sent, len);
+    } else {
+        ++counters_.frags_sent;
+        counters_.bytes_sent += len;
+    }
     return SendResult::done;
 }
 
 int ShmPath::progress(Sink& sink)
 {
     int n = 0;
-    if (pending_returns_ != 0) [[unlikely]] {
+    if (pending_returns_.load(std::memory_order_relaxed) != 0) [[unlikely]] {
         for (Local& l : locals_) {
+            rt::OptGuard g(l.tx);
             if (!l.returns.empty()) {
                 flush_returns(l);
             }
         }
     }
     const std::uint32_t count = layout_.local_size;
+    const bool fine = rt::fine_locks();
     for (std::uint32_t j = 0; j < count; ++j) {
         if (j == me_) {
             continue;
@@ -395,6 +427,9 @@ int ShmPath::progress(Sink& sink)
         Local& l = locals_[j];
         if (!l.ready) [[unlikely]] {
             continue;
+        }
+        if (fine && (!l.from.worth_a_look() || !l.rx.try_lock())) [[unlikely]] {
+            continue; // nothing there, or another thread reads it now
         }
         for (int k = 0; k < 32; ++k) {
             shm::Slot* s = l.from.peek();
@@ -407,8 +442,8 @@ int ShmPath::progress(Sink& sink)
                 rx.peer = l.rank;
                 rx.data = s->data;
                 rx.len = s->len;
-                ++counters_.frags_received;
-                counters_.bytes_received += s->len;
+                bump(counters_.frags_received);
+                bump(counters_.bytes_received, s->len);
                 sink.on_frag(*this, rx);
                 break;
             }
@@ -418,14 +453,15 @@ int ShmPath::progress(Sink& sink)
                 rx.peer = l.rank;
                 rx.data = at(layout_.frag_offset(j, ref.cls, ref.index));
                 rx.len = ref.len;
-                ++counters_.frags_received;
-                counters_.bytes_received += ref.len;
+                bump(counters_.frags_received);
+                bump(counters_.bytes_received, ref.len);
                 sink.on_frag(*this, rx);
                 return_frag(l, ref);
                 break;
             }
             case shm::SlotKind::frag_return: {
                 auto ref = load<shm::FragRef>(s->data);
+                rt::OptGuard g(free_lock_);
                 (ref.cls == 0 ? free_small_ : free_large_).push_back(ref.index);
                 lent_[ref.cls & 1][ref.index] = -1;
                 break;
@@ -433,6 +469,9 @@ int ShmPath::progress(Sink& sink)
             }
             l.from.pop();
             ++n;
+        }
+        if (fine) [[unlikely]] {
+            l.rx.unlock();
         }
     }
     return n;
@@ -529,8 +568,8 @@ Status ShmPath::get(int, const void* rkey, std::size_t rkey_len, std::uint64_t r
             ++ri;
         }
     }
-    ++counters_.gets;
-    counters_.get_bytes += want;
+    bump(counters_.gets);
+    bump(counters_.get_bytes, want);
     return Errc::ok;
 }
 

@@ -10,8 +10,10 @@
 #include "paths/path.h"
 #include "paths/shm/shm_fifo.h"
 #include "paths/shm/shm_layout.h"
+#include "runtime/opt_lock.h"
 #include "runtime/shm_segment.h"
 
+#include <atomic>
 #include <vector>
 
 namespace ulmpi::path {
@@ -39,6 +41,11 @@ public:
 
     // Whether process_vm_readv works between the ranks of this host.
     bool single_copy() const { return info_.has_get; }
+    // Threads (rt::fine_locks): each local peer's FIFO towards us is read by
+    // one thread at a time (a poller that finds it busy skips it), its FIFO
+    // from us is written under a lock held from acquire() to commit() and
+    // by the buffer returns; the free lists of our buffers have a lock.
+    bool concurrent() const override { return true; }
 
 private:
     struct Local {
@@ -47,6 +54,8 @@ private:
         shm::FifoReader from;            // its FIFO towards me
         std::vector<shm::FragRef> returns; // buffers to hand back when `to` has room
         bool ready = true;               // false while the peer is being replaced
+        rt::OptMutex rx;                 // reading `from` (try-locked by pollers)
+        rt::OptMutex tx;                 // writing `to` and `returns`
     };
 
     int local_index(int world) const
@@ -66,12 +75,13 @@ private:
     std::vector<int> local_of_;          // world rank -> local index or -1
     std::vector<Local> locals_;          // by local index
     std::uint32_t me_ = 0;               // my local index
+    rt::OptMutex free_lock_;             // the two free lists
     std::vector<std::uint32_t> free_small_;
     std::vector<std::uint32_t> free_large_;
     // Per buffer of mine (small, large): the local index of the peer it was
     // sent to and not yet given back, or -1 (reset_peer takes them back).
     std::vector<std::int32_t> lent_[2];
-    std::uint32_t pending_returns_ = 0;  // total entries in Local::returns
+    std::atomic<std::uint32_t> pending_returns_{0}; // total entries in Local::returns
     std::string describe_;
     bool open_ = false;
 };

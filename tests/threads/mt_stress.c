@@ -19,6 +19,20 @@
  *             own parent and of MPI_COMM_WORLD with its own tag), puts an
  *             attribute on them, and runs blocking and nonblocking
  *             collectives on them, checked
+ *   ctorcross every thread loops: MPI_Comm_create_group on a parent of its
+ *             own (blocking, every rank), then MPI_Comm_dup(MPI_COMM_SELF)
+ *             under a mutex of the program's; the threads of two ranks
+ *             reach the two in crossing orders (MPICH's
+ *             threads/comm/comm_create_group_threads hung on this)
+ *   fanout    one thread per rank; thread t exchanges with rank t (itself
+ *             included) on MPI_COMM_WORLD, 4 B up to 2 MiB doubling: even
+ *             iterations each thread waits for its own pair, odd ones
+ *             thread 1 waits for everyone's requests while the others
+ *             wait at a barrier (MPICH's threads/pt2pt/multisend4 timed out)
+ *   blocked   on ranks 0 and 1: one thread blocks in MPI_Recv for a message
+ *             that is sent only after the other thread has done its work
+ *             (ping-pongs, MPI_Comm_dup/free of MPI_COMM_SELF, a probe):
+ *             a blocking call must not keep the other thread out
  *   cancel    threads post receives that never match and cancel them, or
  *             cancel under another thread's Wait; requests posted by one
  *             thread are completed by MPI_Wait/MPI_Test/MPI_Waitany in
@@ -404,6 +418,109 @@ static void* coll_body(void* arg)
     return NULL;
 }
 
+/* ---- constructors whose order crosses between ranks --------------------- */
+
+static pthread_mutex_t g_self_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void* ctorcross_body(void* arg)
+{
+    int t = (int)(long)arg;
+    int k;
+    for (k = 0; k < g_iters; ++k) {
+        MPI_Group g;
+        MPI_Comm made, self_dup;
+        int n = -1, one = 1;
+        TOK(MPI_Comm_group(g_parent[t], &g));
+        TOK(MPI_Comm_create_group(g_parent[t], g, t, &made));
+        TOK(MPI_Group_free(&g));
+        TOK(MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, made));
+        TCHECK(n == mt_size, "create_group %d/%d: sum %d", t, k, n);
+        TOK(MPI_Comm_free(&made));
+        pthread_mutex_lock(&g_self_lock);
+        TOK(MPI_Comm_dup(MPI_COMM_SELF, &self_dup));
+        pthread_mutex_unlock(&g_self_lock);
+        TOK(MPI_Barrier(self_dup));
+        TOK(MPI_Comm_free(&self_dup));
+    }
+    return NULL;
+}
+
+/* ---- one thread per peer, requests completed by another ---------------- */
+
+static pthread_barrier_t g_fan_barrier;
+static MPI_Request g_fan_req[2 * MAX_THREADS];
+
+static void* fanout_body(void* arg)
+{
+    int t = (int)(long)arg;
+    int cnt, k;
+    for (cnt = 1; cnt <= (1 << 19); cnt *= 2) {
+        int* buf = malloc(2 * (size_t)cnt * sizeof(int));
+        for (k = 0; k < g_iters; ++k) {
+            int i, bad = 0;
+            for (i = 0; i < cnt; ++i) {
+                buf[i] = mt_rank * 1000003 + t * 7 + i + k;
+                buf[cnt + i] = -1;
+            }
+            pthread_barrier_wait(&g_fan_barrier);
+            TOK(MPI_Isend(buf, cnt, MPI_INT, t, cnt, MPI_COMM_WORLD, &g_fan_req[2 * t]));
+            TOK(MPI_Irecv(buf + cnt, cnt, MPI_INT, t, cnt, MPI_COMM_WORLD, &g_fan_req[2 * t + 1]));
+            if (k % 2 == 0) {
+                TOK(MPI_Waitall(2, &g_fan_req[2 * t], MPI_STATUSES_IGNORE));
+                pthread_barrier_wait(&g_fan_barrier);
+            } else {
+                pthread_barrier_wait(&g_fan_barrier);
+                if (t == 1 % g_threads) {
+                    TOK(MPI_Waitall(2 * g_threads, g_fan_req, MPI_STATUSES_IGNORE));
+                }
+                pthread_barrier_wait(&g_fan_barrier);
+            }
+            for (i = 0; i < cnt; ++i) {
+                bad += buf[cnt + i] != t * 1000003 + mt_rank * 7 + i + k;
+            }
+            TCHECK(bad == 0, "fanout %d ints from %d: %d wrong", cnt, t, bad);
+        }
+        free(buf);
+    }
+    return NULL;
+}
+
+/* ---- a blocked thread does not starve another --------------------------- */
+
+static void* blocked_body(void* arg)
+{
+    int t = (int)(long)arg;
+    int peer = 1 - mt_rank, k, v = -1, flag = 0;
+    if (t == 0) {
+        if (mt_rank == 0) {
+            /* Blocks until the other thread of rank 1 has finished its work. */
+            TOK(MPI_Recv(&v, 1, MPI_INT, peer, 900, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            TCHECK(v == 4242, "blocked: received %d", v);
+        } else {
+            TOK(MPI_Recv(&v, 1, MPI_INT, peer, 902, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            v = 4242;
+            TOK(MPI_Send(&v, 1, MPI_INT, peer, 900, MPI_COMM_WORLD));
+        }
+        return NULL;
+    }
+    for (k = 0; k < g_iters; ++k) {
+        int out = k, in = -1;
+        MPI_Comm self_dup;
+        TOK(MPI_Sendrecv(&out, 1, MPI_INT, peer, 901, &in, 1, MPI_INT, peer, 901, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE));
+        TCHECK(in == k, "blocked: ping-pong %d got %d", k, in);
+        TOK(MPI_Comm_dup(MPI_COMM_SELF, &self_dup));
+        TOK(MPI_Comm_free(&self_dup));
+        TOK(MPI_Iprobe(peer, 903, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+        TCHECK(!flag, "blocked: a message nobody sent");
+    }
+    if (mt_rank == 0) {
+        v = 1;
+        TOK(MPI_Send(&v, 1, MPI_INT, peer, 902, MPI_COMM_WORLD)); /* now rank 1 may answer */
+    }
+    return NULL;
+}
+
 /* ---- cancel and hand-off ------------------------------------------------ */
 
 /* Requests posted by the even threads, completed by the odd ones. */
@@ -560,6 +677,28 @@ static void part(const char* name)
         for (t = 0; t < g_threads; ++t) {
             MPI_Comm_free(&g_parent[t]);
         }
+    } else if (strcmp(name, "ctorcross") == 0) {
+        for (t = 0; t < g_threads; ++t) {
+            MPI_Comm_dup(MPI_COMM_WORLD, &g_parent[t]);
+        }
+        run_threads(ctorcross_body);
+        for (t = 0; t < g_threads; ++t) {
+            MPI_Comm_free(&g_parent[t]);
+        }
+    } else if (strcmp(name, "fanout") == 0) {
+        int saved = g_threads;
+        g_threads = mt_size < MAX_THREADS ? mt_size : MAX_THREADS;
+        pthread_barrier_init(&g_fan_barrier, NULL, (unsigned)g_threads);
+        run_threads(fanout_body);
+        pthread_barrier_destroy(&g_fan_barrier);
+        g_threads = saved;
+    } else if (strcmp(name, "blocked") == 0) {
+        if (mt_rank < 2 && mt_size >= 2) {
+            int saved = g_threads;
+            g_threads = 2;
+            run_threads(blocked_body);
+            g_threads = saved;
+        }
     } else if (strcmp(name, "cancel") == 0) {
         memset(g_q_ready, 0, sizeof g_q_ready);
         run_threads(cancel_body);
@@ -595,6 +734,8 @@ int main(int argc, char** argv)
         part("wildcard");
         part("mprobe");
         part("coll");
+        part("ctorcross");
+        part("blocked");
         part("cancel");
     } else {
         part(what);
