@@ -46,6 +46,10 @@ public:
     Unexpected* find_unexpected(ContextId ctx, int src, std::uint64_t msg_seq);
     // Removes a message found by probe (matched probe: MPI_Mprobe).
     void take(Unexpected* u);
+    // Like post(), but a receive that is not served at once goes to the
+    // front of the posted list (a receive given back after its sender died:
+    // it was first in line).
+    Unexpected* post_front(RecvMsg* r);
     // Removes a receive that has not matched yet. false when it is not posted.
     bool cancel(RecvMsg* r);
 
@@ -75,6 +79,29 @@ public:
         return out;
     }
 
+    // Removes every stored message `pick` selects and returns them.
+    template <class Pick> std::vector<Unexpected*> take_unexpected(Pick&& pick)
+    {
+        std::vector<Unexpected*> out;
+        auto scan = [&](Context& c) {
+            for (Unexpected* u = c.unexpected.front(), *next; u != nullptr; u = next) {
+                next = c.unexpected.next(u);
+                if (pick(*u)) {
+                    c.unexpected.remove(u);
+                    out.push_back(u);
+                }
+            }
+        };
+        for (auto& c : dense_) {
+            if (c) {
+                scan(*c);
+            }
+        }
+        for (auto& [id, c] : sparse_) {
+            scan(*c);
+        }
+        return out;
+    }
     std::size_t posted_count() const;
     std::size_t unexpected_count() const;
     // Calls fn(Unexpected*) for every stored message (used at shutdown).
