@@ -52,6 +52,10 @@ struct Options {
     // --with-ft / --disable-auto-cleanup / --param ft=...; else the `ft`
     // parameter of mpirun's own environment (ULMPI_FT).
     FtMode ft = FtMode::none;
+    // --replicas R: every rank runs as R processes (docs/replication.md);
+    // the job has R times the ranks the program sees.
+    int replicas = 1;
+    bool display_map = false; // --display-map: print where every process runs
 };
 
 enum class ParseOutcome { run, help, version, error };
