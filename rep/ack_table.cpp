@@ -2,7 +2,8 @@
 
 namespace ulmpi::rep {
 
-std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uint32_t want)
+std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uint32_t want,
+                             std::shared_ptr<HeldCopy> copy)
 {
     auto& early = early_[static_cast<std::size_t>(dst)];
     for (std::uint32_t l = 0; l < 32 && want != 0 && !early.empty(); ++l) {
@@ -11,7 +12,7 @@ std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uin
         }
     }
     if (want != 0) {
-        pending_[static_cast<std::size_t>(dst)][m] = Entry{s, want};
+        pending_[static_cast<std::size_t>(dst)][m] = Entry{s, std::move(copy), want};
     }
     return want;
 }
@@ -42,7 +43,9 @@ std::vector<ulm::SendMsg*> AckTable::drop_replica(int dst, int replica)
     const std::uint32_t bit = 1u << replica;
     for (auto it = pend.begin(); it != pend.end();) {
         if (it->second.waiting & bit) {
-            out.push_back(it->second.send);
+            if (it->second.send != nullptr) {
+                out.push_back(it->second.send);
+            }
             it->second.waiting &= ~bit;
         }
         it = it->second.waiting == 0 ? pend.erase(it) : std::next(it);

@@ -14,6 +14,10 @@ namespace {
 
 const rt::IntParam replicas_p{"rep_replicas", 1,
                               "replicas of every rank (mpirun --replicas sets it; 1: none)"};
+const rt::SizeParam copy_limit_p{
+    "rep_copy_limit", 65536,
+    "replication: a standard send up to this size completes when it left and a copy waits for the "
+    "other replicas' acknowledgements (0: every send waits for them, SDR-MPI's Algorithm 1)"};
 
 enum class Kind : std::uint8_t { ack = 1, request = 2 };
 
@@ -67,7 +71,7 @@ std::unique_ptr<Replicator> Replicator::start(ulm::Engine& engine, rt::Bootstrap
 Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
                        ulm::FailureHooks* fallback)
     : eng_(engine), boot_(boot), fallback_(fallback),
-      set_(engine.phys_size() / replicas, replicas),
+      set_(engine.phys_size() / replicas, replicas), copy_limit_(copy_limit_p.get()),
       k_(set_.replica_of(engine.phys_rank())), me_(set_.logical_of(engine.phys_rank())),
       acks_(set_.logical_size())
 {
@@ -157,11 +161,34 @@ void Replicator::on_send(ulm::SendMsg& s, int dst)
 {
     const std::uint64_t m = ++send_next_[static_cast<std::size_t>(dst)];
     s.rep_seq = m;
-    const std::uint32_t want = acks_.post(dst, m, &s, set_.live_mask(dst, k_));
-    s.holds += static_cast<std::uint32_t>(std::popcount(want));
-    for (const Orphan& o : serve_[static_cast<std::size_t>(dst)]) {
+    const std::uint32_t mask = set_.live_mask(dst, k_);
+    const auto& orphans = serve_[static_cast<std::size_t>(dst)];
+    if (mask == 0 && orphans.empty()) {
+        return; // no other replica of the destination lives
+    }
+    std::shared_ptr<HeldCopy> copy;
+    if (s.total <= copy_limit_ && s.mode != ulm::SendMode::synchronous) {
+        // Completes as without replication (a program may count on standard
+        // sends of small messages being buffered); the copy is what the
+        // substitute would send.
+        copy = std::make_shared<HeldCopy>();
+        copy->bytes.resize(s.total);
+        std::byte* to = copy->bytes.data();
+        ulm::for_each_segment(s.data, 0, s.total, [&](const std::byte* p, std::size_t n) {
+            std::memcpy(to, p, n);
+            to += n;
+        });
+        copy->tag = s.tag;
+        copy->ctx = s.ctx;
+    }
+    const std::uint32_t want = acks_.post(dst, m, copy ? nullptr : &s, mask, copy);
+    if (!copy) {
+        s.holds += static_cast<std::uint32_t>(std::popcount(want));
+    }
+    AckTable::Entry e{copy ? nullptr : &s, copy, want};
+    for (const Orphan& o : orphans) {
         if (o.wants(m) && set_.alive(o.replica, dst)) {
-            queue_copy(&s, set_.phys(o.replica, dst));
+            queue_copy(e, set_.phys(o.replica, dst));
         }
     }
 }
@@ -171,10 +198,14 @@ bool Replicator::Orphan::wants(std::uint64_t m) const
     return m >= next || std::find(holes.begin(), holes.end(), m) != holes.end();
 }
 
-void Replicator::queue_copy(ulm::SendMsg* s, int to)
+void Replicator::queue_copy(const AckTable::Entry& e, int to)
 {
-    ++s->holds; // the message stays until the copy has left
-    outbox_.push_back(Out{to, {}, s});
+    if (e.copy) {
+        outbox_.push_back(Out{to, {}, nullptr, e.copy});
+        return;
+    }
+    ++e.send->holds; // the message stays until the copy has left
+    outbox_.push_back(Out{to, {}, e.send, nullptr});
 }
 
 void Replicator::on_recv_complete(const ulm::RecvMsg& r)
@@ -192,7 +223,7 @@ void Replicator::on_recv_complete(const ulm::RecvMsg& r)
         AckMsg a{Kind::ack, {}, 1};
         append(b, a);
         append(b, r.rep_seq);
-        outbox_.push_back(Out{set_.phys(l, x), std::move(b), nullptr});
+        outbox_.push_back(Out{set_.phys(l, x), std::move(b), nullptr, nullptr});
     }
 }
 
@@ -290,7 +321,7 @@ void Replicator::fail(int d, const char* detail)
         ++takeovers_;
         ULMPI_DEBUG("replication: rank %d's messages now come from process %d (from %llu, %zu holes)",
                     x, s, static_cast<unsigned long long>(recv_next_[xi]), want.size());
-        outbox_.push_back(Out{s, std::move(b), nullptr});
+        outbox_.push_back(Out{s, std::move(b), nullptr, nullptr});
     } else if (!holes.empty()) {
         ULMPI_DEBUG("replication: %zu lost messages of a process that did not serve me", holes.size());
     }
@@ -309,7 +340,7 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
     Orphan o{l, next, std::move(holes)};
     for (const auto& [m, e] : acks_.held(rank)) {
         if (o.wants(m)) {
-            queue_copy(e.send, from);
+            queue_copy(e, from);
         }
     }
     for (std::uint64_t h : o.holes) {
@@ -343,11 +374,14 @@ int Replicator::flush()
             continue;
         }
         ulm::SendMsg* s = nullptr;
-        Tx t{nullptr, std::move(o.ctrl), o.parent};
+        Tx t{nullptr, std::move(o.ctrl), o.parent, o.held};
         rt::Status st;
         if (o.parent != nullptr) {
             st = eng_.isend_peer(o.parent->data, o.to, o.parent->tag, o.parent->ctx,
                                  ulm::SendMode::standard, &s);
+        } else if (o.held) {
+            const ulm::DataRef ref{o.held->bytes.data(), o.held->bytes.size(), &ulm::bytes_layout()};
+            st = eng_.isend_peer(ref, o.to, o.held->tag, o.held->ctx, ulm::SendMode::standard, &s);
         } else {
             const ulm::DataRef ref{t.bytes.data(), t.bytes.size(), &ulm::bytes_layout()};
             st = eng_.isend_peer(ref, o.to, 0, kRepContext, ulm::SendMode::standard, &s);

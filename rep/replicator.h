@@ -109,19 +109,21 @@ private:
     };
     struct Out {
         int to = -1;                 // physical
-        std::vector<std::byte> ctrl; // an ack or a request; empty: a copy of `parent`
+        std::vector<std::byte> ctrl; // an ack or a request; empty: a copy of `parent` or `held`
         ulm::SendMsg* parent = nullptr;
+        std::shared_ptr<HeldCopy> held;
     };
     struct Tx {
         ulm::SendMsg* send;
         std::vector<std::byte> bytes;
         ulm::SendMsg* parent;
+        std::shared_ptr<HeldCopy> held;
     };
 
     void post_rx();
     void on_ack(int from_phys, int rank, std::uint64_t m);
     void on_request(int from_phys, int rank, std::uint64_t next, std::vector<std::uint64_t> holes);
-    void queue_copy(ulm::SendMsg* s, int to);
+    void queue_copy(const AckTable::Entry& e, int to);
     void fail(int phys, const char* detail);
     int flush();
 
@@ -129,6 +131,7 @@ private:
     rt::Bootstrap& boot_;
     ulm::FailureHooks* fallback_;
     ReplicaSet set_;
+    std::uint64_t copy_limit_; // rep_copy_limit
     int k_;      // my replica index
     int me_;     // my logical rank
     rt::JobInfo job_;

@@ -75,7 +75,10 @@ TEST(AckTable, a_dead_replica_releases_each_send_once)
 // N logical ranks x R replicas of in-process engines with a Replicator each.
 class RepCluster {
 public:
-    RepCluster(int n, int r) : n_(n), r_(r), dead_(static_cast<std::size_t>(n * r), false)
+    // copy_limit: rep_copy_limit (0: every send waits for the acknowledgements).
+    RepCluster(int n, int r, std::uint64_t copy_limit = 0)
+        : n_(n), r_(r), dead_(static_cast<std::size_t>(n * r), false),
+          limit_("rep_copy_limit", copy_limit)
     {
         ClusterOptions o;
         o.n = n * r;
@@ -125,6 +128,7 @@ public:
 private:
     int n_, r_;
     std::vector<bool> dead_;
+    ScopedSizeParam limit_;
     std::unique_ptr<Cluster> c_;
     std::vector<std::unique_ptr<rep::Replicator>> reps_;
 };
@@ -175,15 +179,40 @@ TEST(Replication, a_send_completes_only_with_the_other_replicas_acknowledgement)
     }
 }
 
+TEST(Replication, a_small_send_completes_at_once_and_its_copy_waits_for_the_acknowledgement)
+{
+    RepCluster c(2, 2, 65536);
+    const ulm::ContextId ctx{1};
+    std::vector<std::byte> out = pattern(100, 3), in0(100), in1(100);
+    ulm::SendMsg* s = nullptr;
+    ASSERT_TRUE(c.e(c.phys(0, 0)).isend(ref(out), 1, 5, ctx, ulm::SendMode::standard, &s).ok());
+    c.run_until([&] { return s->complete; });
+    EXPECT_TRUE(s->complete); // nobody has received it yet
+    c.e(c.phys(0, 0)).release(s);
+    std::fill(out.begin(), out.end(), std::byte{0}); // the buffer is the program's again
+    // Replica 1 of rank 0 dies before it sent anything: replica 1 of rank 1
+    // gets the message from replica 0's copy (the substitute).
+    c.kill(c.phys(1, 0));
+    ulm::RecvMsg* r0 = nullptr;
+    ulm::RecvMsg* r1 = nullptr;
+    ASSERT_TRUE(c.e(c.phys(0, 1)).irecv(ref(in0), 0, 5, ctx, &r0).ok());
+    ASSERT_TRUE(c.e(c.phys(1, 1)).irecv(ref(in1), 0, 5, ctx, &r1).ok());
+    EXPECT_TRUE(c.run_until([&] { return r0->complete && r1->complete; }));
+    EXPECT_EQ(in0, pattern(100, 3));
+    EXPECT_EQ(in1, pattern(100, 3));
+    c.e(c.phys(0, 1)).release(r0);
+    c.e(c.phys(1, 1)).release(r1);
+}
+
 // Replica 1 of rank 0 dies after sending `sent_before` of `total` messages
 // to rank 1 (replica 0 of rank 0 sent them all); both replicas of rank 1
 // must receive all of them, in order, and every send must complete.
-std::uint64_t substitute_run(int total, int sent_before, std::size_t bytes)
+std::uint64_t substitute_run(int total, int sent_before, std::size_t bytes, std::uint64_t copy_limit)
 {
     rt::set_log_level(rt::LogLevel::warn);
     SCOPED_TRACE("total " + std::to_string(total) + ", before " + std::to_string(sent_before) +
-                 ", bytes " + std::to_string(bytes));
-    RepCluster c(2, 2);
+                 ", bytes " + std::to_string(bytes) + ", copy limit " + std::to_string(copy_limit));
+    RepCluster c(2, 2, copy_limit);
     const ulm::ContextId ctx{1};
     auto msg = [&](int m) { return pattern(bytes, static_cast<std::uint32_t>(m + 1)); };
     std::vector<std::vector<std::byte>> out0, out1;
@@ -249,17 +278,21 @@ std::uint64_t substitute_run(int total, int sent_before, std::size_t bytes)
 
 TEST(Replication, the_substitute_sends_what_the_dead_replica_had_not)
 {
-    EXPECT_EQ(substitute_run(6, 0, 64), 0u);
-    EXPECT_EQ(substitute_run(6, 3, 64), 0u);
-    EXPECT_EQ(substitute_run(6, 6, 64), 0u);
+    for (std::uint64_t limit : {0, 65536}) {
+        EXPECT_EQ(substitute_run(6, 0, 64, limit), 0u);
+        EXPECT_EQ(substitute_run(6, 3, 64, limit), 0u);
+        EXPECT_EQ(substitute_run(6, 6, 64, limit), 0u);
+    }
 }
 
 TEST(Replication, a_rendezvous_cut_by_the_death_is_sent_again)
 {
     std::uint64_t holes = 0;
-    holes += substitute_run(4, 2, 20000);
-    holes += substitute_run(4, 4, 20000);
-    holes += substitute_run(3, 1, 20000);
+    for (std::uint64_t limit : {0, 65536}) {
+        holes += substitute_run(4, 2, 20000, limit);
+        holes += substitute_run(4, 4, 20000, limit);
+        holes += substitute_run(3, 1, 20000, limit);
+    }
     EXPECT_GT(holes, 0u) << "no rendezvous was cut: the test no longer tests it";
 }
 
