@@ -1,5 +1,6 @@
 #include "rep/replicator.h"
 
+#include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "ulm/packer.h"
@@ -459,14 +460,42 @@ int Replicator::poll()
     return n;
 }
 
+void Replicator::report_waiting(const char* why) const
+{
+    std::string list;
+    int shown = 0;
+    for (int j = 0; j < set_.logical_size(); ++j) {
+        for (const auto& [m, e] : acks_.held(j)) {
+            if (++shown > 8) {
+                break;
+            }
+            list += " message " + std::to_string(m) + " to rank " + std::to_string(j) + " (tag " +
+                    std::to_string(e.copy ? e.copy->tag : e.send->tag) + ", context " +
+                    std::to_string(e.copy ? e.copy->ctx.value() : e.send->ctx.value()) +
+                    ", replicas mask " + std::to_string(e.waiting) + ");";
+        }
+    }
+    rt::log(rt::LogLevel::warn,
+            "replication: process %d (rank %d, replica %d) %s for %zu acknowledgement(s):%s "
+            "(%zu control messages queued, %zu in flight)",
+            eng_.phys_rank(), me_, k_, why, acks_.waiting(), list.c_str(), outbox_.size(), tx_.size());
+}
+
 void Replicator::finalize()
 {
     // Everything this process sent has been acknowledged by the live
     // replicas of its receivers before it may go: a later death of a
     // sibling must not leave them without a message.
+    const rt::Nanos start = rt::now_ns();
+    bool told = false;
     eng_.wait([&] {
         poll();
-        return acks_.waiting() == 0 && outbox_.empty() && tx_.empty();
+        const bool done = acks_.waiting() == 0 && outbox_.empty() && tx_.empty();
+        if (!done && !told && rt::now_ns() - start > 10'000'000'000) {
+            told = true; // a program that is not send-deterministic, most likely
+            report_waiting("still waiting at MPI_Finalize");
+        }
+        return done;
     });
     eng_.remove_progress_hook(this);
     hooked_ = false;

@@ -126,6 +126,7 @@ private:
     void queue_copy(const AckTable::Entry& e, int to);
     void fail(int phys, const char* detail);
     int flush();
+    void report_waiting(const char* why) const;
 
     ulm::Engine& eng_;
     rt::Bootstrap& boot_;
