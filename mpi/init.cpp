@@ -92,6 +92,9 @@ int init(int required, int* provided, const char* fn)
         if (!s.replicator) {
             s.boot->abort(1, "rank " + std::to_string(job.rank) + ": MPI_Init: " + why);
         }
+        std::snprintf(ident, sizeof ident, "ulmpi: rank %d replica %d", s.engine.rank(),
+                      s.replicator->replica());
+        rt::set_log_identity(ident);
     }
     comm_init_predefined(s.engine.rank(), s.engine.size());
     ft_init(); // fault tolerance (ULFM), when the job asked for it

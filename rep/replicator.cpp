@@ -2,12 +2,16 @@
 
 #include "runtime/clock.h"
 #include "runtime/config.h"
+#include "runtime/crc32c.h"
 #include "runtime/log.h"
 #include "ulm/packer.h"
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstring>
+#include <string>
+#include <unistd.h>
 
 namespace ulmpi::rep {
 
@@ -20,7 +24,11 @@ const rt::SizeParam copy_limit_p{
     "replication: a standard send up to this size completes when it left and a copy waits for the "
     "other replicas' acknowledgements (0: every send waits for them, SDR-MPI's Algorithm 1)"};
 
-enum class Kind : std::uint8_t { ack = 1, request = 2 };
+const rt::BoolParam check_p{"rep_check", false,
+                            "replication: replicas compare a CRC32C of every message they send "
+                            "(mpirun --replica-check)"};
+
+enum class Kind : std::uint8_t { ack = 1, request = 2, digest = 3 };
 
 // The control messages, on kRepContext between physical processes.
 struct AckMsg {
@@ -34,7 +42,15 @@ struct RequestMsg {
     std::uint32_t nholes;         // numbers that follow
     std::uint64_t next;           // first number not received
 };
-static_assert(sizeof(AckMsg) == 8 && sizeof(RequestMsg) == 16);
+struct DigestMsg {
+    Kind kind;
+    std::uint8_t pad[3];
+    std::uint32_t dst;            // logical destination
+    std::uint64_t m;              // the message's number to it
+    std::int32_t tag;
+    std::uint32_t crc;            // CRC32C of its bytes
+};
+static_assert(sizeof(AckMsg) == 8 && sizeof(RequestMsg) == 16 && sizeof(DigestMsg) == 24);
 
 constexpr std::size_t kMaxHoles = 4096;
 
@@ -106,6 +122,10 @@ Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
     new_holes_.resize(nn);
     serve_.resize(nn);
     server_.resize(nn);
+    check_ = check_p.get();
+    if (check_) {
+        digests_.resize(nn);
+    }
     for (int x = 0; x < n; ++x) {
         server_[static_cast<std::size_t>(x)] = set_.phys(k_, x);
     }
@@ -162,6 +182,20 @@ void Replicator::on_send(ulm::SendMsg& s, int dst)
 {
     const std::uint64_t m = ++send_next_[static_cast<std::size_t>(dst)];
     s.rep_seq = m;
+    if (check_) {
+        std::uint32_t crc = 0;
+        ulm::for_each_segment(s.data, 0, s.total, [&](const std::byte* p, std::size_t n) {
+            crc = rt::crc32c(p, n, crc);
+        });
+        for (int l = 0; l < set_.replicas(); ++l) {
+            if (l != k_ && set_.alive(l, me_)) {
+                std::vector<std::byte> b;
+                append(b, DigestMsg{Kind::digest, {}, static_cast<std::uint32_t>(dst), m, s.tag, crc});
+                outbox_.push_back(Out{set_.phys(l, me_), std::move(b), nullptr, nullptr});
+            }
+        }
+        record_digest(k_, dst, m, s.tag, crc);
+    }
     const std::uint32_t mask = set_.live_mask(dst, k_);
     const auto& orphans = serve_[static_cast<std::size_t>(dst)];
     if (mask == 0 && orphans.empty()) {
@@ -355,6 +389,70 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
     orphans.push_back(std::move(o));
 }
 
+void Replicator::record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc)
+{
+    auto& table = digests_[static_cast<std::size_t>(dst)];
+    Digests& d = table[m];
+    if (d.crc.empty()) {
+        d.crc.assign(static_cast<std::size_t>(set_.replicas()), 0);
+        d.tag = tag;
+    }
+    d.have |= 1u << replica;
+    d.crc[static_cast<std::size_t>(replica)] = crc;
+    // Compared once every live replica's digest is here (mine included).
+    const std::uint32_t live = set_.live_mask(me_, -1);
+    if (!(d.have & (1u << k_)) || (d.have & live) != live) {
+        return;
+    }
+    ++checked_;
+    int agree = 0; // replicas whose digest equals mine
+    for (int l = 0; l < set_.replicas(); ++l) {
+        if ((live & (1u << l)) && d.crc[static_cast<std::size_t>(l)] == d.crc[static_cast<std::size_t>(k_)]) {
+            ++agree;
+        }
+    }
+    const int nlive = std::popcount(live);
+    if (agree != nlive) {
+        ++mismatches_;
+        std::string all;
+        for (int l = 0; l < set_.replicas(); ++l) {
+            if (live & (1u << l)) {
+                char buf[48];
+                std::snprintf(buf, sizeof buf, " replica %d %08x", l, d.crc[static_cast<std::size_t>(l)]);
+                all += buf;
+            }
+        }
+        rt::log(rt::LogLevel::error,
+                "replica check: rank %d's message %llu to rank %d (tag %d) differs between "
+                "replicas:%s (seen by replica %d)",
+                me_, static_cast<unsigned long long>(m), dst, d.tag, all.c_str(), k_);
+        // With three or more, the majority wins: a replica that disagrees
+        // with every other one, which all agree, leaves the job.
+        if (nlive >= 3 && agree == 1) {
+            bool others_agree = true;
+            bool seen = false;
+            std::uint32_t first = 0;
+            for (int l = 0; l < set_.replicas(); ++l) {
+                if (l == k_ || !(live & (1u << l))) {
+                    continue;
+                }
+                const std::uint32_t c = d.crc[static_cast<std::size_t>(l)];
+                others_agree = others_agree && (!seen || c == first);
+                first = c;
+                seen = true;
+            }
+            if (others_agree) {
+                rt::log(rt::LogLevel::error,
+                        "replica check: replica %d of rank %d is outvoted and leaves the job", k_,
+                        me_);
+                std::fflush(nullptr);
+                ::_exit(3);
+            }
+        }
+    }
+    table.erase(m);
+}
+
 void Replicator::on_ack(int from, int rank, std::uint64_t m)
 {
     if (ulm::SendMsg* s = acks_.ack(rank, set_.replica_of(from), m)) {
@@ -441,6 +539,13 @@ int Replicator::poll()
                 std::uint64_t m;
                 std::memcpy(&m, msg.data() + sizeof a + i * 8, 8);
                 on_ack(from, rank, m);
+            }
+        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::digest)} &&
+                   len >= sizeof(DigestMsg) && check_) {
+            DigestMsg d;
+            std::memcpy(&d, msg.data(), sizeof d);
+            if (rank == me_ && d.dst < static_cast<std::uint32_t>(set_.logical_size())) {
+                record_digest(set_.replica_of(from), static_cast<int>(d.dst), d.m, d.tag, d.crc);
             }
         } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::request)} &&
                    len >= sizeof(RequestMsg)) {

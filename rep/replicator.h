@@ -28,6 +28,13 @@
 //    to that rank. The job ends with a clear error when every replica of a
 //    rank has died.
 //
+//  * Cross-checking (rep_check, mpirun --replica-check; the RedMPI idea):
+//    every replica sends its siblings a CRC32C of each message it sends
+//    (destination rank, number, tag); a sibling whose own digest of that
+//    message differs reports it (silent data corruption). With three or
+//    more replicas the majority wins: a replica whose digest differs from
+//    every other one (which agree) leaves the job and is treated as failed.
+//
 // Recovery (re-creating a lost replica as a new incarnation) needs the
 // runtime to start a process into the running job; the hooks for it are the
 // request above (a new replica asks exactly as an orphaned one does, from
@@ -43,6 +50,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +87,9 @@ public:
     std::uint64_t takeovers() const { return takeovers_; }
     // Messages asked for again because their sender died during their transfer.
     std::uint64_t holes() const { return holes_; }
+    // Cross-checking: messages compared, and those whose digests differed.
+    std::uint64_t checked() const { return checked_; }
+    std::uint64_t mismatches() const { return mismatches_; }
 
     // ulm::ReplicaHooks
     const rt::JobInfo& logical_job() const override { return job_; }
@@ -126,6 +137,8 @@ private:
     void queue_copy(const AckTable::Entry& e, int to);
     void fail(int phys, const char* detail);
     int flush();
+    void on_digest(int from, int dst, std::uint64_t m, int tag, std::uint32_t crc);
+    void record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc);
     void report_waiting(const char* why) const;
 
     ulm::Engine& eng_;
@@ -147,6 +160,17 @@ private:
     std::vector<Tx> tx_;
     ulm::RecvMsg* rx_ = nullptr;
     std::vector<std::byte> rx_buf_;
+    // Cross-checking: per destination rank and message number, each
+    // replica's digest (bit `have` l: replica l's is known).
+    struct Digests {
+        std::uint32_t have = 0;
+        int tag = 0;
+        std::vector<std::uint32_t> crc;
+    };
+    bool check_ = false;
+    std::vector<std::map<std::uint64_t, Digests>> digests_;
+    std::uint64_t checked_ = 0;
+    std::uint64_t mismatches_ = 0;
     std::uint64_t takeovers_ = 0;
     std::uint64_t holes_ = 0;
     std::vector<ulm::RecvMsg*> orphans_;     // during fail()

@@ -33,6 +33,7 @@ enum class Opt {
     boot_if,
     verbose,
     replicas,
+    replica_check,
     display_map,
     with_ft,
     ft_comm_mode,
@@ -80,6 +81,7 @@ constexpr OptSpec kOptions[] = {
     {"boot-if", Opt::boot_if, true},
     {"replicas", Opt::replicas, true},
     {"display-map", Opt::display_map, false},
+    {"replica-check", Opt::replica_check, false},
     {"with-ft", Opt::with_ft, true},
     {"ft-mode", Opt::ft_comm_mode, true},
     {"ft-msg-mode", Opt::ft_msg_mode, true},
@@ -435,6 +437,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 break;
             case Opt::verbose: o.verbose = true; break;
             case Opt::display_map: o.display_map = true; break;
+            case Opt::replica_check: o.params.emplace_back("rep_check", "1"); break;
             case Opt::replicas:
                 if (!parse_count(value, o.replicas) || o.replicas > 32) {
                     return fail("--replicas: '" + value + "' is not a replica count (1 to 32)");
@@ -628,6 +631,9 @@ Options (also accepted with a single dash, e.g. -np 4):
                        send-deterministic programs, docs/replication.md): the
                        program sees the -n ranks; the job survives the death of
                        any process while one replica of each rank lives
+  --replica-check      with --replicas: the replicas of a rank compare a CRC32C
+                       of every message they send and report a difference
+                       (with 3 or more, the outvoted replica leaves the job)
   --display-map        print which host runs every process (and replica)
   -v, --verbose        log what mpirun does
   -h, --help           this text

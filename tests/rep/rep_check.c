@@ -13,6 +13,9 @@
  * kill=P:S: the process whose number (rank + replica * size, from
  * MPIX_Replica_info) is P raises SIGKILL at step S (iteration * PHASES +
  * phase): a replica dies at a chosen point of the traffic.
+ * flip=P:I: process P flips a bit of the side message it sends in phase 0
+ * of iteration I (a silent data corruption for mpirun --replica-check; the
+ * receiver does not use that message, so the result stays the same).
  */
 #include <mpi.h>
 
@@ -28,6 +31,7 @@
 
 static int rank, size, me_proc, nkill;
 static int kill_proc[MAXKILL], kill_step[MAXKILL];
+static int flip_proc = -1, flip_iter = -1;
 static int errors;
 static uint64_t acc = 1469598103934665603ull;
 
@@ -60,7 +64,10 @@ int main(int argc, char** argv)
     int iters = 10;
     for (int i = 1; i < argc; ++i) {
         int p, s;
-        if (sscanf(argv[i], "kill=%d:%d", &p, &s) == 2 && nkill < MAXKILL) {
+        if (sscanf(argv[i], "flip=%d:%d", &p, &s) == 2) {
+            flip_proc = p;
+            flip_iter = s;
+        } else if (sscanf(argv[i], "kill=%d:%d", &p, &s) == 2 && nkill < MAXKILL) {
             kill_proc[nkill] = p;
             kill_step[nkill++] = s;
         } else {
@@ -94,6 +101,12 @@ int main(int argc, char** argv)
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         check(got == value(it, left), "ring", it);
         fold((uint64_t)got);
+        int side = value(it, rank) ^ 0x5a5a;
+        if (me_proc == flip_proc && it == flip_iter) {
+            side ^= 1 << 9;
+        }
+        MPI_Sendrecv(&side, 1, MPI_INT, right, 8, &got2, 1, MPI_INT, left, 8, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
 
         /* 1: nonblocking both ways, blocking standard sends in a safe order */
         maybe_die(step + 1);

@@ -14,6 +14,10 @@
    that repeats it.
 4. --lose-rank: every replica of one rank dies; mpirun must exit non-zero
    within the limit with a message naming the rank.
+5. --flip-check: with --replica-check, a process flips a bit of a message it
+   sends (one the receiver ignores): with 2 replicas the difference is
+   reported (rank, destination, tag, message number) and the job ends well;
+   with 3 the outvoted replica leaves the job, which still ends well.
 Every run has a watchdog (--limit): a hung job fails the test and its
 process group is killed.
 """
@@ -55,6 +59,7 @@ def main():
     ap.add_argument("--kill-runs", type=int, default=0)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--lose-rank", action="store_true")
+    ap.add_argument("--flip-check", action="store_true")
     ap.add_argument("--limit", type=float, default=60)
     ap.add_argument("--mpirun-arg", action="append", default=[])
     a = ap.parse_args()
@@ -105,6 +110,33 @@ def main():
         rc, out = run(cmd, a.limit)
         ok = rc not in (0, None) and re.search(r"every replica of rank %d" % rank, out)
         print("every replica of rank %d dies: %s" % (rank, "ok" if ok else "FAILED (rc=%s)" % rc))
+        if not ok:
+            print("  command: %s\n%s" % (" ".join(cmd), out))
+            failures += 1
+
+    if a.flip_check:
+        for r in (2, 3):
+            rank = rng.randrange(a.np)
+            victim = rank + (r - 1) * a.np
+            it = rng.randrange(a.iters)
+            cmd = base + ["--replicas", str(r), "--replica-check", a.exe, str(a.iters),
+                          "flip=%d:%d" % (victim, it)]
+            rc, out = run(cmd, a.limit)
+            got = results(out)
+            report = re.search(r"replica check: rank %d's message \d+ to rank \d+ \(tag 8\) "
+                               r"differs between replicas" % rank, out)
+            ok = rc == 0 and got == [ref] and report is not None
+            if r == 3:
+                ok = ok and "is outvoted and leaves the job" in out
+            print("replica check, %d replicas, process %d flips a bit in iteration %d: %s" %
+                  (r, victim, it, "ok" if ok else "FAILED (rc=%s)" % rc))
+            if not ok:
+                print("  command: %s\n%s" % (" ".join(cmd), out))
+                failures += 1
+        cmd = base + ["--replicas", "3", "--replica-check", a.exe, str(a.iters)]
+        rc, out = run(cmd, a.limit)
+        ok = rc == 0 and results(out) == [ref] and "replica check" not in out
+        print("replica check without corruption: %s" % ("ok" if ok else "FAILED (rc=%s)" % rc))
         if not ok:
             print("  command: %s\n%s" % (" ".join(cmd), out))
             failures += 1
