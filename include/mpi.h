@@ -1443,6 +1443,10 @@ int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+/* Replication (mpirun --replicas R, docs/replication.md): which replica of
+ * its rank this process is (0..R-1) and how many there are (1 without). */
+int MPIX_Replica_info(int *replica, int *replicas);
+int PMPIX_Replica_info(int *replica, int *replicas);
 int MPIX_Comm_agree(MPI_Comm comm, int *flag);
 int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
 int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);

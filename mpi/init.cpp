@@ -87,7 +87,22 @@ int init(int required, int* provided, const char* fn)
     }
     s.detector = std::make_unique<ft::Detector>(*s.boot, s.engine, ft::detector_mode());
     s.engine.set_failure_hooks(s.detector.get());
-    comm_init_predefined(job.rank, job.size);
+    if (const int replicas = rep::replicas_param(); replicas > 1) {
+        // From here on the engine shows the logical rank (docs/replication.md).
+        if (s.detector->tolerant()) {
+            s.boot->abort(1, "rank " + std::to_string(job.rank) +
+                                 ": MPI_Init: replication (--replicas) cannot be combined with "
+                                 "--with-ft or FT-MPI modes");
+        }
+        s.replicator = rep::Replicator::start(s.engine, *s.boot, replicas, s.detector.get(), why);
+        if (!s.replicator) {
+            s.boot->abort(1, "rank " + std::to_string(job.rank) + ": MPI_Init: " + why);
+        }
+        std::snprintf(ident, sizeof ident, "ulmpi: rank %d replica %d", s.engine.rank(),
+                      s.replicator->replica());
+        rt::set_log_identity(ident);
+    }
+    comm_init_predefined(s.engine.rank(), s.engine.size());
     ft_init(); // fault tolerance (ULFM), when the job asked for it
     ftmpi_init(); // FT-MPI's modes on top of it
 
@@ -147,6 +162,9 @@ int PMPI_Finalize() try {
     ftmpi_finalize(); // FT-MPI: survivors leave together
     bsend_drain();
     message_finalize();
+    if (s.replicator) {
+        s.replicator->finalize(); // every message acknowledged by every live replica
+    }
     rt::Status st = s.engine.finalize();
     ft_finalize();
     if (!st.ok()) {

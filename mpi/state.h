@@ -4,6 +4,7 @@
 
 #include "ft/detector.h"
 #include "mpi/entry.h"
+#include "rep/replicator.h"
 #include "runtime/bootstrap.h"
 #include "ulm/engine.h"
 
@@ -24,6 +25,7 @@ struct State {
     std::unique_ptr<rt::Bootstrap> boot;
     ulm::Engine engine;
     std::unique_ptr<ft::Detector> detector;
+    std::unique_ptr<rep::Replicator> replicator; // mpirun --replicas (rep/)
     Comm* world = nullptr;
     Comm* self = nullptr;
 };

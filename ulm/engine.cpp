@@ -196,7 +196,8 @@ Status Engine::finalize()
 
 void Engine::enable_threads()
 {
-    bool fine = fine_param.get();
+    // Replication (rep/) keeps the one lock: its hooks are not per-peer.
+    bool fine = fine_param.get() && rep_ == nullptr;
     for (auto& p : paths_) {
         fine = fine && p->concurrent();
     }
@@ -482,8 +483,8 @@ void Engine::fail_peer(int rank, Errc why)
     Peer& p = peer(rank);
     links_.fail(l, why); // kept fragments freed; their sends see `why`
     auto fail_send = [&](SendMsg* s) {
-        if (s->error == Errc::ok) {
-            s->error = why;
+        if (s->error == Errc::ok && rep_ == nullptr) {
+            s->error = why; // (replicated: the other replicas of the receiver still count)
         }
         protocol_done(s);
     };
@@ -495,20 +496,40 @@ void Engine::fail_peer(int rank, Errc why)
             fail_send(s); // waiting for the receiver's answer, or streaming
         }
     }
+    std::vector<RecvMsg*> orphans;
     for (RecvMsg* r : recvs_.all()) {
-        if (r->env.source == rank && !r->complete) {
+        if (r->peer == rank && !r->complete) {
             recvs_.erase(r->id);
             r->id = 0;
+            if (rep_ != nullptr) {
+                orphans.push_back(r);
+                continue;
+            }
             r->error = why;
             complete_recv(r);
         }
     }
-    for (RecvMsg* r : matcher_.take_posted([&](const RecvMsg& r) { return r.src == rank; })) {
-        r->error = why;
-        complete_recv(r);
-    }
     while (Unexpected* u = p.ahead.pop_front()) {
         free_unexpected(u); // behind a gap that can never fill
+    }
+    if (rep_ != nullptr) {
+        // Posted receives name logical ranks and stay; a stored rendezvous
+        // message of the dead process can never be read: another replica
+        // of its sender sends it again.
+        for (Unexpected* u : matcher_.take_unexpected([&](const Unexpected& u) {
+                 return u.peer == rank && !(u.hdr.base.flags & flag::eager);
+             })) {
+            rep_->on_unexpected_dropped(u->src, u->rep_seq);
+            free_unexpected(u);
+        }
+        for (RecvMsg* r : orphans) {
+            rep_->on_recv_orphaned(*r);
+        }
+    } else {
+        for (RecvMsg* r : matcher_.take_posted([&](const RecvMsg& r) { return r.src == rank; })) {
+            r->error = why;
+            complete_recv(r);
+        }
     }
     if (p.active_hook.linked()) {
         active_.remove(&p);

@@ -65,6 +65,7 @@
 #include "ulm/peer.h"
 #include "ulm/progress.h"
 #include "ulm/reliability.h"
+#include "ulm/replica_hooks.h"
 #include "ulm/thread_lock.h"
 
 #include <memory>
@@ -123,9 +124,14 @@ public:
     // Completes outstanding sends, then closes the paths (after a fence).
     Status finalize();
 
-    int rank() const { return rank_; }
-    int size() const { return size_; }
-    const rt::JobInfo& job() const { return boot_->job(); }
+    // The rank, size and job its users see: the logical ones under
+    // replication (replica_hooks.h), else the process's own.
+    int rank() const { return rep_ != nullptr ? rep_->logical_job().rank : rank_; }
+    int size() const { return rep_ != nullptr ? rep_->logical_job().size : size_; }
+    const rt::JobInfo& job() const { return rep_ != nullptr ? rep_->logical_job() : boot_->job(); }
+    // The process's own place among every process of the job.
+    int phys_rank() const { return rank_; }
+    int phys_size() const { return size_; }
     rt::Bootstrap& bootstrap() { return *boot_; }
 
     // Point-to-point. `dst`/`src` are world ranks; src may be kAnySource,
@@ -133,6 +139,17 @@ public:
     Status isend(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
                  SendMsg** out);
     Status irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvMsg** out);
+    // A send to physical process `dst`, outside replication (rep/'s own
+    // traffic); the same as isend() without replica hooks.
+    Status isend_peer(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
+                      SendMsg** out);
+    // Replication: one completion a send waited for happened (see holds).
+    void release_hold(SendMsg* s);
+    // Replication: a receive handed over by on_recv_orphaned() is posted
+    // again, first in line (its source names a logical rank).
+    void repost(RecvMsg* r);
+    void set_replica_hooks(ReplicaHooks* hooks) { rep_ = hooks; }
+    bool replicated() const { return rep_ != nullptr; }
     // Fast path of a blocking standard send: an eager message leaves at once,
     // without a descriptor, when nothing waits for the peer and the path has
     // room. False: nothing was sent; use isend().
@@ -300,6 +317,9 @@ private:
     void pick_lock_mode();
 
     // send side (protocol.cpp)
+    template <class Before>
+    Status isend_peer(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
+                      SendMsg** out, Before&& before);
     bool start_send(Peer& p, SendMsg* s);
     bool continue_send(Peer& p, SendMsg* s);
     void protocol_done(SendMsg* s);
@@ -315,7 +335,11 @@ private:
     void deliver_in_order(Peer& p, path::Path* via, const MatchHeader& h, const std::byte* payload,
                           std::uint32_t plen, Unexpected* stored);
     void deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h, const std::byte* payload,
-                         std::uint32_t plen, int src);
+                         std::uint32_t plen, int src, int src_view, std::uint64_t rep_seq);
+    void deliver_stored(RecvMsg* r, Unexpected* u)
+    {
+        deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer, u->src, u->rep_seq);
+    }
     bool read_direct(RecvMsg* r, path::Path* via, int src, const std::byte* key, std::uint32_t keylen);
     bool on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool checksum);
     void on_cts(Peer& p, const CtsHeader& h);
@@ -357,6 +381,7 @@ private:
     DescTable<SendMsg> sends_;
     DescTable<RecvMsg> recvs_;
     FailureHooks* hooks_ = nullptr;
+    ReplicaHooks* rep_ = nullptr;
     std::vector<ProgressHook*> progress_hooks_;
     std::vector<ProgressHook*> slow_hooks_;
     Backoff::Policy backoff_policy_{};

@@ -38,6 +38,20 @@ Unexpected* Matcher::post(RecvMsg* r)
     return nullptr;
 }
 
+Unexpected* Matcher::post_front(RecvMsg* r)
+{
+    Context& c = context(r->ctx);
+    for (Unexpected* u = c.unexpected.front(); u != nullptr; u = c.unexpected.next(u)) {
+        if (envelope_matches(r->src, r->tag, u->source(), u->tag())) {
+            c.unexpected.remove(u);
+            return u;
+        }
+    }
+    c.posted.push_front(r);
+    r->posted = true;
+    return nullptr;
+}
+
 RecvMsg* Matcher::arrive(ContextId ctx, int src, int tag)
 {
     Context& c = context(ctx);
@@ -68,7 +82,7 @@ Unexpected* Matcher::find_unexpected(ContextId ctx, int src, std::uint64_t msg_s
 {
     Context& c = context(ctx);
     for (Unexpected* u = c.unexpected.front(); u != nullptr; u = c.unexpected.next(u)) {
-        if (u->source() == src && u->hdr.msg_seq == msg_seq) {
+        if (u->peer == src && u->hdr.msg_seq == msg_seq) {
             return u;
         }
     }

@@ -46,6 +46,10 @@ public:
     Unexpected* find_unexpected(ContextId ctx, int src, std::uint64_t msg_seq);
     // Removes a message found by probe (matched probe: MPI_Mprobe).
     void take(Unexpected* u);
+    // Like post(), but a receive that is not served at once goes to the
+    // front of the posted list (a receive given back after its sender died:
+    // it was first in line).
+    Unexpected* post_front(RecvMsg* r);
     // Removes a receive that has not matched yet. false when it is not posted.
     bool cancel(RecvMsg* r);
 
@@ -98,7 +102,6 @@ public:
         }
         return out;
     }
-
     std::size_t posted_count() const;
     std::size_t unexpected_count() const;
     // Calls fn(Unexpected*) for every stored message (used at shutdown).

@@ -80,6 +80,8 @@ struct SendMsg {
     std::uint64_t next_offset = 0; // next data byte to send
     std::uint64_t limit = 0;       // bytes the receiver accepts
     std::uint32_t unacked = 0;     // reliability: fragments not yet acknowledged
+    std::uint32_t holds = 0;       // replication: completions it still waits for
+    std::uint64_t rep_seq = 0;     // replication: number in the stream to its logical rank
     DoneFlag complete;         // MPI completion: buffer may be reused
     bool released = false;     // the MPI layer no longer looks at it
     bool cancelled = false;
@@ -98,6 +100,8 @@ struct RecvMsg {
     std::uint64_t expected = 0; // min(msg_len, capacity)
     std::uint64_t received = 0;
     std::uint64_t send_id = 0;
+    int peer = -1;              // process it matched from (the physical one under replication)
+    std::uint64_t rep_seq = 0;  // replication: the message's number in its sender's stream
     bool matched = false;
     DoneFlag complete;
     bool released = false;
@@ -113,14 +117,16 @@ struct Unexpected {
 
     rt::ListHook hook;
     MatchHeader hdr;
-    int peer = -1;
+    int peer = -1;              // the process it came from
+    int src = -1;               // the source it matches as (the logical rank under replication)
+    std::uint64_t rep_seq = 0;  // replication: its number in its sender's stream
     path::Path* via = nullptr;  // the path it came by (a single-copy read goes back over it)
     std::uint32_t payload_len = 0;
     std::byte* heap = nullptr;
     alignas(16) std::byte inline_payload[kInline];
 
     const std::byte* payload() const { return heap != nullptr ? heap : inline_payload; }
-    int source() const { return peer; }
+    int source() const { return src; }
     int tag() const { return hdr.tag; }
     ContextId ctx() const { return ContextId(hdr.context); }
 };

@@ -36,6 +36,49 @@ template <class H> H read_header(const std::byte* p)
 Status Engine::isend(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
                      SendMsg** out)
 {
+    if (rep_ == nullptr) [[likely]] {
+        return isend_peer(data, dst, tag, ctx, mode, out);
+    }
+    if (dst < 0 || dst >= size()) {
+        return Errc::invalid_arg;
+    }
+    const int phys = rep_->route(dst);
+    if (phys >= 0 && links_[phys].alive()) {
+        // Held before it can complete (an eager send completes in isend_peer).
+        SendMsg* s = nullptr;
+        Status st = isend_peer(data, phys, tag, ctx, mode, &s, [&](SendMsg& m) { rep_->on_send(m, dst); });
+        *out = s;
+        return st;
+    }
+    // That replica of the destination is gone: nothing to send, only the
+    // other replicas' acknowledgements to wait for.
+    SendMsg* s = send_pool_.get();
+    if (s == nullptr) {
+        return Errc::no_memory;
+    }
+    s->data = data;
+    s->total = data.bytes();
+    s->dst = -1;
+    s->tag = tag;
+    s->ctx = ctx;
+    s->mode = mode;
+    s->state = SendMsg::State::done;
+    rep_->on_send(*s, dst);
+    *out = s;
+    check_complete(s);
+    return Errc::ok;
+}
+
+Status Engine::isend_peer(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
+                          SendMsg** out)
+{
+    return isend_peer(data, dst, tag, ctx, mode, out, [](SendMsg&) {});
+}
+
+template <class Before>
+Status Engine::isend_peer(const DataRef& data, int dst, int tag, ContextId ctx, SendMode mode,
+                          SendMsg** out, Before&& before)
+{
     if (dst < 0 || dst >= size_) {
         return Errc::invalid_arg;
     }
@@ -56,6 +99,7 @@ Status Engine::isend(const DataRef& data, int dst, int tag, ContextId ctx, SendM
     s->ctx = ctx;
     s->mode = mode;
     *out = s;
+    before(*s);
     if (!p.pending.empty() || !start_send(p, s)) {
         if (s->state == SendMsg::State::queued && !s->hook.linked()) {
             p.pending.push_back(s);
@@ -67,7 +111,7 @@ Status Engine::isend(const DataRef& data, int dst, int tag, ContextId ctx, SendM
 
 bool Engine::send_now(const DataRef& data, int dst, int tag, ContextId ctx)
 {
-    if (dst < 0 || dst >= size_) [[unlikely]] {
+    if (dst < 0 || dst >= size_ || rep_ != nullptr) [[unlikely]] {
         return false;
     }
     if (fine_) [[unlikely]] {
@@ -146,16 +190,16 @@ Status Engine::irecv_into(RecvMsg& rr, const DataRef& data, int src, int tag, Co
     r->src = src;
     r->tag = tag;
     r->ctx = ctx;
-    if (src != kAnySource && (src < 0 || src >= size_)) {
+    if (src != kAnySource && (src < 0 || src >= size())) {
         r->error = Errc::invalid_arg;
         complete_recv(r);
         return Errc::ok;
     }
     if (!fine_) [[likely]] {
         if (Unexpected* u = matcher_.post(r)) {
-            deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer);
+            deliver_stored(r, u);
             free_unexpected(u);
-        } else if (src != kAnySource && !links_[src].alive()) {
+        } else if (src != kAnySource && rep_ == nullptr && !links_[src].alive()) {
             matcher_.cancel(r);
             r->error = Errc::peer_failed;
             complete_recv(r);
@@ -182,7 +226,7 @@ Status Engine::irecv_into(RecvMsg& rr, const DataRef& data, int src, int tag, Co
     // fin) go to the sender under the sender's lock.
     {
         rt::OptGuard pg(peer(u->peer).lock);
-        deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer);
+        deliver_stored(r, u);
     }
     free_unexpected(u);
     return Errc::ok;
@@ -196,7 +240,7 @@ bool Engine::iprobe(int src, int tag, ContextId ctx, Envelope* env)
     if (u == nullptr) {
         return false;
     }
-    *env = Envelope{u->peer, u->hdr.tag, u->hdr.msg_len};
+    *env = Envelope{u->src, u->hdr.tag, u->hdr.msg_len};
     return true;
 }
 
@@ -207,7 +251,7 @@ Unexpected* Engine::improbe(int src, int tag, ContextId ctx, Envelope* env)
     Unexpected* u = matcher_.probe(ctx, src, tag);
     if (u != nullptr) {
         matcher_.take(u);
-        *env = Envelope{u->peer, u->hdr.tag, u->hdr.msg_len};
+        *env = Envelope{u->src, u->hdr.tag, u->hdr.msg_len};
     }
     return u;
 }
@@ -220,14 +264,14 @@ Status Engine::imrecv(Unexpected* msg, const DataRef& data, RecvMsg** out)
     }
     r->data = data;
     r->capacity = data.bytes();
-    r->src = msg->peer;
+    r->src = msg->src;
     r->tag = msg->hdr.tag;
     r->ctx = msg->ctx();
     *out = r;
     {
         rt::ReadGuard eg(elock_);
         rt::OptGuard pg(peer(msg->peer).lock);
-        deliver_matched(r, msg->via, msg->hdr, msg->payload(), msg->payload_len, msg->peer);
+        deliver_stored(r, msg);
     }
     free_unexpected(msg);
     return Errc::ok;
@@ -262,7 +306,11 @@ bool Engine::cancel(SendMsg* s)
     // synchronous) asks the receiver, which removes the message if no
     // receive has taken it: the send then completes as cancelled, or else
     // normally. An eager send that completed locally cannot be cancelled
-    // (MPI allows a cancel to fail).
+    // (MPI allows a cancel to fail). Under replication a send is never
+    // cancelled (its number is counted at every replica of the receiver).
+    if (rep_ != nullptr) {
+        return false;
+    }
     rt::WriteGuard g(elock_);
     if (!s->complete && waits_for_receiver(*s) && s->id != 0) {
         ask_cancel(peer(s->dst), *s);
@@ -548,10 +596,35 @@ void Engine::protocol_done(SendMsg* s)
 
 void Engine::check_complete(SendMsg* s)
 {
-    if (!s->complete && s->state == SendMsg::State::done && s->unacked == 0) {
+    if (!s->complete && s->state == SendMsg::State::done && s->unacked == 0 && s->holds == 0) {
         s->complete = true;
     }
     maybe_free(s);
+}
+
+void Engine::release_hold(SendMsg* s)
+{
+    if (s->holds > 0) {
+        --s->holds;
+    }
+    check_complete(s);
+}
+
+void Engine::repost(RecvMsg* r)
+{
+    r->matched = false;
+    r->complete = false;
+    r->error = Errc::ok;
+    r->received = 0;
+    r->expected = 0;
+    r->send_id = 0;
+    r->peer = -1;
+    r->rep_seq = 0;
+    r->env = Envelope{};
+    if (Unexpected* u = matcher_.post_front(r)) {
+        deliver_stored(r, u);
+        free_unexpected(u);
+    }
 }
 
 void Engine::maybe_free(SendMsg* s)
@@ -688,14 +761,22 @@ void Engine::deliver_in_order(Peer& p, path::Path* via, const MatchHeader& h,
                               const std::byte* payload, std::uint32_t plen, Unexpected* stored)
 {
     if (!fine_) [[likely]] {
-        RecvMsg* r = matcher_.arrive(ContextId(h.context), p.rank, h.tag);
+        int src = p.rank;
+        std::uint64_t rep_seq = 0;
+        if (rep_ != nullptr) [[unlikely]] {
+            src = rep_->logical_of(p.rank);
+            rep_seq = rep_->on_arrival(p.rank, ContextId(h.context));
+        }
+        RecvMsg* r = matcher_.arrive(ContextId(h.context), src, h.tag);
         if (r == nullptr) {
             ++p.counters.unexpected;
-            matcher_.add_unexpected(stored != nullptr ? stored
-                                                      : store_unexpected(p.rank, via, h, payload, plen));
+            Unexpected* u = stored != nullptr ? stored : store_unexpected(p.rank, via, h, payload, plen);
+            u->src = src;
+            u->rep_seq = rep_seq;
+            matcher_.add_unexpected(u);
             return;
         }
-        deliver_matched(r, via, h, payload, plen, p.rank);
+        deliver_matched(r, via, h, payload, plen, p.rank, src, rep_seq);
         if (stored != nullptr) {
             free_unexpected(stored);
         }
@@ -714,18 +795,21 @@ void Engine::deliver_in_order(Peer& p, path::Path* via, const MatchHeader& h,
             return;
         }
     }
-    deliver_matched(r, via, h, payload, plen, p.rank);
+    deliver_matched(r, via, h, payload, plen, p.rank, p.rank, 0);
     if (stored != nullptr) {
         free_unexpected(stored);
     }
 }
 
 void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
-                             const std::byte* payload, std::uint32_t plen, int src)
+                             const std::byte* payload, std::uint32_t plen, int src, int src_view,
+                             std::uint64_t rep_seq)
 {
     Peer& p = peer(src);
     r->matched = true;
-    r->env = Envelope{src, h.tag, h.msg_len};
+    r->peer = src;
+    r->rep_seq = rep_seq;
+    r->env = Envelope{src_view, h.tag, h.msg_len};
     r->expected = std::min(h.msg_len, r->capacity);
     r->send_id = h.send_id;
     if (h.msg_len > r->capacity) {
@@ -751,6 +835,10 @@ void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
     }
     if (!links_[src].alive()) {
         // The rest of the message was to come from a process that failed.
+        if (rep_ != nullptr) {
+            rep_->on_recv_orphaned(*r); // another replica of the sender will send it
+            return;
+        }
         r->error = Errc::peer_failed;
         complete_recv(r);
         return;
@@ -988,6 +1076,9 @@ void Engine::complete_recv(RecvMsg* r)
         return;
     }
     r->complete = true;
+    if (rep_ != nullptr && r->matched && (r->error == Errc::ok || r->error == Errc::truncated)) [[unlikely]] {
+        rep_->on_recv_complete(*r);
+    }
     if (r->released) {
         if (r->id != 0) {
             recvs_.erase(r->id);
@@ -1005,6 +1096,7 @@ Unexpected* Engine::store_unexpected(int peer, path::Path* via, const MatchHeade
     }
     u->hdr = h;
     u->peer = peer;
+    u->src = peer;
     u->via = via;
     u->payload_len = plen;
     if (plen > Unexpected::kInline) {

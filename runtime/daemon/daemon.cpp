@@ -310,15 +310,20 @@ void Daemon::launch(const wire::Launch& l)
     std::string boot = wire::format_boot_addr(addr);
     std::string secret = wire::secret_to_hex(args_.secret);
     bool stop = !listening;
-    // A fault-tolerant job (the `ft` parameter in the job's environment):
+    // A fault-tolerant job (the `ft` parameter in the job's environment, or
+    // replication):
     // the ranks of this host read failure notices from a board kept here.
     FtMode ft = FtMode::none;
+    bool replicated = false;
     for (const std::string& e : l.env) {
         if (e.starts_with("ULMPI_FT=") && !parse_ft_mode(std::string_view(e).substr(9), ft)) {
             ft = FtMode::none; // the ranks refuse the bad value themselves
         }
+        if (e.starts_with("ULMPI_REP_REPLICAS=") && e != "ULMPI_REP_REPLICAS=1") {
+            replicated = true; // mpirun --replicas: the job lives on failures too
+        }
     }
-    if (ft != FtMode::none && !stop) {
+    if ((ft != FtMode::none || replicated) && !stop) {
         std::string bad;
         if (!board_.create(static_cast<int>(l.size), static_cast<int>(l.num_nodes), bad).ok()) {
             ULMPI_ERROR("cannot make the notice board of a fault-tolerant job: %s", bad.c_str());

@@ -77,6 +77,45 @@ void LineForwarder::finish()
     write_out(out);
 }
 
+void ReplicaOutput::feed(int replica, const char* data, std::size_t len)
+{
+    std::uint64_t& seen = seen_[static_cast<std::size_t>(replica)];
+    const std::uint64_t end = seen + len;
+    if (end > written_) {
+        const std::uint64_t skip = written_ > seen ? written_ - seen : 0;
+        lines_.feed(data + skip, static_cast<std::size_t>(len - skip));
+        written_ = end;
+    }
+    seen = end;
+}
+
+void ReplicaOutput::finish(int replica)
+{
+    (void)replica;
+    if (--open_ == 0) {
+        lines_.finish();
+    }
+}
+
+void OutputSink::feed(const char* data, std::size_t len)
+{
+    if (own_) {
+        own_->feed(data, len);
+    } else {
+        merged_->feed(replica_, data, len);
+    }
+}
+
+void OutputSink::finish()
+{
+    if (own_) {
+        own_->finish();
+    } else if (!finished_) {
+        finished_ = true;
+        merged_->finish(replica_);
+    }
+}
+
 OutputStream::~OutputStream() { close_now(); }
 
 void OutputStream::on_ready()

@@ -8,11 +8,20 @@
 // stream ends (then it is written as it is, plus a newline when tagging), or
 // until it reaches kMaxLine (then that much is written on its own).
 //
+// ReplicaOutput merges the stdout of the R replicas of one rank (mpirun
+// --replicas): every replica writes the same bytes, so the rank's output is
+// the longest prefix any replica has written; each byte goes out once, when
+// the first replica writes it, and the output survives any replica's death.
+// OutputSink is where one process's stream goes: its own LineForwarder, or
+// its rank's ReplicaOutput.
+//
 // StdinForwarder copies mpirun's standard input to one rank's stdin pipe,
 // reading only while its buffer has room, so a slow reader is not flooded.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <poll.h>
 #include <string>
 #include <vector>
@@ -41,6 +50,44 @@ private:
     bool broken_ = false;     // the output is gone (EPIPE): discard
 };
 
+class ReplicaOutput {
+public:
+    ReplicaOutput(int out_fd, std::string prefix, int replicas)
+        : lines_(out_fd, std::move(prefix)), seen_(static_cast<std::size_t>(replicas), 0),
+          open_(replicas)
+    {
+    }
+    void feed(int replica, const char* data, std::size_t len);
+    // Replica `replica`'s stream ended; after the last one, what is left goes out.
+    void finish(int replica);
+
+private:
+    LineForwarder lines_;
+    std::uint64_t written_ = 0;
+    std::vector<std::uint64_t> seen_;
+    int open_;
+};
+
+class OutputSink {
+public:
+    OutputSink(int out_fd, std::string prefix)
+        : own_(std::make_unique<LineForwarder>(out_fd, std::move(prefix)))
+    {
+    }
+    OutputSink(std::shared_ptr<ReplicaOutput> merged, int replica)
+        : merged_(std::move(merged)), replica_(replica)
+    {
+    }
+    void feed(const char* data, std::size_t len);
+    void finish();
+
+private:
+    std::unique_ptr<LineForwarder> own_;
+    std::shared_ptr<ReplicaOutput> merged_;
+    int replica_ = 0;
+    bool finished_ = false;
+};
+
 // Reads a rank's stdout or stderr pipe into a LineForwarder.
 class OutputStream {
 public:
@@ -48,6 +95,7 @@ public:
         : fd_(fd), lines_(out_fd, std::move(prefix))
     {
     }
+    OutputStream(int fd, OutputSink sink) : fd_(fd), lines_(std::move(sink)) {}
     ~OutputStream();
     OutputStream(const OutputStream&) = delete;
     OutputStream& operator=(const OutputStream&) = delete;
@@ -61,7 +109,7 @@ public:
 
 private:
     int fd_;
-    LineForwarder lines_;
+    OutputSink lines_;
 };
 
 class StdinForwarder {

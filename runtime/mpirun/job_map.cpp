@@ -2,6 +2,8 @@
 
 #include "runtime/mpirun/net.h"
 
+#include <algorithm>
+
 namespace ulmpi::rt::mpirun {
 
 bool is_local_host(const std::string& name, const std::string& hostname)
@@ -136,6 +138,23 @@ bool JobMap::build_from(const Options& opts, int cpus, const std::string& hostna
         }
     }
 
+    // Replication: the mapping above placed the program's ranks (replica 0);
+    // replica k of rank i goes k * max(1, H / R) hosts further, round the H
+    // hosts, so the replicas of a rank run on different hosts whenever the
+    // job has at least R hosts (physical process k * N + i).
+    if (opts.replicas > 1) {
+        const int h = static_cast<int>(hosts.size());
+        const int shift = std::max(1, h / opts.replicas);
+        const int n = nranks;
+        for (int k = 1; k < opts.replicas; ++k) {
+            for (int i = 0; i < n; ++i) {
+                node_of.push_back((node_of[static_cast<std::size_t>(i)] + k * shift) % h);
+                app_of_rank.push_back(app_of_rank[static_cast<std::size_t>(i)]);
+            }
+        }
+        nranks *= opts.replicas;
+    }
+
     // Hosts without ranks leave the map; the others are numbered in order.
     std::vector<int> count(hosts.size(), 0);
     for (int n : node_of) {
@@ -162,6 +181,21 @@ bool JobMap::build_from(const Options& opts, int cpus, const std::string& hostna
     m.universe_size_ = nranks > total_slots ? nranks : total_slots;
     out = std::move(m);
     return true;
+}
+
+std::string JobMap::describe(int replicas) const
+{
+    const int r = replicas < 1 ? 1 : replicas;
+    const int n = size() / r;
+    std::string out;
+    for (int p = 0; p < size(); ++p) {
+        out += "process " + std::to_string(p);
+        if (r > 1) {
+            out += " (rank " + std::to_string(p % n) + ", replica " + std::to_string(p / n) + ")";
+        }
+        out += " on " + host(rank(p).node).name + "\n";
+    }
+    return out;
 }
 
 std::vector<std::int32_t> JobMap::node_of_rank() const

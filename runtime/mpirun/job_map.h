@@ -9,6 +9,9 @@
 // Hosts that get no rank are left out, so node ids are 0..num_nodes-1 over
 // the hosts that run something. A host's identity is its name here, never
 // gethostname(): two names are two hosts even on one machine.
+// --replicas R: the ranks above are replica 0; replica k of rank i is process
+// k*N + i, k * max(1, H/R) hosts after replica 0's host (round the H hosts),
+// so the replicas of a rank never share a host when there are R hosts or more.
 #pragma once
 
 #include "runtime/mpirun/options.h"
@@ -51,6 +54,8 @@ public:
     std::vector<std::int32_t> node_of_rank() const;
     int universe_size() const { return universe_size_; }
     bool has_remote() const;
+    // One line per process: "process p (rank i, replica k) on host h".
+    std::string describe(int replicas) const;
 
     // build() with the locality of every opts.hosts entry decided.
     static bool build_from(const Options& opts, int cpus, const std::string& hostname,

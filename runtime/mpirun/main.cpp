@@ -85,6 +85,10 @@ int main(int argc, char** argv)
     if (!mr::JobMap::build(opts, mr::allowed_cpu_count(), mr::local_hostname(), map, error)) {
         return usage_error(prog, error);
     }
+    if (opts.display_map) {
+        std::fprintf(stderr, "mpirun: job map (%d processes on %d host(s)):\n%s", map.size(),
+                     map.num_nodes(), map.describe(opts.replicas).c_str());
+    }
     if (opts.stdin_rank >= map.size()) {
         return usage_error(prog, "--stdin: rank " + std::to_string(opts.stdin_rank) +
                                      " is not in a job of " + std::to_string(map.size()) +

@@ -173,7 +173,18 @@ std::string Monitor::who(int rank) const
 {
     const Rank& r = ranks_[static_cast<std::size_t>(rank)];
     std::string where = r.remote ? " on " + host_name(map_.rank(rank).node) : "";
+    if (opts_.replicas > 1) {
+        const int n = map_.size() / opts_.replicas;
+        return "process " + std::to_string(rank) + " (rank " + std::to_string(rank % n) +
+               ", replica " + std::to_string(rank / n) + "; pid " + std::to_string(r.pid) + where +
+               ")";
+    }
     return "rank " + std::to_string(rank) + " (pid " + std::to_string(r.pid) + where + ")";
+}
+
+std::string Monitor::why_alive() const
+{
+    return opts_.replicas > 1 ? "(--replicas)" : "(--with-ft)";
 }
 
 bool Monitor::setup()
@@ -304,9 +315,8 @@ void Monitor::launch_all()
         Rank& rank = ranks_[static_cast<std::size_t>(r)];
         if (!host.local) {
             rank.remote = true;
-            std::string prefix = opts_.tag_output ? "[" + std::to_string(r) + "] " : "";
-            rank.rout = std::make_unique<LineForwarder>(STDOUT_FILENO, prefix);
-            rank.rerr = std::make_unique<LineForwarder>(STDERR_FILENO, prefix);
+            rank.rout = std::make_unique<OutputSink>(out_sink(r, STDOUT_FILENO));
+            rank.rerr = std::make_unique<OutputSink>(out_sink(r, STDERR_FILENO));
             continue; // its daemon starts it
         }
         SpawnSpec spec = local_spec(r);
@@ -316,9 +326,8 @@ void Monitor::launch_all()
         if (child.pid > 0) {
             rank.pid = child.pid;
             rank_of_pid_[child.pid] = r;
-            std::string prefix = opts_.tag_output ? "[" + std::to_string(r) + "] " : "";
-            rank.out = std::make_unique<OutputStream>(child.out_fd, STDOUT_FILENO, prefix);
-            rank.err = std::make_unique<OutputStream>(child.err_fd, STDERR_FILENO, prefix);
+            rank.out = std::make_unique<OutputStream>(child.out_fd, out_sink(r, STDOUT_FILENO));
+            rank.err = std::make_unique<OutputStream>(child.err_fd, out_sink(r, STDERR_FILENO));
             if (child.in_fd >= 0) {
                 stdin_.start(STDIN_FILENO, child.in_fd);
             }
@@ -564,7 +573,7 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
             return;
         }
         bool& open = o->stream == 1 ? rank->rout_open : rank->rerr_open;
-        LineForwarder& lines = o->stream == 1 ? *rank->rout : *rank->rerr;
+        OutputSink& lines = o->stream == 1 ? *rank->rout : *rank->rerr;
         if (o->data.empty()) {
             if (open) {
                 lines.finish();
@@ -643,7 +652,7 @@ void Monitor::host_lost(int node, const std::string& reason)
                                 : (lost.size() == 1 ? "rank " : "ranks ") + rank_list(lost) +
                                       " failed";
             report_ft(policy_, "host '" + host_name(node) + "' lost: " + reason + "; " + which +
-                                   "; the job goes on (--with-ft)");
+                   "; the job goes on " + why_alive());
             announce_host(node, "host " + host_name(node) + " " + reason);
         } else {
             wire::Event ev;
@@ -831,7 +840,7 @@ void Monitor::judge_exit(int rank, int status)
         break;
     }
     case FailurePolicy::Action::announce:
-        report_ft(policy_, who(rank) + " " + e.detail + e.when + "; the job goes on (--with-ft)");
+        report_ft(policy_, who(rank) + " " + e.detail + e.when + "; the job goes on " + why_alive());
         announce_rank(rank, e.detail);
         break;
     case FailurePolicy::Action::remember:
@@ -895,7 +904,7 @@ void Monitor::rank_lost(int rank, const std::string& reason)
     if (r.reaped) {
         // Its exit has been judged already; if that was fine, the reason stands.
         if (policy_.on_lost(rank) == FailurePolicy::Action::announce) {
-            report_ft(policy_, who(rank) + " " + reason + "; the job goes on (--with-ft)");
+            report_ft(policy_, who(rank) + " " + reason + "; the job goes on " + why_alive());
             announce_rank(rank, reason);
             return;
         }
@@ -1128,7 +1137,7 @@ void Monitor::check_timers(Nanos now)
             if (!r.reaped && !ending_ && !policy_.failed(rank)) {
                 if (policy_.on_lost(rank) == FailurePolicy::Action::announce) {
                     report_ft(policy_, who(rank) + " " + r.lost_reason +
-                                           "; it is failed and killed, the job goes on (--with-ft)");
+                           "; it is failed and killed, the job goes on " + why_alive());
                     announce_rank(rank, r.lost_reason);
                 } else {
                     end_job(exit_code::failure, who(rank) + " " + r.lost_reason + "; ending the job",
@@ -1389,6 +1398,26 @@ int Monitor::run()
         ULMPI_DEBUG("refused %u connection(s) without the job secret", refused);
     }
     return exit_code_;
+}
+
+OutputSink Monitor::out_sink(int r, int fd)
+{
+    // Replication: the program's rank, and its replicas' stdout written once;
+    // stderr stays each process's own (its messages name the process).
+    const int n = opts_.replicas > 1 ? map_.size() / opts_.replicas : map_.size();
+    const int rank = r % n;
+    std::string prefix = opts_.tag_output ? "[" + std::to_string(rank) + "] " : "";
+    if (opts_.replicas <= 1 || fd != STDOUT_FILENO) {
+        return OutputSink(fd, std::move(prefix));
+    }
+    if (merged_out_.empty()) {
+        merged_out_.resize(static_cast<std::size_t>(n));
+    }
+    auto& m = merged_out_[static_cast<std::size_t>(rank)];
+    if (!m) {
+        m = std::make_shared<ReplicaOutput>(fd, prefix, opts_.replicas);
+    }
+    return OutputSink(m, r / n);
 }
 
 } // namespace ulmpi::rt::mpirun

@@ -90,8 +90,8 @@ private:
         std::unique_ptr<OutputStream> err;
         // Remote rank: its output comes in OUTPUT frames; open until the
         // daemon says the stream ended.
-        std::unique_ptr<LineForwarder> rout;
-        std::unique_ptr<LineForwarder> rerr;
+        std::unique_ptr<OutputSink> rout;
+        std::unique_ptr<OutputSink> rerr;
         bool rout_open = false;
         bool rerr_open = false;
         Nanos lost_deadline = 0; // connection lost: judge at this time unless reaped
@@ -170,6 +170,10 @@ private:
     std::unique_ptr<KvServer> kv_;
     StdinForwarder stdin_;
     std::vector<Rank> ranks_;
+    // --replicas: the stdout of a rank's replicas, merged (io_forward.h).
+    std::vector<std::shared_ptr<ReplicaOutput>> merged_out_;
+    OutputSink out_sink(int r, int fd);
+    std::string why_alive() const; // what keeps the job alive on a failure
     std::unordered_map<pid_t, int> rank_of_pid_;
     std::vector<Daemon> daemons_;          // by node; node < 0 for this machine's node
     // What every local rank starts with (launch_all), kept for respawns.

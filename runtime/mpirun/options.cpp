@@ -32,6 +32,9 @@ enum class Opt {
     launch_agent,
     boot_if,
     verbose,
+    replicas,
+    replica_check,
+    display_map,
     with_ft,
     ft_comm_mode,
     ft_msg_mode,
@@ -76,6 +79,9 @@ constexpr OptSpec kOptions[] = {
     {"N", Opt::npernode, true},
     {"launch-agent", Opt::launch_agent, true},
     {"boot-if", Opt::boot_if, true},
+    {"replicas", Opt::replicas, true},
+    {"display-map", Opt::display_map, false},
+    {"replica-check", Opt::replica_check, false},
     {"with-ft", Opt::with_ft, true},
     {"ft-mode", Opt::ft_comm_mode, true},
     {"ft-msg-mode", Opt::ft_msg_mode, true},
@@ -430,6 +436,14 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 o.boot_if = value;
                 break;
             case Opt::verbose: o.verbose = true; break;
+            case Opt::display_map: o.display_map = true; break;
+            case Opt::replica_check: o.params.emplace_back("rep_check", "1"); break;
+            case Opt::replicas:
+                if (!parse_count(value, o.replicas) || o.replicas > 32) {
+                    return fail("--replicas: '" + value + "' is not a replica count (1 to 32)");
+                }
+                o.params.emplace_back("rep_replicas", std::to_string(o.replicas));
+                break;
             case Opt::with_ft: {
                 FtMode m = FtMode::none;
                 if (!parse_ft_mode(value, m)) {
@@ -532,6 +546,11 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
             (void)parse_ft_mode(value, o.ft); // checked above
         }
     }
+    if (o.replicas > 1) {
+        // A replica's death is the replication layer's business: mpirun
+        // announces it and the job goes on (the ranks do not run ULFM).
+        o.ft = FtMode::ulfm;
+    }
     out = std::move(o);
     return ParseOutcome::run;
 }
@@ -616,6 +635,14 @@ Options (also accepted with a single dash, e.g. -np 4):
                        the error handler MPI_COMM_WORLD and MPI_COMM_SELF
                        start with (MPI-4; default mpi_errors_are_fatal);
                        MPI_INFO_ENV says it under mpi_initial_errhandler
+  --replicas R         run every rank as R processes (active replication of
+                       send-deterministic programs, docs/replication.md): the
+                       program sees the -n ranks; the job survives the death of
+                       any process while one replica of each rank lives
+  --replica-check      with --replicas: the replicas of a rank compare a CRC32C
+                       of every message they send and report a difference
+                       (with 3 or more, the outvoted replica leaves the job)
+  --display-map        print which host runs every process (and replica)
   -v, --verbose        log what mpirun does
   -h, --help           this text
   -V, --version        print "ulmpi <version>"

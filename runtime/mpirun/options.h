@@ -57,6 +57,10 @@ struct Options {
     // expect — mpirun prints nothing about them, and its exit status is
     // the first failure's (FailurePolicy::set_mpich_rule).
     bool mpich_ft = false;
+    // --replicas R: every rank runs as R processes (docs/replication.md);
+    // the job has R times the ranks the program sees.
+    int replicas = 1;
+    bool display_map = false; // --display-map: print where every process runs
 };
 
 enum class ParseOutcome { run, help, version, error };

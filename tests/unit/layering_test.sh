@@ -14,7 +14,8 @@ layer_rank() {
         paths) echo 1 ;;
         ulm) echo 2 ;;
         ft) echo 3 ;;
-        mpi) echo 4 ;;
+        rep) echo 4 ;;
+        mpi) echo 5 ;;
         *) echo -1 ;;
     esac
 }
@@ -24,7 +25,7 @@ check_tree() {
     local root=$1
     local bad=0
     local layer file line inc top target resolved rel own
-    for layer in runtime paths ulm ft mpi; do
+    for layer in runtime paths ulm ft rep mpi; do
         [ -d "$root/$layer" ] || continue
         own=$(layer_rank "$layer")
         while IFS= read -r file; do
@@ -66,7 +67,7 @@ self_test() {
     local tmp
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' RETURN
-    mkdir -p "$tmp"/{runtime,paths/shm,ulm,ft,mpi,tools,include}
+    mkdir -p "$tmp"/{runtime,paths/shm,ulm,ft,rep,mpi,tools,include}
     touch "$tmp/include/mpi.h" "$tmp/ulm/engine.h" "$tmp/runtime/log.h" "$tmp/mpi/comm.h" "$tmp/paths/path.h"
     # Allowed: downward, same layer, same folder, system headers, mpi.h in mpi/.
     printf '#include "runtime/log.h"\n#include <vector>\n#include "path.h"\n' >"$tmp/paths/ok.cpp"
@@ -85,6 +86,8 @@ self_test() {
         'ulm/bad2.cpp|#include "mpi.h"'
         'ft/bad.cpp|#include <mpi.h>'
         'paths/shm/bad2.cpp|#include "../../ulm/engine.h"'
+        'ft/bad3.cpp|#include "rep/replicator.h"'
+        'rep/bad.cpp|#include "mpi/comm.h"'
     )
     local c path text
     for c in "${cases[@]}"; do

@@ -94,3 +94,29 @@ TEST(LineForwarder, an_endless_line_is_written_in_pieces_with_one_prefix)
     std::string all = c.text();
     EXPECT_EQ(all, "[1] " + chunk + chunk + "end\n[1] next\n");
 }
+
+TEST(ReplicaOutput, writes_each_byte_once_whichever_replica_is_ahead)
+{
+    Capture c;
+    ulmpi::rt::mpirun::ReplicaOutput m(c.fd(), "[1] ", 2);
+    auto feed2 = [&](int k, const std::string& s) { m.feed(k, s.data(), s.size()); };
+    feed2(0, "one\ntw");
+    feed2(1, "one\n");
+    feed2(1, "two\nthree\n");
+    feed2(0, "o\nthr");
+    EXPECT_EQ(c.text(), "[1] one\n[1] two\n[1] three\n");
+    m.finish(1); // replica 1 died: replica 0 goes on alone
+    feed2(0, "ee\nfour");
+    EXPECT_EQ(c.text(), "[1] one\n[1] two\n[1] three\n");
+    m.finish(0);
+    EXPECT_EQ(c.text(), "[1] one\n[1] two\n[1] three\n[1] four\n");
+}
+
+TEST(ReplicaOutput, an_unreplicated_sink_forwards_as_it_is)
+{
+    Capture c;
+    ulmpi::rt::mpirun::OutputSink s(c.fd(), "");
+    s.feed("a\nb", 3);
+    s.finish();
+    EXPECT_EQ(c.text(), "a\nb");
+}

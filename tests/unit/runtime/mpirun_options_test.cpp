@@ -369,3 +369,51 @@ TEST(MpirunOptions, initial_errhandler)
               std::string::npos)
         << err;
 }
+
+TEST(JobMap, replicas_of_a_rank_run_on_different_hosts)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"--replicas", "2", "-H", "a:2,b:2", "-n", "2", "p"}, o, err),
+              ParseOutcome::run)
+        << err;
+    EXPECT_EQ(o.replicas, 2);
+    EXPECT_EQ(o.ft, ulmpi::rt::FtMode::ulfm) << "a replica's death must not end the job";
+    bool param = false;
+    for (const auto& [name, value] : o.params) {
+        param = param || (name == "rep_replicas" && value == "2");
+    }
+    EXPECT_TRUE(param);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 8, "a", local_a, m, err)) << err;
+    EXPECT_EQ(hosts_of(m), "aabb"); // process k*N + i is replica k of rank i
+    EXPECT_NE(m.describe(2).find("process 2 (rank 0, replica 1) on b"), std::string::npos);
+
+    Options o3;
+    ASSERT_EQ(parse({"--replicas=3", "-H", "a:1,b:1,c:1", "-n", "3", "p"}, o3, err),
+              ParseOutcome::run)
+        << err;
+    ASSERT_TRUE(JobMap::build(o3, 8, "a", local_a, m, err)) << err;
+    EXPECT_EQ(hosts_of(m), "abcbcacab");
+}
+
+TEST(JobMap, replicas_on_one_host_share_it)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"--replicas", "3", "-n", "2", "p"}, o, err), ParseOutcome::run) << err;
+    JobMap m;
+    ASSERT_TRUE(JobMap::build(o, 8, "a", local_a, m, err)) << err;
+    EXPECT_EQ(m.size(), 6);
+    EXPECT_EQ(m.num_nodes(), 1);
+}
+
+TEST(MpirunOptions, replicas_must_be_a_count)
+{
+    for (const char* bad : {"0", "x", "33", "-1"}) {
+        Options o;
+        std::string err;
+        EXPECT_EQ(parse({"--replicas", bad, "p"}, o, err), ParseOutcome::error) << bad;
+        EXPECT_NE(err.find("--replicas"), std::string::npos) << err;
+    }
+}

@@ -37,6 +37,7 @@ public:
         u->hdr.tag = tag;
         u->hdr.msg_seq = seq;
         u->peer = src;
+        u->src = src;
         return u;
     }
 

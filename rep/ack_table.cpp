@@ -1,0 +1,69 @@
+#include "rep/ack_table.h"
+
+namespace ulmpi::rep {
+
+std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uint32_t want,
+                             std::shared_ptr<HeldCopy> copy)
+{
+    auto& early = early_[static_cast<std::size_t>(dst)];
+    for (std::uint32_t l = 0; l < 32 && want != 0 && !early.empty(); ++l) {
+        if ((want & (1u << l)) && early.erase(Early{l, m}) > 0) {
+            want &= ~(1u << l);
+        }
+    }
+    if (want != 0) {
+        pending_[static_cast<std::size_t>(dst)][m] = Entry{s, std::move(copy), want};
+    }
+    return want;
+}
+
+ulm::SendMsg* AckTable::ack(int dst, int replica, std::uint64_t m)
+{
+    auto& pend = pending_[static_cast<std::size_t>(dst)];
+    auto it = pend.find(m);
+    const std::uint32_t bit = 1u << replica;
+    if (it == pend.end() || !(it->second.waiting & bit)) {
+        if (it == pend.end()) {
+            early_[static_cast<std::size_t>(dst)].insert(Early{static_cast<std::uint32_t>(replica), m});
+        }
+        return nullptr;
+    }
+    ulm::SendMsg* s = it->second.send;
+    it->second.waiting &= ~bit;
+    if (it->second.waiting == 0) {
+        pend.erase(it);
+    }
+    return s;
+}
+
+std::vector<ulm::SendMsg*> AckTable::drop_replica(int dst, int replica)
+{
+    std::vector<ulm::SendMsg*> out;
+    auto& pend = pending_[static_cast<std::size_t>(dst)];
+    const std::uint32_t bit = 1u << replica;
+    for (auto it = pend.begin(); it != pend.end();) {
+        if (it->second.waiting & bit) {
+            if (it->second.send != nullptr) {
+                out.push_back(it->second.send);
+            }
+            it->second.waiting &= ~bit;
+        }
+        it = it->second.waiting == 0 ? pend.erase(it) : std::next(it);
+    }
+    auto& early = early_[static_cast<std::size_t>(dst)];
+    for (auto it = early.begin(); it != early.end();) {
+        it = it->replica == static_cast<std::uint32_t>(replica) ? early.erase(it) : std::next(it);
+    }
+    return out;
+}
+
+std::size_t AckTable::waiting() const
+{
+    std::size_t n = 0;
+    for (const auto& p : pending_) {
+        n += p.size();
+    }
+    return n;
+}
+
+} // namespace ulmpi::rep

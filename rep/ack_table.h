@@ -1,0 +1,70 @@
+// The sender's side of the SDR protocol: sends that wait for the
+// acknowledgements of the other replicas of their destination.
+//
+// Replica k of rank i numbers its sends to each logical destination j from 1
+// (every replica of i sends the same messages, so message m means the same
+// message on every replica). Replica l of j acknowledges message m to every
+// replica of i but l once it has received it; replica k's send of m completes
+// when each live replica l != k of j has acknowledged it, and the send
+// descriptor (so the message) is kept until then: it is what a substitute
+// sends again. A message up to rep_copy_limit is copied instead (the send
+// completes as without replication and the copy is kept until the
+// acknowledgements came). An acknowledgement may come before the send is
+// posted (a sender replica behind its siblings): it is remembered.
+#pragma once
+
+#include "ulm/message.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+namespace ulmpi::rep {
+
+// A copy of a message the replicator keeps while its send has completed.
+struct HeldCopy {
+    std::vector<std::byte> bytes;
+    int tag = 0;
+    ulm::ContextId ctx;
+};
+
+class AckTable {
+public:
+    struct Entry {
+        ulm::SendMsg* send = nullptr;      // holds the message (nullptr: `copy` does)
+        std::shared_ptr<HeldCopy> copy;
+        std::uint32_t waiting = 0; // bit l: replica l of the destination has not acknowledged
+    };
+
+    explicit AckTable(int logical_size) : pending_(static_cast<std::size_t>(logical_size)), early_(static_cast<std::size_t>(logical_size)) {}
+
+    // Send m to `dst` waits for the replicas in `want`; returns those it
+    // still waits for (acknowledgements that came early are taken off).
+    std::uint32_t post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uint32_t want,
+                       std::shared_ptr<HeldCopy> copy = nullptr);
+    // Replica `replica` of `dst` acknowledged m: the send to release one
+    // hold of, or nullptr (not waiting for it, a copy, or not posted yet).
+    ulm::SendMsg* ack(int dst, int replica, std::uint64_t m);
+    // Replica `replica` of `dst` failed: every send waiting for it, once
+    // (copies are dropped when nobody waits any more).
+    std::vector<ulm::SendMsg*> drop_replica(int dst, int replica);
+    // The sends to `dst` still waiting, in message order.
+    const std::map<std::uint64_t, Entry>& held(int dst) const
+    {
+        return pending_[static_cast<std::size_t>(dst)];
+    }
+    std::size_t waiting() const;
+
+private:
+    struct Early {
+        std::uint32_t replica;
+        std::uint64_t m;
+        auto operator<=>(const Early&) const = default;
+    };
+    std::vector<std::map<std::uint64_t, Entry>> pending_;
+    std::vector<std::set<Early>> early_;
+};
+
+} // namespace ulmpi::rep

@@ -1,0 +1,616 @@
+#include "rep/replicator.h"
+
+#include "runtime/clock.h"
+#include "runtime/config.h"
+#include "runtime/crc32c.h"
+#include "runtime/log.h"
+#include "ulm/packer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+namespace ulmpi::rep {
+
+namespace {
+
+const rt::IntParam replicas_p{"rep_replicas", 1,
+                              "replicas of every rank (mpirun --replicas sets it; 1: none)"};
+const rt::SizeParam copy_limit_p{
+    "rep_copy_limit", 65536,
+    "replication: a standard send up to this size completes when it left and a copy waits for the "
+    "other replicas' acknowledgements (0: every send waits for them, SDR-MPI's Algorithm 1)"};
+
+const rt::BoolParam check_p{"rep_check", false,
+                            "replication: replicas compare a CRC32C of every message they send "
+                            "(mpirun --replica-check)"};
+
+enum class Kind : std::uint8_t { ack = 1, request = 2, digest = 3 };
+
+// The control messages, on kRepContext between physical processes.
+struct AckMsg {
+    Kind kind;
+    std::uint8_t pad[3];
+    std::uint32_t count;          // acknowledged messages that follow
+};
+struct RequestMsg {
+    Kind kind;
+    std::uint8_t pad[3];
+    std::uint32_t nholes;         // numbers that follow
+    std::uint64_t next;           // first number not received
+};
+struct DigestMsg {
+    Kind kind;
+    std::uint8_t pad[3];
+    std::uint32_t dst;            // logical destination
+    std::uint64_t m;              // the message's number to it
+    std::int32_t tag;
+    std::uint32_t crc;            // CRC32C of its bytes
+};
+static_assert(sizeof(AckMsg) == 8 && sizeof(RequestMsg) == 16 && sizeof(DigestMsg) == 24);
+
+constexpr std::size_t kMaxHoles = 4096;
+
+template <class T> void append(std::vector<std::byte>& v, const T& x)
+{
+    const auto* p = reinterpret_cast<const std::byte*>(&x);
+    v.insert(v.end(), p, p + sizeof x);
+}
+
+} // namespace
+
+int replicas_param()
+{
+    const std::int64_t r = replicas_p.get();
+    return r < 1 ? 1 : static_cast<int>(std::min<std::int64_t>(r, 32));
+}
+
+std::unique_ptr<Replicator> Replicator::start(ulm::Engine& engine, rt::Bootstrap& boot,
+                                              int replicas, ulm::FailureHooks* fallback,
+                                              std::string& why)
+{
+    const int p = engine.phys_size();
+    if (replicas < 2) {
+        return nullptr;
+    }
+    if (replicas > 32 || p % replicas != 0) {
+        why = "replication: " + std::to_string(p) + " processes cannot be " +
+              std::to_string(replicas) + " replicas of each rank (rep_replicas must divide the " +
+              "job's size and be at most 32)";
+        return nullptr;
+    }
+    return std::make_unique<Replicator>(engine, boot, replicas, fallback);
+}
+
+Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
+                       ulm::FailureHooks* fallback)
+    : eng_(engine), boot_(boot), fallback_(fallback),
+      set_(engine.phys_size() / replicas, replicas), copy_limit_(copy_limit_p.get()),
+      k_(set_.replica_of(engine.phys_rank())), me_(set_.logical_of(engine.phys_rank())),
+      acks_(set_.logical_size())
+{
+    const int n = set_.logical_size();
+    const auto nn = static_cast<std::size_t>(n);
+    // The program sees the placement of replica 0 on every replica, so that
+    // every replica makes the same communicators (MPI_Comm_split_type).
+    const rt::JobInfo& pj = boot.job();
+    job_ = pj;
+    job_.rank = me_;
+    job_.size = n;
+    job_.universe_size = n;
+    job_.node_of_rank.assign(nn, 0);
+    for (int j = 0; j < n; ++j) {
+        const auto p = static_cast<std::size_t>(set_.phys(0, j));
+        job_.node_of_rank[static_cast<std::size_t>(j)] = p < pj.node_of_rank.size() ? pj.node_of_rank[p] : 0;
+    }
+    job_.node_id = job_.node_of_rank[static_cast<std::size_t>(me_)];
+    job_.local_size = 0;
+    for (int j = 0; j < n; ++j) {
+        if (job_.node_of_rank[static_cast<std::size_t>(j)] == job_.node_id) {
+            if (j == me_) {
+                job_.local_rank = job_.local_size;
+            }
+            ++job_.local_size;
+        }
+    }
+    send_next_.assign(nn, 0);
+    recv_next_.assign(nn, 1);
+    recv_holes_.resize(nn);
+    new_holes_.resize(nn);
+    serve_.resize(nn);
+    server_.resize(nn);
+    check_ = check_p.get();
+    if (check_) {
+        digests_.resize(nn);
+    }
+    for (int x = 0; x < n; ++x) {
+        server_[static_cast<std::size_t>(x)] = set_.phys(k_, x);
+    }
+    rx_buf_.resize(sizeof(RequestMsg) + kMaxHoles * sizeof(std::uint64_t));
+    eng_.set_replica_hooks(this);
+    eng_.set_failure_hooks(this);
+    eng_.watch_events(true); // a replica's death must be read while the program polls
+    post_rx();
+    eng_.add_progress_hook(this);
+    hooked_ = true;
+    ULMPI_DEBUG("replication: process %d is replica %d of rank %d (%d ranks x %d)",
+                eng_.phys_rank(), k_, me_, n, set_.replicas());
+}
+
+Replicator::~Replicator()
+{
+    if (hooked_) {
+        eng_.remove_progress_hook(this);
+    }
+}
+
+void Replicator::post_rx()
+{
+    const ulm::DataRef ref{rx_buf_.data(), rx_buf_.size(), &ulm::bytes_layout()};
+    if (!eng_.irecv(ref, ulm::kAnySource, ulm::kAnyTag, kRepContext, &rx_).ok()) {
+        rt::fatal("replication: cannot post the control receive");
+    }
+}
+
+int Replicator::route(int dst) const
+{
+    return set_.alive(k_, dst) ? set_.phys(k_, dst) : -1;
+}
+
+std::uint64_t Replicator::on_arrival(int phys, ulm::ContextId ctx)
+{
+    if (ctx == kRepContext) {
+        return 0;
+    }
+    const auto x = static_cast<std::size_t>(set_.logical_of(phys));
+    if (phys != server_[x]) {
+        ULMPI_DEBUG("replication: a message of rank %zu from process %d, served by %d", x, phys,
+                    server_[x]);
+    }
+    if (!recv_holes_[x].empty()) {
+        const std::uint64_t m = recv_holes_[x].front();
+        recv_holes_[x].pop_front();
+        return m;
+    }
+    return recv_next_[x]++;
+}
+
+void Replicator::on_send(ulm::SendMsg& s, int dst)
+{
+    const std::uint64_t m = ++send_next_[static_cast<std::size_t>(dst)];
+    s.rep_seq = m;
+    if (check_) {
+        std::uint32_t crc = 0;
+        ulm::for_each_segment(s.data, 0, s.total, [&](const std::byte* p, std::size_t n) {
+            crc = rt::crc32c(p, n, crc);
+        });
+        for (int l = 0; l < set_.replicas(); ++l) {
+            if (l != k_ && set_.alive(l, me_)) {
+                std::vector<std::byte> b;
+                append(b, DigestMsg{Kind::digest, {}, static_cast<std::uint32_t>(dst), m, s.tag, crc});
+                outbox_.push_back(Out{set_.phys(l, me_), std::move(b), nullptr, nullptr});
+            }
+        }
+        record_digest(k_, dst, m, s.tag, crc);
+    }
+    const std::uint32_t mask = set_.live_mask(dst, k_);
+    const auto& orphans = serve_[static_cast<std::size_t>(dst)];
+    if (mask == 0 && orphans.empty()) {
+        return; // no other replica of the destination lives
+    }
+    std::shared_ptr<HeldCopy> copy;
+    if (s.total <= copy_limit_ && s.mode != ulm::SendMode::synchronous) {
+        // Completes as without replication (a program may count on standard
+        // sends of small messages being buffered); the copy is what the
+        // substitute would send.
+        copy = std::make_shared<HeldCopy>();
+        copy->bytes.resize(s.total);
+        std::byte* to = copy->bytes.data();
+        ulm::for_each_segment(s.data, 0, s.total, [&](const std::byte* p, std::size_t n) {
+            std::memcpy(to, p, n);
+            to += n;
+        });
+        copy->tag = s.tag;
+        copy->ctx = s.ctx;
+    }
+    const std::uint32_t want = acks_.post(dst, m, copy ? nullptr : &s, mask, copy);
+    if (!copy) {
+        s.holds += static_cast<std::uint32_t>(std::popcount(want));
+    }
+    AckTable::Entry e{copy ? nullptr : &s, copy, want};
+    for (const Orphan& o : orphans) {
+        if (o.wants(m) && set_.alive(o.replica, dst)) {
+            queue_copy(e, set_.phys(o.replica, dst));
+        }
+    }
+}
+
+bool Replicator::Orphan::wants(std::uint64_t m) const
+{
+    return m >= next || std::find(holes.begin(), holes.end(), m) != holes.end();
+}
+
+void Replicator::queue_copy(const AckTable::Entry& e, int to)
+{
+    if (e.copy) {
+        outbox_.push_back(Out{to, {}, nullptr, e.copy});
+        return;
+    }
+    ++e.send->holds; // the message stays until the copy has left
+    outbox_.push_back(Out{to, {}, e.send, nullptr});
+}
+
+void Replicator::on_recv_complete(const ulm::RecvMsg& r)
+{
+    if (r.ctx == kRepContext || r.rep_seq == 0) {
+        return;
+    }
+    // irecvComplete: acknowledge to every live replica of the sender but mine.
+    const int x = r.env.source;
+    for (int l = 0; l < set_.replicas(); ++l) {
+        if (l == k_ || !set_.alive(l, x)) {
+            continue;
+        }
+        std::vector<std::byte> b;
+        AckMsg a{Kind::ack, {}, 1};
+        append(b, a);
+        append(b, r.rep_seq);
+        outbox_.push_back(Out{set_.phys(l, x), std::move(b), nullptr, nullptr});
+    }
+}
+
+void Replicator::on_recv_orphaned(ulm::RecvMsg& r)
+{
+    // Its sender died before all its data came: another replica of the
+    // sender sends the message again; the receive waits for it, first in line.
+    new_holes_[static_cast<std::size_t>(r.env.source)].push_back(r.rep_seq);
+    if (failing_) {
+        orphans_.push_back(&r); // reposted in message order once all are known
+    } else {
+        eng_.repost(&r);
+    }
+}
+
+void Replicator::on_unexpected_dropped(int src, std::uint64_t rep_seq)
+{
+    new_holes_[static_cast<std::size_t>(src)].push_back(rep_seq);
+}
+
+void Replicator::on_peer_failed(int peer, const char* detail)
+{
+    fail(peer, detail);
+}
+
+void Replicator::on_peer_unreachable(int peer, const char* why)
+{
+    fail(peer, why);
+}
+
+void Replicator::on_job_ending(const char* detail)
+{
+    if (fallback_ != nullptr) {
+        fallback_->on_job_ending(detail);
+    }
+}
+
+void Replicator::fail(int d, const char* detail)
+{
+    if (d < 0 || d >= eng_.phys_size() || d == eng_.phys_rank() || !set_.mark_dead(d)) {
+        return;
+    }
+    const int x = set_.logical_of(d);
+    const int l = set_.replica_of(d);
+    if (set_.all_dead(x)) {
+        boot_.abort(1, "replication: every replica of rank " + std::to_string(x) +
+                           " failed (the last, process " + std::to_string(d) + ", " +
+                           (detail != nullptr ? detail : "failed") + ")");
+    }
+    ULMPI_DEBUG("replication: replica %d of rank %d (process %d) failed: %s", l, x, d,
+                detail != nullptr ? detail : "");
+    auto& holes = new_holes_[static_cast<std::size_t>(x)];
+    holes.clear();
+    failing_ = true;
+    eng_.fail_peer(d, rt::Errc::peer_failed); // fills `holes` and orphans_ through the hooks
+    failing_ = false;
+    // Each goes to the front of the posted receives: the last first, so that
+    // they end up in the order they had matched in.
+    std::sort(orphans_.begin(), orphans_.end(),
+              [](const ulm::RecvMsg* a, const ulm::RecvMsg* b) { return a->rep_seq > b->rep_seq; });
+    for (ulm::RecvMsg* r : orphans_) {
+        eng_.repost(r);
+    }
+    orphans_.clear();
+    for (ulm::SendMsg* s : acks_.drop_replica(x, l)) {
+        eng_.release_hold(s);
+    }
+    auto& orphans = serve_[static_cast<std::size_t>(x)];
+    orphans.erase(std::remove_if(orphans.begin(), orphans.end(),
+                                 [&](const Orphan& o) { return o.replica == l; }),
+                  orphans.end());
+    // Did rank x's messages to me come from the dead one? Then ask the
+    // substitute for what I miss.
+    const auto xi = static_cast<std::size_t>(x);
+    if (server_[xi] == d) {
+        const int s = set_.server(x, k_);
+        server_[xi] = s;
+        std::vector<std::uint64_t> want(recv_holes_[xi].begin(), recv_holes_[xi].end());
+        want.insert(want.end(), holes.begin(), holes.end());
+        std::sort(want.begin(), want.end());
+        want.erase(std::unique(want.begin(), want.end()), want.end());
+        if (want.size() > kMaxHoles) {
+            boot_.abort(1, "replication: rank " + std::to_string(me_) + " lost " +
+                               std::to_string(want.size()) + " messages in flight from rank " +
+                               std::to_string(x) + " (at most " + std::to_string(kMaxHoles) + ")");
+        }
+        holes_ += holes.size();
+        recv_holes_[xi].assign(want.begin(), want.end());
+        std::vector<std::byte> b;
+        RequestMsg q{Kind::request, {}, static_cast<std::uint32_t>(want.size()), recv_next_[xi]};
+        append(b, q);
+        for (std::uint64_t h : want) {
+            append(b, h);
+        }
+        ++takeovers_;
+        ULMPI_DEBUG("replication: rank %d's messages now come from process %d (from %llu, %zu holes)",
+                    x, s, static_cast<unsigned long long>(recv_next_[xi]), want.size());
+        outbox_.push_back(Out{s, std::move(b), nullptr, nullptr});
+    } else if (!holes.empty()) {
+        ULMPI_DEBUG("replication: %zu lost messages of a process that did not serve me", holes.size());
+    }
+    holes.clear();
+}
+
+void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<std::uint64_t> holes)
+{
+    const int l = set_.replica_of(from);
+    // The requester learned of my sibling's death first; so do I now.
+    fail(set_.phys(l, me_), "reported by a replica it served");
+    auto& orphans = serve_[static_cast<std::size_t>(rank)];
+    orphans.erase(std::remove_if(orphans.begin(), orphans.end(),
+                                 [&](const Orphan& o) { return o.replica == l; }),
+                  orphans.end());
+    Orphan o{l, next, std::move(holes)};
+    for (const auto& [m, e] : acks_.held(rank)) {
+        if (o.wants(m)) {
+            queue_copy(e, from);
+        }
+    }
+    for (std::uint64_t h : o.holes) {
+        if (acks_.held(rank).count(h) == 0) {
+            rt::log(rt::LogLevel::error,
+                    "replication: process %d asks for message %llu to rank %d, which is no longer held",
+                    from, static_cast<unsigned long long>(h), rank);
+        }
+    }
+    ++takeovers_;
+    orphans.push_back(std::move(o));
+}
+
+void Replicator::record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc)
+{
+    auto& table = digests_[static_cast<std::size_t>(dst)];
+    Digests& d = table[m];
+    if (d.crc.empty()) {
+        d.crc.assign(static_cast<std::size_t>(set_.replicas()), 0);
+        d.tag = tag;
+    }
+    d.have |= 1u << replica;
+    d.crc[static_cast<std::size_t>(replica)] = crc;
+    // Compared once every live replica's digest is here (mine included).
+    const std::uint32_t live = set_.live_mask(me_, -1);
+    if (!(d.have & (1u << k_)) || (d.have & live) != live) {
+        return;
+    }
+    ++checked_;
+    int agree = 0; // replicas whose digest equals mine
+    for (int l = 0; l < set_.replicas(); ++l) {
+        if ((live & (1u << l)) && d.crc[static_cast<std::size_t>(l)] == d.crc[static_cast<std::size_t>(k_)]) {
+            ++agree;
+        }
+    }
+    const int nlive = std::popcount(live);
+    if (agree != nlive) {
+        ++mismatches_;
+        std::string all;
+        for (int l = 0; l < set_.replicas(); ++l) {
+            if (live & (1u << l)) {
+                char buf[48];
+                std::snprintf(buf, sizeof buf, " replica %d %08x", l, d.crc[static_cast<std::size_t>(l)]);
+                all += buf;
+            }
+        }
+        rt::log(rt::LogLevel::error,
+                "replica check: rank %d's message %llu to rank %d (tag %d) differs between "
+                "replicas:%s (seen by replica %d)",
+                me_, static_cast<unsigned long long>(m), dst, d.tag, all.c_str(), k_);
+        // With three or more, the majority wins: a replica that disagrees
+        // with every other one, which all agree, leaves the job.
+        if (nlive >= 3 && agree == 1) {
+            bool others_agree = true;
+            bool seen = false;
+            std::uint32_t first = 0;
+            for (int l = 0; l < set_.replicas(); ++l) {
+                if (l == k_ || !(live & (1u << l))) {
+                    continue;
+                }
+                const std::uint32_t c = d.crc[static_cast<std::size_t>(l)];
+                others_agree = others_agree && (!seen || c == first);
+                first = c;
+                seen = true;
+            }
+            if (others_agree) {
+                rt::log(rt::LogLevel::error,
+                        "replica check: replica %d of rank %d is outvoted and leaves the job", k_,
+                        me_);
+                std::fflush(nullptr);
+                ::_exit(3);
+            }
+        }
+    }
+    table.erase(m);
+}
+
+void Replicator::on_ack(int from, int rank, std::uint64_t m)
+{
+    if (ulm::SendMsg* s = acks_.ack(rank, set_.replica_of(from), m)) {
+        eng_.release_hold(s);
+    }
+}
+
+
+int Replicator::flush()
+{
+    int n = 0;
+    for (std::size_t i = 0; i < outbox_.size(); ++i) {
+        Out o = std::move(outbox_[i]);
+        if (set_.dead(o.to)) {
+            if (o.parent != nullptr) {
+                eng_.release_hold(o.parent);
+            }
+            continue;
+        }
+        ulm::SendMsg* s = nullptr;
+        Tx t{nullptr, std::move(o.ctrl), o.parent, o.held};
+        rt::Status st;
+        if (o.parent != nullptr) {
+            st = eng_.isend_peer(o.parent->data, o.to, o.parent->tag, o.parent->ctx,
+                                 ulm::SendMode::standard, &s);
+        } else if (o.held) {
+            const ulm::DataRef ref{o.held->bytes.data(), o.held->bytes.size(), &ulm::bytes_layout()};
+            st = eng_.isend_peer(ref, o.to, o.held->tag, o.held->ctx, ulm::SendMode::standard, &s);
+        } else {
+            const ulm::DataRef ref{t.bytes.data(), t.bytes.size(), &ulm::bytes_layout()};
+            st = eng_.isend_peer(ref, o.to, 0, kRepContext, ulm::SendMode::standard, &s);
+        }
+        ++n;
+        if (!st.ok()) {
+            if (o.parent != nullptr) {
+                eng_.release_hold(o.parent);
+            }
+            continue;
+        }
+        t.send = s;
+        tx_.push_back(std::move(t));
+    }
+    outbox_.clear();
+    for (std::size_t i = 0; i < tx_.size();) {
+        if (tx_[i].send->complete) {
+            eng_.release(tx_[i].send);
+            if (tx_[i].parent != nullptr) {
+                eng_.release_hold(tx_[i].parent);
+            }
+            tx_[i] = std::move(tx_.back());
+            tx_.pop_back();
+            ++n;
+        } else {
+            ++i;
+        }
+    }
+    return n;
+}
+
+int Replicator::poll()
+{
+    if (polling_) {
+        return 0; // a handler's send progressed the engine
+    }
+    polling_ = true;
+    int n = 0;
+    while (rx_ != nullptr && rx_->complete) {
+        ulm::RecvMsg* r = rx_;
+        rx_ = nullptr;
+        const int from = r->peer;
+        const std::size_t len = r->error == rt::Errc::ok ? r->received : 0;
+        std::vector<std::byte> msg(rx_buf_.begin(), rx_buf_.begin() + static_cast<std::ptrdiff_t>(len));
+        eng_.release(r);
+        post_rx();
+        ++n;
+        if (from < 0 || len < 1) {
+            continue;
+        }
+        const int rank = set_.logical_of(from);
+        if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack)} && len >= sizeof(AckMsg)) {
+            AckMsg a;
+            std::memcpy(&a, msg.data(), sizeof a);
+            for (std::uint32_t i = 0; i < a.count && sizeof a + (i + 1) * 8 <= len; ++i) {
+                std::uint64_t m;
+                std::memcpy(&m, msg.data() + sizeof a + i * 8, 8);
+                on_ack(from, rank, m);
+            }
+        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::digest)} &&
+                   len >= sizeof(DigestMsg) && check_) {
+            DigestMsg d;
+            std::memcpy(&d, msg.data(), sizeof d);
+            if (rank == me_ && d.dst < static_cast<std::uint32_t>(set_.logical_size())) {
+                record_digest(set_.replica_of(from), static_cast<int>(d.dst), d.m, d.tag, d.crc);
+            }
+        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::request)} &&
+                   len >= sizeof(RequestMsg)) {
+            RequestMsg q;
+            std::memcpy(&q, msg.data(), sizeof q);
+            std::vector<std::uint64_t> holes;
+            for (std::uint32_t i = 0; i < q.nholes && sizeof q + (i + 1) * 8 <= len; ++i) {
+                std::uint64_t m;
+                std::memcpy(&m, msg.data() + sizeof q + i * 8, 8);
+                holes.push_back(m);
+            }
+            on_request(from, rank, q.next, std::move(holes));
+        }
+    }
+    n += flush();
+    polling_ = false;
+    return n;
+}
+
+void Replicator::report_waiting(const char* why) const
+{
+    std::string list;
+    int shown = 0;
+    for (int j = 0; j < set_.logical_size(); ++j) {
+        for (const auto& [m, e] : acks_.held(j)) {
+            if (++shown > 8) {
+                break;
+            }
+            list += " message " + std::to_string(m) + " to rank " + std::to_string(j) + " (tag " +
+                    std::to_string(e.copy ? e.copy->tag : e.send->tag) + ", context " +
+                    std::to_string(e.copy ? e.copy->ctx.value() : e.send->ctx.value()) +
+                    ", replicas mask " + std::to_string(e.waiting) + ");";
+        }
+    }
+    rt::log(rt::LogLevel::warn,
+            "replication: process %d (rank %d, replica %d) %s for %zu acknowledgement(s):%s "
+            "(%zu control messages queued, %zu in flight)",
+            eng_.phys_rank(), me_, k_, why, acks_.waiting(), list.c_str(), outbox_.size(), tx_.size());
+}
+
+void Replicator::finalize()
+{
+    // Everything this process sent has been acknowledged by the live
+    // replicas of its receivers before it may go: a later death of a
+    // sibling must not leave them without a message.
+    const rt::Nanos start = rt::now_ns();
+    bool told = false;
+    eng_.wait([&] {
+        poll();
+        const bool done = acks_.waiting() == 0 && outbox_.empty() && tx_.empty();
+        if (!done && !told && rt::now_ns() - start > 10'000'000'000) {
+            told = true; // a program that is not send-deterministic, most likely
+            report_waiting("still waiting at MPI_Finalize");
+        }
+        return done;
+    });
+    eng_.remove_progress_hook(this);
+    hooked_ = false;
+    if (rx_ != nullptr) {
+        if (!eng_.cancel(rx_) && !rx_->complete) {
+            eng_.withdraw(*rx_);
+        }
+        eng_.release(rx_);
+        rx_ = nullptr;
+    }
+}
+
+} // namespace ulmpi::rep

@@ -1,0 +1,182 @@
+// Active replication of send-deterministic programs (SDR-MPI, Lefray,
+// Ropars and Schiper 2013): the layer between the MPI layer and ULM
+// (docs/replication.md).
+//
+// Under `mpirun --replicas R` every logical rank i runs as R processes; the
+// program sees N ranks. The Replicator is installed into the engine as its
+// replica hooks (ulm/replica_hooks.h), so every MPI operation, collectives
+// and communicator creation included, runs unchanged on the logical ranks:
+//
+//  * Parallel protocol. Replica k of i sends a message only to replica k of
+//    its destination j. When replica l of j completes the receive (at the
+//    ULM level, not when the program waits) it acknowledges the message to
+//    every live replica of i but l. A send completes when every live
+//    replica l != k of j has acknowledged it; the descriptor holds the
+//    message until then (AckTable). Messages are numbered per (sender rank,
+//    destination rank) in send order on the sender side and in arrival
+//    order on the receiver side: the same numbers, because every replica of
+//    i sends the same messages (send-determinism) and ULM keeps the order.
+//  * No leader. MPI_ANY_SOURCE, MPI_Test, MPI_Waitany and probes are decided
+//    by each replica alone.
+//  * Failure of replica l of rank x (from the runtime's notices). Sends
+//    waiting for its acknowledgement stop waiting; if x's messages to this
+//    process came from it, this process asks the substitute (the lowest
+//    live replica of x) to take over: a request names the first message
+//    number it has not received and the messages whose data the dead one
+//    had not finished sending (holes). The substitute sends it those of its
+//    held messages, in order, and from then on a copy of every later message
+//    to that rank. The job ends with a clear error when every replica of a
+//    rank has died.
+//
+//  * Cross-checking (rep_check, mpirun --replica-check; the RedMPI idea):
+//    every replica sends its siblings a CRC32C of each message it sends
+//    (destination rank, number, tag); a sibling whose own digest of that
+//    message differs reports it (silent data corruption). With three or
+//    more replicas the majority wins: a replica whose digest differs from
+//    every other one (which agree) leaves the job and is treated as failed.
+//
+// Recovery (re-creating a lost replica as a new incarnation) needs the
+// runtime to start a process into the running job; the hooks for it are the
+// request above (a new replica asks exactly as an orphaned one does, from
+// message 1 of a state it was given) and ulm::Engine::reset_peer().
+#pragma once
+
+#include "rep/ack_table.h"
+#include "rep/replica_set.h"
+#include "runtime/bootstrap.h"
+#include "ulm/engine.h"
+#include "ulm/ft_hooks.h"
+#include "ulm/replica_hooks.h"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ulmpi::rep {
+
+inline constexpr ulm::ContextId kRepContext{0xfff1'0000u};
+
+// The replication degree of this job (the rep_replicas parameter, which
+// mpirun --replicas sets); 1: no replication.
+int replicas_param();
+
+class Replicator final : public ulm::ReplicaHooks,
+                         public ulm::FailureHooks,
+                         public ulm::ProgressHook {
+public:
+    // `fallback` takes what is not a replica's failure (the job ending).
+    // Fails (with `why`) when the job's size is not a multiple of `replicas`.
+    static std::unique_ptr<Replicator> start(ulm::Engine& engine, rt::Bootstrap& boot,
+                                             int replicas, ulm::FailureHooks* fallback,
+                                             std::string& why);
+    Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
+               ulm::FailureHooks* fallback);
+    ~Replicator();
+    Replicator(const Replicator&) = delete;
+    Replicator& operator=(const Replicator&) = delete;
+
+    // Before the engine finalizes: every held message acknowledged, every
+    // control message sent; then the hooks come off.
+    void finalize();
+
+    const ReplicaSet& set() const { return set_; }
+    int replica() const { return k_; }
+    std::uint64_t takeovers() const { return takeovers_; }
+    // Messages asked for again because their sender died during their transfer.
+    std::uint64_t holes() const { return holes_; }
+    // Cross-checking: messages compared, and those whose digests differed.
+    std::uint64_t checked() const { return checked_; }
+    std::uint64_t mismatches() const { return mismatches_; }
+
+    // ulm::ReplicaHooks
+    const rt::JobInfo& logical_job() const override { return job_; }
+    int logical_of(int phys) const override { return set_.logical_of(phys); }
+    int route(int dst) const override;
+    std::uint64_t on_arrival(int phys, ulm::ContextId ctx) override;
+    void on_send(ulm::SendMsg& s, int dst) override;
+    void on_recv_complete(const ulm::RecvMsg& r) override;
+    void on_recv_orphaned(ulm::RecvMsg& r) override;
+    void on_unexpected_dropped(int src, std::uint64_t rep_seq) override;
+
+    // ulm::FailureHooks
+    void on_peer_failed(int peer, const char* detail) override;
+    void on_peer_unreachable(int peer, const char* why) override;
+    void on_job_ending(const char* detail) override;
+
+    // ulm::ProgressHook
+    int poll() override;
+
+private:
+    // A replica of rank `dst` whose messages from this rank this process sends
+    // as the substitute: those numbered in `holes` or from `next` on.
+    struct Orphan {
+        int replica;
+        std::uint64_t next;
+        std::vector<std::uint64_t> holes;
+        bool wants(std::uint64_t m) const;
+    };
+    struct Out {
+        int to = -1;                 // physical
+        std::vector<std::byte> ctrl; // an ack or a request; empty: a copy of `parent` or `held`
+        ulm::SendMsg* parent = nullptr;
+        std::shared_ptr<HeldCopy> held;
+    };
+    struct Tx {
+        ulm::SendMsg* send;
+        std::vector<std::byte> bytes;
+        ulm::SendMsg* parent;
+        std::shared_ptr<HeldCopy> held;
+    };
+
+    void post_rx();
+    void on_ack(int from_phys, int rank, std::uint64_t m);
+    void on_request(int from_phys, int rank, std::uint64_t next, std::vector<std::uint64_t> holes);
+    void queue_copy(const AckTable::Entry& e, int to);
+    void fail(int phys, const char* detail);
+    int flush();
+    void on_digest(int from, int dst, std::uint64_t m, int tag, std::uint32_t crc);
+    void record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc);
+    void report_waiting(const char* why) const;
+
+    ulm::Engine& eng_;
+    rt::Bootstrap& boot_;
+    ulm::FailureHooks* fallback_;
+    ReplicaSet set_;
+    std::uint64_t copy_limit_; // rep_copy_limit
+    int k_;      // my replica index
+    int me_;     // my logical rank
+    rt::JobInfo job_;
+    AckTable acks_;
+    std::vector<std::uint64_t> send_next_;   // per logical destination: last number sent
+    std::vector<std::uint64_t> recv_next_;   // per logical source: next number expected
+    std::vector<std::deque<std::uint64_t>> recv_holes_; // per source: numbers expected first
+    std::vector<std::vector<std::uint64_t>> new_holes_; // per source, during a failure
+    std::vector<int> server_;                // per logical source: who sends to me
+    std::vector<std::vector<Orphan>> serve_; // per logical destination
+    std::vector<Out> outbox_;
+    std::vector<Tx> tx_;
+    ulm::RecvMsg* rx_ = nullptr;
+    std::vector<std::byte> rx_buf_;
+    // Cross-checking: per destination rank and message number, each
+    // replica's digest (bit `have` l: replica l's is known).
+    struct Digests {
+        std::uint32_t have = 0;
+        int tag = 0;
+        std::vector<std::uint32_t> crc;
+    };
+    bool check_ = false;
+    std::vector<std::map<std::uint64_t, Digests>> digests_;
+    std::uint64_t checked_ = 0;
+    std::uint64_t mismatches_ = 0;
+    std::uint64_t takeovers_ = 0;
+    std::uint64_t holes_ = 0;
+    std::vector<ulm::RecvMsg*> orphans_;     // during fail()
+    bool failing_ = false;
+    bool polling_ = false;
+    bool hooked_ = false;
+};
+
+} // namespace ulmpi::rep
