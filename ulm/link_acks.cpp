@@ -284,7 +284,7 @@ int LinkSet::tick()
 void LinkSet::retry_timer(Link& l, rt::Nanos now, int& n)
 {
     if (l.timer == 0) {
-        l.timer = now + retry_timeout(policy_, l.rtt, l.backoff);
+        l.timer = now + link_timeout(l);
         return;
     }
     if (now < l.timer) {
@@ -324,7 +324,26 @@ void LinkSet::retry_timer(Link& l, rt::Nanos now, int& n)
         l.recover_seq = l.next_frag_out.value() - 1;
         ++n;
     }
-    l.timer = now + retry_timeout(policy_, l.rtt, l.backoff);
+    l.timer = now + link_timeout(l);
+}
+
+// The link's retransmission timeout, never shorter than twice the round
+// trip of a rail with fragments in flight: the link's estimate follows the
+// fastest rail (most samples), and over a slower one it fired for fragments
+// merely queued — 500 + 250 Mbit rails resent a fifth of the slow rail's
+// fragments in timeout recovery and striped at 0.81 of their sum.
+rt::Nanos LinkSet::link_timeout(const Link& l) const
+{
+    rt::Nanos t = retry_timeout(policy_, l.rtt, l.backoff);
+    if (l.multi()) {
+        for (int i = 0; i < l.nrails; ++i) {
+            const Rail& r = l.rails[i];
+            if (r.inflight_frags != 0 && r.up()) {
+                t = std::max(t, 2 * r.srtt);
+            }
+        }
+    }
+    return t;
 }
 
 void LinkSet::give_up(Link& l)

@@ -153,6 +153,7 @@ private:
     void on_ack(Link& l, const AckHeader& h);
     void apply_ack(Link& l, const AckHeader& h);
     void note_missing(Link& l, const AckHeader& h, std::uint64_t map_base, rt::Nanos now);
+    rt::Nanos link_timeout(const Link& l) const;
     void on_probe(Link& l, path::Path& path, const ProbeHeader& h);
     void on_probe_ack(Link& l, path::Path& path, const ProbeHeader& h);
     void send_probe(Link& l, Rail& r, FragType type, std::uint64_t nonce, std::int64_t sent);
