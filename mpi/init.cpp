@@ -27,6 +27,8 @@ const rt::BoolParam check_param{"mpi_check_args", true,
                                 "check the arguments of every MPI call (off: faster, no diagnostics)"};
 const rt::ChoiceParam log_param{"log_level", "warn", "messages ulmpi prints: error|warn|info|debug|trace",
                                 "error|warn|info|debug|trace"};
+const rt::BoolParam log_time_param{"log_time", false,
+                                   "prefix every message with the wall-clock time (UTC, microseconds)"};
 
 rt::LogLevel level_from(const std::string& s)
 {
@@ -47,6 +49,7 @@ int init(int required, int* provided, const char* fn)
         return raise(nullptr, MPI_ERR_OTHER, fn, "MPI is already initialized");
     }
     rt::set_log_level(level_from(log_param.get()));
+    rt::set_log_time(log_time_param.get());
     std::string why;
     s.boot = rt::make_bootstrap(why);
     if (!s.boot) {

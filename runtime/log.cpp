@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <unistd.h>
 
 namespace ulmpi::rt {
@@ -10,6 +11,7 @@ namespace {
 
 char g_identity[64] = "ulmpi";
 LogLevel g_level = LogLevel::warn;
+bool g_time = false;
 
 const char* level_word(LogLevel level)
 {
@@ -45,14 +47,26 @@ void set_log_identity(const char* who) noexcept
 const char* log_identity() noexcept { return g_identity; }
 void set_log_level(LogLevel level) noexcept { g_level = level; }
 LogLevel log_level() noexcept { return g_level; }
+void set_log_time(bool on) noexcept { g_time = on; }
 
 void vlog(LogLevel level, const char* fmt, va_list ap) noexcept
 {
     char line[2048];
-    int n = std::snprintf(line, sizeof line, "%s: %s: ", g_identity, level_word(level));
-    if (n < 0) {
+    int n = 0;
+    if (g_time) {
+        timespec ts{};
+        ::clock_gettime(CLOCK_REALTIME, &ts);
+        tm t{};
+        ::gmtime_r(&ts.tv_sec, &t);
+        n = std::snprintf(line, sizeof line, "%02d:%02d:%02d.%06ld ", t.tm_hour, t.tm_min, t.tm_sec,
+                          ts.tv_nsec / 1000);
+    }
+    const int k = std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "%s: %s: ", g_identity,
+                                level_word(level));
+    if (n < 0 || k < 0) {
         return;
     }
+    n += k;
     int m = std::vsnprintf(line + n, sizeof line - static_cast<size_t>(n) - 1, fmt, ap);
     size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : static_cast<size_t>(m));
     if (len > sizeof line - 2) {

@@ -12,6 +12,9 @@ enum class LogLevel : int { error = 0, warn = 1, info = 2, debug = 3, trace = 4 
 void set_log_identity(const char* who) noexcept;
 const char* log_identity() noexcept;
 void set_log_level(LogLevel level) noexcept;
+// Prefix every line with the wall-clock time (UTC, microseconds): lines of
+// several hosts line up with each other and with outside events.
+void set_log_time(bool on) noexcept;
 LogLevel log_level() noexcept;
 
 [[gnu::format(printf, 2, 3)]] void log(LogLevel level, const char* fmt, ...) noexcept;

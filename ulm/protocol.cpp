@@ -1041,9 +1041,20 @@ void Engine::on_cts(Peer& p, const CtsHeader& h)
     s->state = SendMsg::State::sending;
     if (!p.pending.empty() || !continue_send(p, s)) {
         if (!s->hook.linked()) {
-            // Data streams may start ahead of queued match fragments: put
-            // it first so it does not wait behind later messages.
-            p.pending.push_front(s);
+            // Data streams go ahead of queued match fragments, so that they
+            // do not wait behind later messages, and behind the streams
+            // granted before them: messages finish in the order they were
+            // granted (a stream put first took the rail from the one before
+            // it, and a window of messages finished all at once, late).
+            SendMsg* at = p.pending.front();
+            while (at != nullptr && at->state != SendMsg::State::queued) {
+                at = p.pending.next(at);
+            }
+            if (at != nullptr) {
+                p.pending.insert_before(at, s);
+            } else {
+                p.pending.push_back(s);
+            }
             mark_active(p);
         }
     }
