@@ -25,6 +25,10 @@ void Link::choose()
         }
     }
     nup_ = up;
+    if (best != nullptr && ctrl_ != nullptr && ctrl_ != best && in_use(*ctrl_) &&
+        ctrl_->latency_us() <= 1.25 * best->latency_us()) {
+        best = ctrl_; // not clearly slower: no flapping between rails alike
+    }
     if (best == nullptr && alive() && nrails > 0) {
         // Every rail is down: keep sending over the one declared down last
         // (probes decide when it is back; the retransmission timer decides
@@ -67,6 +71,24 @@ Rail* Link::striped_rail(std::uint64_t bytes)
         }
     }
     return best;
+}
+
+std::uint32_t Link::frag_floor() const
+{
+    std::uint32_t m = rails[0].max_frag;
+    for (int i = 1; i < nrails; ++i) {
+        m = std::min(m, rails[i].max_frag);
+    }
+    return m;
+}
+
+std::uint64_t Link::eager_floor() const
+{
+    std::uint64_t m = rails[0].path->info().eager_limit;
+    for (int i = 1; i < nrails; ++i) {
+        m = std::min(m, rails[i].path->info().eager_limit);
+    }
+    return m;
 }
 
 Rail* Link::other_rail(const Rail* avoid)

@@ -30,6 +30,7 @@
 #include "ulm/wire.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace ulmpi::ulm {
 
@@ -51,6 +52,8 @@ struct LinkCounters {
     std::uint64_t resent_recovery = 0;  //   a partial ACK after a timeout showed a hole
     std::uint64_t resent_corrupt = 0;   //   the peer answered corrupt
     std::uint64_t resent_failover = 0;  //   their rail went down: sent over another
+    std::uint64_t split = 0;            // fragments failed over in pieces (no other rail took them whole)
+    std::uint64_t pieces_dropped = 0;   // received pieces of a fragment that had arrived whole
     std::uint64_t crc_header_fail = 0;  // dropped: header checksum wrong
     std::uint64_t crc_payload_fail = 0; // answered corrupt: payload checksum wrong
     std::uint64_t duplicates = 0;       // dropped: already delivered
@@ -66,7 +69,9 @@ struct LinkCounters {
 // control, ACK) the control lane. `type` is the header's second byte.
 inline path::Lane lane_of(std::byte type)
 {
-    return type == static_cast<std::byte>(FragType::data) ? path::Lane::bulk : path::Lane::control;
+    return type == static_cast<std::byte>(FragType::data) || type == static_cast<std::byte>(FragType::piece)
+               ? path::Lane::bulk
+               : path::Lane::control;
 }
 
 class Link {
@@ -118,6 +123,13 @@ public:
     std::uint32_t ack_owed = 0;    // fragments it covers
     rt::Nanos ack_deadline = 0;    // when it goes out at the latest (0, -1: set in a later pass)
     Rail* ack_rail = nullptr;      // where the last reliable fragment came from
+    // Fragments being received in pieces (wire.h, piece): the whole's
+    // sequence number and the bytes of it still to come.
+    struct Pieces {
+        std::uint64_t whole = 0;
+        std::uint32_t left = 0;
+    };
+    std::vector<Pieces> pieces;
 
     rt::ListHook ack_hook;         // LinkSet's list of links owed an ACK
     rt::ListHook unacked_hook;     // LinkSet's list of links with fragments kept
@@ -125,6 +137,11 @@ public:
     LinkCounters counters;
 
     bool alive() const { return life == Lifetime::alive; }
+    // The largest fragment, and eager message, that every rail takes: a
+    // fragment other than data (which is split, LinkSet::split) must fit any
+    // rail it may fail over to.
+    std::uint32_t frag_floor() const;
+    std::uint64_t eager_floor() const;
     bool multi() const { return nrails > 1; }
     // Rails measure their rate and round trip (ACKs read the clock): with
     // several rails (striping, evidence of life) or a paced one (its cap).

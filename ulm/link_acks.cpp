@@ -159,7 +159,7 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
             const rt::Nanos rtt = (now != 0 ? now : rt::now_ns()) - f->sent_at;
             l.rtt.sample(rtt, policy_);
             if (l.measured()) {
-                rail_sample(*f->rail, rtt);
+                rail_sample(l, *f->rail, rtt);
             }
         }
         // Older fragments that left before this one on the same rail and
@@ -306,9 +306,25 @@ void LinkSet::retry_timer(Link& l, rt::Nanos now, int& n)
     // Over its own rail while that is up: a rail is left only on its own
     // evidence (link_rails.cpp), never for one loss. But a silent peer may
     // be silent only on this rail while the others carry nothing to prove
-    // it alive: ask them (a probe's answer is the evidence check_rails needs).
-    if (l.backoff >= 1 && l.up_rails() > 1) {
-        for (int i = 0; i < l.nrails; ++i) {
+    // it alive: ask them. When one answers and a later timeout finds the
+    // fragment still unacknowledged, its rail is down: a sender of few fragments (a
+    // receiver's CTS over a rail whose link died) gets no ACK map that shows
+    // them missing, and resent them over the dead rail with its timer
+    // doubling (udp + ofi: the stream stalled until the link came back).
+    if (l.up_rails() > 1 && oldest->rail->up()) {
+        // (and for the rail's deadline at least: a timeout is short while
+        // the round trip is unknown, at start)
+        const bool long_silent = l.backoff >= 1 && now - l.silent_since >= rail_timeout_;
+        for (int i = 0; i < l.nrails && long_silent; ++i) {
+            const Rail& other = l.rails[i];
+            if (&other != oldest->rail && other.up() && other.acked_at > l.silent_since) {
+                rail_down(l, *oldest->rail,
+                          "a fragment went unacknowledged through two timeouts while the peer answered "
+                          "over another path");
+                break;
+            }
+        }
+        for (int i = 0; i < l.nrails && oldest->rail->up(); ++i) {
             Rail& other = l.rails[i];
             if (&other != oldest->rail && other.up()) {
                 send_probe(l, other, FragType::probe, 0, now);

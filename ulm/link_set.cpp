@@ -370,10 +370,11 @@ bool LinkSet::resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounter
     path::TxBuffer buf;
     buf.lane = lane_of(f->hdr[1]);
     const std::uint32_t len = f->wire_len();
-    if (len > rail->max_frag) {
-        // Striped over a rail with larger fragments than this one takes:
-        // it waits for its own rail to come back.
-        return false;
+    if (f->pieced != 0 || len > rail->max_frag) [[unlikely]] {
+        // Striped over a rail with larger fragments than this one takes, or
+        // already on its way in pieces: data goes in pieces, anything else
+        // waits for its own rail to come back.
+        return split(l, f, *rail, why);
     }
     if (!rail->path->acquire(l.rank, len, buf)) {
         return false;
@@ -412,6 +413,114 @@ bool LinkSet::resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounter
         rail_down(l, *rail, "the path could not send");
     }
     return true;
+}
+
+// Sends a data fragment again as pieces that every rail takes (wire.h,
+// piece), over `rail`: what a dead rail of large fragments left when the
+// others take only small ones (udp + ofi). The fragment stays kept until
+// the peer acknowledges it, which it does once every piece arrived; the
+// pieces are kept fragments of their own. A fragment split already has its
+// oldest unacknowledged piece sent again instead.
+bool LinkSet::split(Link& l, SendFrag* f, Rail& rail, std::uint64_t LinkCounters::*why)
+{
+    const BaseHeader b = read_header<BaseHeader>(f->hdr);
+    if (b.type != FragType::data || f->owner == nullptr) {
+        return false;
+    }
+    if (f->pieced == f->payload_len) {
+        SendFrag* piece = nullptr;
+        l.unacked.for_each([&](SendFrag* g) {
+            if (piece == nullptr && g->seq > f->seq && static_cast<FragType>(g->hdr[1]) == FragType::piece &&
+                read_header<PieceHeader>(g->hdr).whole == f->seq) {
+                piece = g;
+            }
+        });
+        return piece != nullptr && resend(l, piece, &rail, why);
+    }
+    const DataHeader d = read_header<DataHeader>(f->hdr);
+    const std::uint32_t room = l.frag_floor() - static_cast<std::uint32_t>(sizeof(PieceHeader) + sizeof(AckExt));
+    bool any = false;
+    while (f->pieced < f->payload_len) {
+        const std::uint32_t chunk = std::min(room, f->payload_len - f->pieced);
+        PieceHeader h{};
+        fill_base(l, h.base, FragType::piece, 0, chunk);
+        h.recv_id = d.recv_id;
+        h.offset = d.offset + f->pieced;
+        h.whole = f->seq;
+        h.whole_len = f->payload_len;
+        Payload pl;
+        pl.ref = &f->owner->data;
+        pl.offset = f->offset + f->pieced;
+        pl.len = chunk;
+        if (!emit(l, rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, f->owner)) {
+            break;
+        }
+        if (f->pieced == 0) {
+            ++l.counters.split;
+            ++l.counters.retransmits;
+            ++(l.counters.*why);
+        }
+        f->pieced += chunk;
+        any = true;
+    }
+    if (f->pieced < f->payload_len) {
+        // No room for the rest now: failover() goes on with it (it must all
+        // go in pieces: the peer takes the whole no more once one arrived).
+        l.failover_due = true;
+        owner_->link_has_work(l);
+    }
+    return any;
+}
+
+// Receiver: a piece, or the whole of a fragment that is arriving in pieces.
+// False: drop it (its bytes are in already, or will be by the pieces).
+bool LinkSet::accept_piece(Link& l, const BaseHeader& b, const path::RxFrag& frag)
+{
+    if (b.type == FragType::data) {
+        for (const Link::Pieces& p : l.pieces) {
+            if (p.whole == b.frag_seq) {
+                ++l.counters.duplicates; // acknowledged once its pieces are in
+                return false;
+            }
+        }
+        return true;
+    }
+    const PieceHeader h = read_header<PieceHeader>(frag.data);
+    for (const Link::Pieces& p : l.pieces) {
+        if (p.whole == h.whole) {
+            return true;
+        }
+    }
+    if (l.delivered.contains(h.whole)) {
+        // The whole arrived before its pieces: their bytes are in.
+        ++l.counters.pieces_dropped;
+        (void)l.received.insert(b.frag_seq);
+        delivered(l, b);
+        return false;
+    }
+    l.pieces.push_back(Link::Pieces{h.whole, h.whole_len});
+    return true;
+}
+
+void LinkSet::piece_delivered(Link& l, const PieceHeader& h)
+{
+    for (std::size_t i = 0; i < l.pieces.size(); ++i) {
+        Link::Pieces& p = l.pieces[i];
+        if (p.whole != h.whole) {
+            continue;
+        }
+        p.left -= std::min(p.left, h.base.payload_len);
+        if (p.left == 0) {
+            // Every piece is in: so is the whole, for the sender's ACK.
+            l.pieces.erase(l.pieces.begin() + static_cast<std::ptrdiff_t>(i));
+            BaseHeader w = h.base;
+            w.frag_seq = h.whole;
+            w.flags = flag::reliable;
+            (void)l.received.insert(h.whole);
+            delivered(l, w);
+        }
+        return;
+    }
 }
 
 // A resend after a loss: over the fragment's own rail while it is up,
@@ -567,11 +676,14 @@ bool LinkSet::accept(Link& l, path::Path& path, const BaseHeader& b, std::uint32
         }
         return false;
     }
+    if ((b.type == FragType::piece || !l.pieces.empty()) && !accept_piece(l, b, frag)) [[unlikely]] {
+        return false;
+    }
     (void)l.received.insert(b.frag_seq);
     if (b.flags & flag::reliable) {
         l.ack_rail = r;
     }
-    if (r->checksum && b.type != FragType::data && b.payload_len > 0 &&
+    if (r->checksum && !carries_data(b.type) && b.payload_len > 0 &&
         rt::crc32c(payload, b.payload_len) != b.pcrc) {
         ++l.counters.crc_payload_fail;
         send_ack(l, b.frag_seq, AckStatus::corrupt);
@@ -666,6 +778,7 @@ void LinkSet::reset(Link& l, int peer_incarnation)
     l.recover_seq = 0;
     l.received = RangeSet{};
     l.delivered = RangeSet{};
+    l.pieces.clear();
     l.ack_latest = 0;
     l.ack_low = l.ack_high = 0;
     l.ack_owed = 0;
@@ -697,13 +810,13 @@ void LinkSet::print_stats(std::FILE* out, int rank, int peer) const
                  "ulmpi-stats rank=%d peer=%d link=%s epoch=%u frags_sent=%" PRIu64 " frags_received=%" PRIu64
                  " bytes_sent=%" PRIu64 " retransmits=%" PRIu64 " resent_timer=%" PRIu64
                  " resent_fast=%" PRIu64 " resent_recovery=%" PRIu64 " resent_corrupt=%" PRIu64
-                 " resent_failover=%" PRIu64 " crc_header_fail=%" PRIu64 " crc_payload_fail=%" PRIu64
+                 " resent_failover=%" PRIu64 " split=%" PRIu64 " pieces_dropped=%" PRIu64 " crc_header_fail=%" PRIu64 " crc_payload_fail=%" PRIu64
                  " duplicates=%" PRIu64 " stale=%" PRIu64 " bad=%" PRIu64 " acks_sent=%" PRIu64 " acks_received=%" PRIu64
                  " piggy_acks_sent=%" PRIu64 " piggy_acks_received=%" PRIu64 " corrupt_acks=%" PRIu64
                  " srtt_us=%.1f rto_us=%.1f\n",
                  rank, peer, l.alive() ? "alive" : "failed", l.epoch, c.frags_sent, c.frags_received,
                  c.bytes_sent, c.retransmits, c.resent_timer, c.resent_fast, c.resent_recovery,
-                 c.resent_corrupt, c.resent_failover, c.crc_header_fail, c.crc_payload_fail,
+                 c.resent_corrupt, c.resent_failover, c.split, c.pieces_dropped, c.crc_header_fail, c.crc_payload_fail,
                  c.duplicates, c.stale, c.bad_frags, c.acks_sent, c.acks_received, c.piggy_acks_sent,
                  c.piggy_acks_received, c.corrupt_acks_received, static_cast<double>(l.rtt.srtt) / 1e3,
                  static_cast<double>(l.rtt.rto) / 1e3);

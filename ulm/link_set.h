@@ -111,6 +111,9 @@ public:
     bool accept(Link& l, path::Path& path, const BaseHeader& b, std::uint32_t hlen,
                 path::RxFrag& frag, const std::byte* payload);
     void delivered(Link& l, const BaseHeader& b);
+    // After delivered(): a piece's bytes are in (the whole counts as
+    // delivered once all of its pieces are).
+    void piece_delivered(Link& l, const PieceHeader& h);
     // The payload of data fragment `b` failed its checksum while it was
     // copied out: answer corrupt, the sender resends it.
     void payload_corrupt(Link& l, const BaseHeader& b);
@@ -143,6 +146,8 @@ private:
     void bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths);
     bool resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounters::*why);
     bool resend_any(Link& l, SendFrag* f, std::uint64_t LinkCounters::*why);
+    bool split(Link& l, SendFrag* f, Rail& rail, std::uint64_t LinkCounters::*why);
+    bool accept_piece(Link& l, const BaseHeader& b, const path::RxFrag& frag);
     void release_frag(Link& l, SendFrag* f, rt::Nanos now);
     void keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* frame, std::uint32_t full,
               const std::byte* payload, const Payload& pl, SendMsg* owner);
@@ -160,7 +165,7 @@ private:
 
     // Rails (link_rails.cpp).
     void on_rail_acked(Link& l, Rail& r, std::uint32_t bytes, rt::Nanos now);
-    void rail_sample(Rail& r, rt::Nanos rtt);
+    void rail_sample(Link& l, Rail& r, rt::Nanos rtt);
     void rail_down(Link& l, Rail& r, const char* why);
     void rail_up(Link& l, Rail& r);
     int failover(Link& l);

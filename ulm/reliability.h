@@ -73,6 +73,7 @@ struct SendFrag {
     std::uint32_t payload_len = 0;
     std::uint32_t retries = 0;   // times sent again (any reason)
     bool fast_resent = false;    // already resent because later fragments got through
+    std::uint32_t pieced = 0;    // payload bytes sent again as pieces (LinkSet::split)
     std::uint64_t tx_order = 0;  // of its last transmission among all to the peer (Peer::tx_count)
     rt::Nanos sent_at = 0;       // first transmission, when every fragment is timed (Peer::time_all)
     std::byte* copy = nullptr;   // private payload copy (BlockPool) when larger than inline

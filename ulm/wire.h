@@ -21,6 +21,13 @@
 //          remote key: the receiver reads the rest itself, then sends fin).
 //   data   a later fragment of a rendezvous message, addressed to the
 //          receiver's descriptor, at a byte offset.
+//   piece  part of a data fragment (`whole`, its payload `whole_len` bytes)
+//          split when its rail went down and no other rail takes fragments
+//          that large (udp + ofi: 1.4 KiB against 64 KiB). Each piece has
+//          its own sequence number; the receiver delivers the whole or its
+//          pieces, never both: the first piece marks `whole` delivered (a
+//          later copy of it is a duplicate), and pieces of a whole that
+//          arrived before them are dropped (LinkSet::accept).
 //   cts    clear to send: the receiver matched a rendezvous message and asks
 //          for the bytes from `offset` on (also the Ssend acknowledgement).
 //   fin    the receiver finished a single-copy read; the sender completes.
@@ -58,7 +65,7 @@ inline constexpr std::uint8_t kWireVersion = 2;
 // a send whose match fragment has left); cancel_reply answers it.
 enum class FragType : std::uint8_t {
     match = 1, data = 2, cts = 3, fin = 4, ack = 5, cancel = 6, cancel_reply = 7, eager = 8,
-    probe = 9, probe_ack = 10
+    probe = 9, probe_ack = 10, piece = 11
 };
 
 namespace flag {
@@ -109,6 +116,17 @@ struct DataHeader {
     std::uint64_t offset;       // byte offset of this payload in the message
 };
 static_assert(sizeof(DataHeader) == 48);
+
+// The first fields are DataHeader's: a piece is delivered as data.
+struct PieceHeader {
+    BaseHeader base;
+    std::uint64_t recv_id;      // receiver's descriptor
+    std::uint64_t offset;       // byte offset of this payload in the message
+    std::uint64_t whole;        // sequence number of the fragment split
+    std::uint32_t whole_len;    // its payload bytes (all its pieces together)
+    std::uint32_t pad;
+};
+static_assert(sizeof(PieceHeader) == 64);
 
 struct CtsHeader {
     BaseHeader base;
@@ -178,6 +196,7 @@ static_assert(std::has_unique_object_representations_v<BaseHeader>);
 static_assert(std::has_unique_object_representations_v<MatchHeader>);
 static_assert(std::has_unique_object_representations_v<EagerHeader>);
 static_assert(std::has_unique_object_representations_v<DataHeader>);
+static_assert(std::has_unique_object_representations_v<PieceHeader>);
 static_assert(std::has_unique_object_representations_v<CtsHeader>);
 static_assert(std::has_unique_object_representations_v<FinHeader>);
 static_assert(std::has_unique_object_representations_v<AckHeader>);
@@ -189,6 +208,7 @@ constexpr std::uint32_t header_size(FragType t)
     case FragType::match: return sizeof(MatchHeader);
     case FragType::eager: return sizeof(EagerHeader);
     case FragType::data: return sizeof(DataHeader);
+    case FragType::piece: return sizeof(PieceHeader);
     case FragType::cts: return sizeof(CtsHeader);
     case FragType::fin: return sizeof(FinHeader);
     case FragType::ack: return sizeof(AckHeader);
@@ -207,6 +227,13 @@ constexpr std::uint32_t header_size(FragType t)
 constexpr bool sequenced(FragType t)
 {
     return t != FragType::ack && t != FragType::probe && t != FragType::probe_ack;
+}
+
+// Fragments whose payload is message data at an offset (received straight
+// into the user's buffer).
+constexpr bool carries_data(FragType t)
+{
+    return t == FragType::data || t == FragType::piece;
 }
 
 constexpr std::uint32_t header_len(FragType t, std::uint8_t flags)

@@ -20,6 +20,9 @@ ULM's per-peer link stripes over and fails over between. Cases:
                  taken back, and data flowed over it again after; the longest
                  pause after the link went down is printed (a figure, not a
                  pass/fail check: timings are for benchmarks)
+  ofi_udp_down   stream_down over two kinds of path: udp on eth0, ofi
+                 (tcp;ofi_rxm) on eth1; both carry the stream, ofi goes down
+                 and comes back (skipped when ofi is not built)
   stress_down    tests/mpi/stress (random sizes, tags and sources, data
                  checked) between two hosts, with rail 1 down and up again in
                  the middle: passes
@@ -41,7 +44,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import udp_cluster as uc  # noqa: E402
 
-CASES = ["programs_loss", "stream_down", "stress_down"]
+CASES = ["programs_loss", "stream_down", "stress_down", "ofi_udp_down"]
 
 
 class RailCluster(uc.Cluster):
@@ -119,6 +122,23 @@ def case_programs_loss(ctx):
 
 
 def case_stream_down(ctx):
+    stream_flap(ctx, "udp0", "udp1")
+
+
+def case_ofi_udp_down(ctx):
+    if not ctx.have_ofi:
+        print("  skipped: ulmpi was built without the ofi path (libfabric)")
+        return
+    ctx.cluster.path_params = ["path_include=self,shm,udp,ofi", "udp_if=eth0",
+                               "ofi_provider=tcp;ofi_rxm", "ofi_iface=eth1"]
+    try:
+        stream_flap(ctx, "udp", "ofi")
+    finally:
+        ctx.cluster.path_params = None
+
+
+def stream_flap(ctx, keep, flapped):
+    """The checked stream over two rails, `flapped` (on eth1) down and up again."""
     # Both rails at 500 Mbit/s (tc tbf), as the issue's test bed: about 5 s
     # for 512 MiB over two rails, 10 s for 1 GiB.
     total_mib = 1024 if ctx.long else 512
@@ -156,14 +176,19 @@ def case_stream_down(ctx):
     if len(events) < 2 or not ts or ts[-1] < dict(events)["up"]:
         raise uc.Failure("the stream ended before rail 1 went down and up again (%.1f s)" % secs)
     rails = rail_lines(text, 0, 1)
-    r1 = rails.get("udp1")
-    if r1 is None or "udp0" not in rails:
-        raise uc.Failure("rank 0 does not show two rails to rank 1:\n" + text[-3000:])
-    print("  rank 0 -> 1: udp0 %s, udp1 %s" % (
-        {k: int(v) for k, v in rails["udp0"].items() if k in ("bytes_sent", "downs", "ups")},
-        {k: int(v) for k, v in r1.items() if k in ("bytes_sent", "downs", "ups", "probes")}))
+    r1 = rails.get(flapped)
+    if r1 is None or keep not in rails:
+        raise uc.Failure("rank 0 does not show rails %s and %s to rank 1:\n%s" %
+                         (keep, flapped, text[-3000:]))
+    print("  rank 0 -> 1: %s %s, %s %s" % (
+        keep, {k: int(v) for k, v in rails[keep].items() if k in ("bytes_sent", "downs", "ups")},
+        flapped, {k: int(v) for k, v in r1.items() if k in ("bytes_sent", "downs", "ups", "probes")}))
     if r1.get("downs", 0) < 1 or r1.get("ups", 0) < 1:
-        raise uc.Failure("rail udp1 was not declared down and taken back: %s" % r1)
+        raise uc.Failure("rail %s was not declared down and taken back: %s" % (flapped, r1))
+    total = sum(r.get("bytes_sent", 0) for r in rails.values())
+    for name in (keep, flapped):
+        if rails[name].get("bytes_sent", 0) < 0.1 * total:
+            raise uc.Failure("rail %s carried under a tenth of the stream: %s" % (name, rails))
     # The figure: the longest wait between two messages that spans or starts
     # within 500 ms after the link went down, against the same in the 500 ms
     # before (what the machine's own noise costs), and the rates.
@@ -208,6 +233,13 @@ def case_stress_down(ctx):
         raise uc.Failure("rail 1 went down during the stress, and no rank declared a rail down")
 
 
+def ofi_built(build):
+    """Whether ulmpi_info of this build lists the ofi path as built."""
+    p = subprocess.run([os.path.join(build, "tools", "ulmpi_info")], capture_output=True,
+                       text=True, timeout=60)
+    return re.search(r"^\s+ofi\s+priority\s+\d+\s+built", p.stdout + p.stderr, re.M) is not None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("cases", nargs="*", default=["all"])
@@ -226,6 +258,8 @@ def main():
     ctx.rail_stream = uc.env_or("RAIL_STREAM", b and os.path.join(b, "tests", "multihost", "rail_stream"))
     ctx.long = args.long
     ctx.show = args.show
+    ctx.have_ofi = os.environ.get("HAVE_OFI") == "1" or (
+        "HAVE_OFI" not in os.environ and b is not None and ofi_built(b))
     ctx.seed = 3
     if not ctx.mpirun or not ctx.mpitest_dir or not ctx.rail_stream:
         sys.exit("give --build DIR or set MPIRUN, MPITEST_DIR and RAIL_STREAM")

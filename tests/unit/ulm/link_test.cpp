@@ -183,6 +183,111 @@ TEST(Link, silent_rail_goes_down_and_its_fragments_arrive_over_the_other)
     EXPECT_EQ(c.e(0).unacked_frags(), 0u);
 }
 
+// Rail 0 takes small fragments, rail 1 fragments eight times larger (udp +
+// ofi): data striped over rail 1 cannot be resent whole over rail 0.
+ClusterOptions small_and_large_rails()
+{
+    return two_rails([](int, int k, MemPathOptions& m) {
+        m.max_bytes_per_progress = 65536;
+        m.max_frag = k == 0 ? 4096 : 32768;
+    });
+}
+
+TEST(Link, a_dead_rail_of_large_fragments_fails_over_in_pieces_to_a_rail_of_small_ones)
+{
+    ScopedIntParam timeout("ulm_rail_timeout_us", 3000);
+    ScopedIntParam probe("ulm_rail_probe_us", 1000000); // it never comes back during the test
+    Cluster c(small_and_large_rails());
+    ASSERT_TRUE(c.ok());
+    auto msg = pattern(8u << 20, 11);
+    std::vector<std::byte> in(msg.size());
+    transfer(c, msg, in, 4, [&] {
+        c.rail(0, 1).options().fault = [](int, int, std::vector<std::byte>&) { return 0; };
+        c.rail(1, 1).options().fault = [](int, int, std::vector<std::byte>&) { return 0; };
+    });
+    EXPECT_TRUE(same_bytes(in, msg));
+    EXPECT_FALSE(c.e(0).link(1).rails[1].up());
+    EXPECT_GT(c.e(0).counters(1).split, 0u) << "no fragment went in pieces";
+    EXPECT_FALSE(c.e(0).peer_failed(1));
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
+    EXPECT_TRUE(c.e(1).link(0).pieces.empty());
+    for (int k = 0; k < 2; ++k) {
+        EXPECT_EQ(c.rail(0, k).contract_violations(), 0u);
+    }
+}
+
+// The split fragments' wholes arrive too, late: first after their pieces,
+// then (second message) before them while the pieces wait. Either way each
+// byte is counted once: the receive completes with the whole message, not
+// early with a hole.
+TEST(Link, a_fragment_arriving_whole_and_in_pieces_counts_once)
+{
+    ScopedIntParam timeout("ulm_rail_timeout_us", 3000);
+    ScopedIntParam probe("ulm_rail_probe_us", 2000); // answered once the rail is let go
+    ScopedIntParam probe_max("ulm_rail_probe_max_us", 4000);
+    Cluster c(small_and_large_rails());
+    ASSERT_TRUE(c.ok());
+    for (int wholes_first = 0; wholes_first < 2; ++wholes_first) {
+        auto msg = pattern(8u << 20, 12 + wholes_first);
+        std::vector<std::byte> in(msg.size());
+        auto out = msg;
+        RecvMsg* r = post_recv(c.e(1), in, 0, kRailTag);
+        SendMsg* s = post_send(c.e(0), out, 1, kRailTag);
+        MemPath& small_in = c.rail(1, 0);
+        MemPath& large_in = c.rail(1, 1);
+        enum { striping, held, released } phase = striping;
+        const std::uint64_t split_before = c.e(0).counters(1).split;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        int round = 0;
+        while (!(r->complete && s->complete) && std::chrono::steady_clock::now() < deadline) {
+            if (phase == striping && round == 4) {
+                large_in.set_paused(true); // its fragments wait: the rail looks dead
+                phase = held;
+            }
+            if (phase == held && c.e(0).counters(1).split > split_before && wholes_first != 0) {
+                // Pieces are on their way: hold them, let the wholes in.
+                small_in.set_paused(true);
+                large_in.set_paused(false);
+                for (int i = 0; i < 200; ++i) {
+                    c.progress_all();
+                }
+                small_in.set_paused(false);
+                phase = released;
+            }
+            c.progress_all();
+            if ((round++ & 63) == 63) {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            }
+        }
+        if (phase == held && wholes_first == 0 && c.e(0).counters(1).split > split_before) {
+            large_in.set_paused(false); // the pieces made it: now the wholes arrive
+            c.settle(200);
+            phase = released;
+        }
+        small_in.set_paused(false);
+        large_in.set_paused(false);
+        ASSERT_TRUE(r->complete && s->complete) << "the transfer did not complete";
+        ASSERT_EQ(phase, released) << "no fragment went in pieces while the large rail was held ("
+                                   << (wholes_first ? "wholes first" : "pieces first") << "; rail 1 carried "
+                                   << data_bytes(c.rail_fabric(1), 0, 1) << " bytes, went down "
+                                   << c.e(0).link(1).rails[1].counters.downs << " times, failover resends "
+                                   << c.e(0).counters(1).resent_failover << ", round " << round << ")";
+        EXPECT_EQ(r->error, Errc::ok);
+        EXPECT_TRUE(same_bytes(in, msg)) << (wholes_first ? "wholes first" : "pieces first");
+        c.e(0).release(s);
+        c.e(1).release(r);
+        const auto back = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!c.e(0).link(1).rails[1].up() && std::chrono::steady_clock::now() < back) {
+            c.settle(10);
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        ASSERT_TRUE(c.e(0).link(1).rails[1].up()) << "the large rail was not taken back";
+    }
+    EXPECT_GT(c.e(1).counters(0).pieces_dropped, 0u) << "no piece arrived after its whole";
+    EXPECT_GT(c.e(1).counters(0).duplicates, 0u) << "no whole arrived after its pieces";
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
+}
+
 TEST(Link, send_refused_by_the_path_moves_the_data_to_the_other_rail)
 {
     Cluster c(two_rails([](int, int, MemPathOptions& m) { m.max_bytes_per_progress = 65536; }));
