@@ -5,13 +5,17 @@
 // MPIX_ERR_PROC_FAILED), and the gather, scatter, allgather and alltoall
 // families become their v forms whose counts and displacements keep every
 // live rank's block where it is in the program's buffers (a hole's block is
-// neither sent nor written). Reduce_scatter, alltoallw and the
-// neighbourhood collectives have blocks that cannot skip a hole this way:
-// they answer MPI_ERR_UNSUPPORTED_OPERATION (docs/ftmpi.md).
+// neither sent nor written); alltoallw keeps the live members' entries of
+// its arrays. Reduce_scatter reduces the whole vector over the live members
+// and scatters each live member its block (a hole's block is reduced, and
+// given to nobody). A neighbourhood collective treats a hole among the
+// neighbours as MPI_PROC_NULL: its block is neither sent nor written
+// (docs/ftmpi.md).
 //
 // mpi/ftmpi_recovery.cpp points a communicator at this table when a
 // collective meets a hole in it.
 #include "mpi/coll/coll.h"
+#include "mpi/coll/rs_counts.h"
 #include "mpi/ftmpi.h"
 
 #include <climits>
@@ -85,6 +89,86 @@ bool blocks(Schedule& s, const Live& l, const int* counts, const int* displs, st
     return true;
 }
 
+// Reduce_scatter(_block) with holes: a Reduce of the whole vector over the
+// live members to the first of them, then a Scatterv of the live members'
+// blocks, where they are in the vector.
+int blank_reduce_scatter(Schedule& s, const Args& a, const Live& l)
+{
+    const int p = a.team.size;
+    const RsBlocks blk = rs_blocks(s, a, p);
+    const std::uint64_t total = blk.first[p];
+    if (total == 0) {
+        return MPI_SUCCESS;
+    }
+    if (total > INT_MAX) {
+        return MPI_ERR_COUNT;
+    }
+    const Datatype* type = a.rtype;
+    s.fence();
+    const void* input = a.in_place ? a.rbuf : a.sbuf;
+    void* result = l.team.rank == 0 ? s.scratch_for(total, type) : nullptr;
+    Args r = a;
+    r.coll = Coll::reduce;
+    r.team = l.team;
+    r.root = 0;
+    r.sbuf = input;
+    r.in_place = false;
+    r.rbuf = result;
+    r.rcount = total;
+    r.rcounts = nullptr;
+    r.bytes = total * type->size;
+    if (int e = build_flat(s, Coll::reduce, r)) {
+        return e;
+    }
+    int* counts = ints(s, l.team.size);
+    int* displs = ints(s, l.team.size);
+    for (int i = 0; i < l.team.size; ++i) {
+        counts[i] = static_cast<int>(blk.count[l.pos[i]]);
+        displs[i] = static_cast<int>(blk.first[l.pos[i]]);
+    }
+    Args v;
+    v.coll = Coll::scatterv;
+    v.team = l.team;
+    v.sbuf = result;
+    v.scounts = counts;
+    v.sdispls = displs;
+    v.stype = type;
+    v.rbuf = a.rbuf;
+    v.rcount = blk.count[a.team.rank];
+    v.rtype = type;
+    v.root = 0;
+    v.bytes = total * type->size / static_cast<std::uint64_t>(l.team.size);
+    return build_flat(s, Coll::scatterv, v);
+}
+
+// Alltoallw with holes: the live members' entries of every array.
+void live_w(Schedule& s, const Live& l, const int* counts, const int* displs,
+            const Datatype* const* types, const int** oc, const int** od, const Datatype* const** ot)
+{
+    int* c = ints(s, l.team.size);
+    int* d = ints(s, l.team.size);
+    auto* t = static_cast<const Datatype**>(
+        s.scratch(sizeof(const Datatype*) * static_cast<std::size_t>(l.team.size)));
+    for (int i = 0; i < l.team.size; ++i) {
+        c[i] = counts[l.pos[i]];
+        d[i] = displs[l.pos[i]];
+        t[i] = types[l.pos[i]];
+    }
+    *oc = c;
+    *od = d;
+    *ot = t;
+}
+
+// A neighbour list (world ranks, -1: MPI_PROC_NULL) with the holes as -1.
+const int* without_holes(Schedule& s, const int* nbr, int n)
+{
+    int* out = ints(s, n);
+    for (int k = 0; k < n; ++k) {
+        out[k] = nbr[k] >= 0 && ftmpi_is_hole(nbr[k]) ? -1 : nbr[k];
+    }
+    return out;
+}
+
 bool rooted(Coll c)
 {
     return c == Coll::bcast || c == Coll::reduce || c == Coll::gather || c == Coll::gatherv ||
@@ -134,7 +218,22 @@ int build_blank(Schedule& s, const Args& a)
         }
         c = Coll::alltoallv;
         break;
-    default: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case Coll::reduce_scatter:
+    case Coll::reduce_scatter_block:
+        return blank_reduce_scatter(s, a, l);
+    case Coll::alltoallw:
+        live_w(s, l, a.scounts, a.sdispls, a.stypes, &b.scounts, &b.sdispls, &b.stypes);
+        live_w(s, l, a.rcounts, a.rdispls, a.rtypes, &b.rcounts, &b.rdispls, &b.rtypes);
+        break;
+    case Coll::neighbor_allgather:
+    case Coll::neighbor_allgatherv:
+    case Coll::neighbor_alltoall:
+    case Coll::neighbor_alltoallv:
+    case Coll::neighbor_alltoallw:
+        b.team = a.team; // the neighbours are named by world rank
+        b.nbr_src = without_holes(s, a.nbr_src, a.nbr_in);
+        b.nbr_dst = without_holes(s, a.nbr_dst, a.nbr_out);
+        break;
     }
     return build_flat(s, c, b);
 }

@@ -270,6 +270,56 @@ int main(int argc, char** argv)
     }
     free(all);
 
+    /* The collectives whose blocks are per member, and a neighbourhood one:
+     * over the live members, a hole's block neither sent nor written. */
+    int* vin = malloc(sizeof(int) * (size_t)nsize);
+    int* vout = malloc(sizeof(int) * (size_t)nsize);
+    int* ones = malloc(sizeof(int) * (size_t)nsize);
+    int* bdispl = malloc(sizeof(int) * (size_t)nsize);
+    MPI_Datatype* types = malloc(sizeof(MPI_Datatype) * (size_t)nsize);
+    int live_sum = 0;
+    for (int i = 0; i < nsize; ++i) {
+        vin[i] = (nrank + 1) * (i + 1);
+        live_sum += !shrink && i == victim ? 0 : i + 1;
+    }
+    int rsb = -7;
+    CHECK(MPI_Reduce_scatter_block(vin, &rsb, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS,
+          "reduce_scatter_block after the recovery failed");
+    CHECK(rsb == live_sum * (nrank + 1), "reduce_scatter_block gave %d, expected %d", rsb,
+          live_sum * (nrank + 1));
+    for (int i = 0; i < nsize; ++i) {
+        vin[i] = nrank * 100 + i;
+        vout[i] = -7;
+        ones[i] = 1;
+        bdispl[i] = i * (int)sizeof(int);
+        types[i] = MPI_INT;
+    }
+    CHECK(MPI_Alltoallw(vin, ones, bdispl, types, vout, ones, bdispl, types, MPI_COMM_WORLD) ==
+              MPI_SUCCESS,
+          "alltoallw after the recovery failed");
+    for (int i = 0; i < nsize; ++i) {
+        const int want = !shrink && i == victim ? -7 : i * 100 + nrank;
+        CHECK(vout[i] == want, "alltoallw block %d holds %d, expected %d", i, vout[i], want);
+    }
+    MPI_Comm ring;
+    int periodic = 1;
+    CHECK(MPI_Cart_create(MPI_COMM_WORLD, 1, &nsize, &periodic, 0, &ring) == MPI_SUCCESS,
+          "cart_create after the recovery failed");
+    int nb[2] = {-7, -7};
+    CHECK(MPI_Neighbor_allgather(&nrank, 1, MPI_INT, nb, 1, MPI_INT, ring) == MPI_SUCCESS,
+          "neighbor_allgather after the recovery failed");
+    for (int k = 0; k < 2; ++k) {
+        const int from = (nrank + (k == 0 ? nsize - 1 : 1)) % nsize;
+        const int want = !shrink && from == victim ? -7 : from;
+        CHECK(nb[k] == want, "neighbor_allgather block %d holds %d, expected %d", k, nb[k], want);
+    }
+    MPI_Comm_free(&ring);
+    free(vin);
+    free(vout);
+    free(ones);
+    free(bdispl);
+    free(types);
+
     /* ATOMIC: the failure was seen at one iteration everywhere. */
     int lo = failed_at, hi = failed_at;
     MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
