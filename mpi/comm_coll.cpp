@@ -66,12 +66,31 @@ Phase::Phase(Comm* c, int tag) : s_(&coll::blocking_schedule())
     }
 }
 
+Phase::Phase(Comm* c, int tag, const Members& group) : s_(&coll::blocking_schedule())
+{
+    s_->begin(c, tag);
+    ++g_blocking_phases;
+    group_ = GroupPhase{c, group.world, group.size, tag};
+    if (ftmpi_on()) {
+        error_ = ftmpi_phase_error(c); // FT-MPI's gate (mpi/ftmpi.h)
+        return;
+    }
+    if ((error_ = ft_group_interrupted(group_)) == MPI_SUCCESS) {
+        among_ = true;
+        s_->among(&group_);
+        ft_group_phase_begin(&group_);
+    }
+}
+
 bool blocking_phase_alive() { return g_blocking_phases > 0; }
 
 Phase::Phase(coll::Schedule& s) : s_(&s), owned_(false) {}
 
 Phase::~Phase()
 {
+    if (among_) {
+        ft_group_phase_end(&group_);
+    }
     if (owned_) {
         coll::release_blocking_schedule(*s_);
         --g_blocking_phases;

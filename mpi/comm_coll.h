@@ -23,6 +23,7 @@
 #pragma once
 
 #include "mpi/comm.h"
+#include "mpi/ft_comm.h"
 
 #include <cstdint>
 
@@ -56,6 +57,9 @@ class Phase {
 public:
     explicit Phase(Comm* c);   // the next collective tag of c
     Phase(Comm* c, int tag);   // an explicit tag (see above)
+    // Among the members of a group of c only (MPI_Comm_create_group): only
+    // their failures fail it (ft_comm.h, GroupPhase).
+    Phase(Comm* c, int tag, const Members& group);
     // Builds into a schedule the caller owns, began on its communicator and
     // tag, and runs itself (MPI_Comm_idup's rounds); run() is not for it.
     explicit Phase(coll::Schedule& s);
@@ -88,6 +92,8 @@ public:
 private:
     coll::Schedule* s_;
     bool owned_ = true;
+    GroupPhase group_;
+    bool among_ = false;
     int error_ = MPI_SUCCESS;
 };
 

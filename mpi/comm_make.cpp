@@ -356,7 +356,7 @@ int make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const
     const Members gm{group->world.data(), group->size(), grank};
     const int phase_tag = kCreateGroupTag | (tag & kUserTagBits);
     {
-        Phase ph(parent, phase_tag);
+        Phase ph(parent, phase_tag, gm);
         ph.allreduce_band(gm, mask.data(), kContextWords);
         if (int e = ph.run()) {
             return phase_failed(parent, e, fn);
@@ -367,7 +367,7 @@ int make_group(Comm* parent, Group* group, int grank, int tag, Comm** out, const
         return no_context(parent, fn);
     }
     auto and_group = [&](std::uint32_t* w) {
-        Phase ph(parent, phase_tag);
+        Phase ph(parent, phase_tag, gm);
         ph.allreduce_band(gm, w, 1);
         return ph.run();
     };

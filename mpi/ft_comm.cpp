@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 
 namespace ulmpi::mpi {
 namespace {
@@ -29,7 +30,21 @@ bool member(const Comm* c, int world)
            (c->remote != nullptr && c->remote->rank_of(world) != MPI_UNDEFINED);
 }
 
-// A member failed: record it and stop the collectives that wait on it.
+// Constructors among a group now running (threads: several at once).
+std::mutex g_group_mu;
+std::vector<const GroupPhase*>& group_phases()
+{
+    static std::vector<const GroupPhase*> g;
+    return g;
+}
+
+bool in_group(const GroupPhase& g, int world)
+{
+    return std::find(g.world, g.world + g.size, world) != g.world + g.size;
+}
+
+// A member failed: record it and stop the collectives that wait on it (not
+// a constructor among a group of c that does not hold it).
 void member_failed(Comm* c, int world)
 {
     if (std::find(c->ft_failed.begin(), c->ft_failed.end(), world) != c->ft_failed.end()) {
@@ -37,7 +52,23 @@ void member_failed(Comm* c, int world)
     }
     c->ft_failed.push_back(world);
     ulm::Engine& eng = state().engine;
-    eng.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
+    std::vector<const GroupPhase*> spared;
+    {
+        std::lock_guard<std::mutex> lk(g_group_mu);
+        for (const GroupPhase* g : group_phases()) {
+            if (g->parent == c && !in_group(*g, world)) {
+                spared.push_back(g);
+            }
+        }
+    }
+    auto spare = [&spared](int tag) {
+        return std::any_of(spared.begin(), spared.end(), [tag](const GroupPhase* g) { return g->tag == tag; });
+    };
+    if (spared.empty()) {
+        eng.interrupt_context(c->coll_ctx, rt::Errc::peer_failed);
+    } else {
+        eng.interrupt_context(c->coll_ctx, rt::Errc::peer_failed, spare);
+    }
 }
 
 void on_failure(int world)
@@ -262,6 +293,35 @@ int ft_check_coll(Comm* c, const char* fn)
     if (!c->ft_failed.empty()) {
         return raise(c, kErrProcFailed, fn, "a member failed: %s; shrink the communicator to go on",
                      ft_failed_text(c).c_str());
+    }
+    return MPI_SUCCESS;
+}
+
+void ft_group_phase_begin(const GroupPhase* g)
+{
+    std::lock_guard<std::mutex> lk(g_group_mu);
+    group_phases().push_back(g);
+}
+
+void ft_group_phase_end(const GroupPhase* g)
+{
+    std::lock_guard<std::mutex> lk(g_group_mu);
+    auto& v = group_phases();
+    v.erase(std::remove(v.begin(), v.end(), g), v.end());
+}
+
+int ft_group_interrupted(const GroupPhase& g)
+{
+    if (g.parent->revoked) {
+        return MPIX_ERR_REVOKED;
+    }
+    if (!ft_enabled()) {
+        return MPI_SUCCESS;
+    }
+    for (int w : g.parent->ft_failed) {
+        if (in_group(g, w) && !(ftmpi_on() && ftmpi_is_hole(w))) {
+            return MPIX_ERR_PROC_FAILED;
+        }
     }
     return MPI_SUCCESS;
 }

@@ -92,6 +92,19 @@ inline int ft_coll_interrupted(const Comm* c)
 {
     return c->revoked ? MPIX_ERR_REVOKED : (ft_coll_doomed(c) ? MPIX_ERR_PROC_FAILED : MPI_SUCCESS);
 }
+// A constructor that runs among a group of c only (MPI_Comm_create_group):
+// failures outside the group neither fail it at its start nor interrupt it
+// (ULFM: it is collective over the group alone). Registered while it runs.
+struct GroupPhase {
+    const Comm* parent = nullptr;
+    const int* world = nullptr; // the group's world ranks
+    int size = 0;
+    int tag = 0;
+};
+void ft_group_phase_begin(const GroupPhase* g);
+void ft_group_phase_end(const GroupPhase* g);
+// revoked, or a member of the group failed: the error class, or MPI_SUCCESS.
+int ft_group_interrupted(const GroupPhase& g);
 // A wildcard receive on c that must not wait: a failure is unacknowledged.
 inline bool ft_any_source_blocked(const Comm* c) { return c->has_unacked_failure(); }
 // A pending receive request that cannot complete for now (raises

@@ -536,15 +536,16 @@ void Engine::fail_peer(int rank, Errc why)
     }
 }
 
-void Engine::interrupt_context(ContextId ctx, Errc why)
+void Engine::interrupt_context(ContextId ctx, Errc why, const std::function<bool(int tag)>& spare)
 {
     rt::WriteGuard g(elock_);
-    for (RecvMsg* r : matcher_.take_posted([&](const RecvMsg& r) { return r.ctx == ctx; })) {
+    auto hit = [&](ContextId c, int tag) { return c == ctx && !(spare && spare(tag)); };
+    for (RecvMsg* r : matcher_.take_posted([&](const RecvMsg& r) { return hit(r.ctx, r.tag); })) {
         r->error = why;
         complete_recv(r);
     }
     for (RecvMsg* r : recvs_.all()) {
-        if (r->ctx == ctx && !r->complete) {
+        if (hit(r->ctx, r->tag) && !r->complete) {
             recvs_.erase(r->id);
             r->id = 0;
             r->error = why;
@@ -554,7 +555,7 @@ void Engine::interrupt_context(ContextId ctx, Errc why)
     for (Peer& p : peers_) {
         for (SendMsg* s = p.pending.front(), *next; s != nullptr; s = next) {
             next = p.pending.next(s);
-            if (s->ctx == ctx) {
+            if (hit(s->ctx, s->tag)) {
                 p.pending.remove(s);
                 s->error = why;
                 protocol_done(s);
@@ -562,7 +563,7 @@ void Engine::interrupt_context(ContextId ctx, Errc why)
         }
     }
     for (SendMsg* s : sends_.all()) {
-        if (s->ctx == ctx && s->state != SendMsg::State::done) {
+        if (hit(s->ctx, s->tag) && s->state != SendMsg::State::done) {
             s->error = why;
             if (s->state == SendMsg::State::await_fin) {
                 // Single copy: the receiver may be reading the buffer now,

@@ -68,6 +68,7 @@
 #include "ulm/replica_hooks.h"
 #include "ulm/thread_lock.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -273,7 +274,10 @@ public:
     // either way) completes with `why`; later ones are not affected.
     // Fault tolerance: a revoked communicator, a collective that cannot
     // complete because a member failed.
-    void interrupt_context(ContextId ctx, Errc why);
+    // `spare`: operations whose tag it accepts are left alone (a
+    // constructor among a group of the communicator that the failure
+    // does not concern).
+    void interrupt_context(ContextId ctx, Errc why, const std::function<bool(int tag)>& spare = {});
 
     const std::vector<std::unique_ptr<path::Path>>& paths() const { return paths_; }
     PeerCounters counters(int peer) const;

@@ -90,6 +90,7 @@ void Schedule::begin(Comm* comm, int tag)
 {
     clear();
     comm_ = comm;
+    among_ = nullptr;
     ctx_ = comm->coll_ctx;
     tag_ = tag;
 }
@@ -332,7 +333,7 @@ void Schedule::start_round()
     // communicator once; a later round must not post anew and wait for
     // peers that have left the collective (fault tolerance: ft_comm.h).
     if (comm_ != nullptr) {
-        if (int cls = ft_coll_interrupted(comm_)) {
+        if (int cls = among_ != nullptr ? ft_group_interrupted(*among_) : ft_coll_interrupted(comm_)) {
             fail(cls, -1, "interrupted by a process failure or a revoke");
             end_ = first_;
             return;

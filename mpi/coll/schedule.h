@@ -40,6 +40,7 @@
 
 namespace ulmpi::mpi {
 struct Request;
+struct GroupPhase;
 }
 
 namespace ulmpi::mpi::coll {
@@ -92,6 +93,9 @@ public:
     void begin(Comm* comm, int tag);
     Comm* comm() const { return comm_; }
     int tag() const { return tag_; }
+    // Only these members take part (MPI_Comm_create_group): a failure
+    // interrupts the schedule when it is one of theirs (mpi/ft_comm.h).
+    void among(const GroupPhase* g) { among_ = g; }
 
     // ---- building
     // `tag`: -1 for the call's tag; a call that needs several message
@@ -144,6 +148,7 @@ private:
     void abandon_round();
 
     Comm* comm_ = nullptr;
+    const GroupPhase* among_ = nullptr;
     ulm::ContextId ctx_;
     int tag_ = 0;
     std::vector<Step> steps_;
