@@ -332,7 +332,7 @@ int main(int argc, char **argv)
     MPI_Reduce(times, maxt, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("result: iters=%d normr=%.15e maxerr=%.6e\n", k - 1, normr, maxt[4]);
-        printf("times: ddot %.4f sparsemv %.4f waxpby %.4f total %.4f (s; %d ranks x %d replicas, "
+        printf("times: ddot %.6f sparsemv %.6f waxpby %.6f total %.6f (s; %d ranks x %d replicas, "
                "grid %dx%dx%d per rank, %d tasks, intra:%s%s%s)\n",
                maxt[0], maxt[1], maxt[2], maxt[3], size, replicas, nx, ny, nz, ntasks,
                intra_ddot ? " ddot" : "", intra_spmv ? " sparsemv" : "",
