@@ -87,7 +87,7 @@ static void waxpby_task(void *args[], const int counts[])
 }
 
 /* in coef[2], in x[n], inout w[n]: w = alpha x + beta w (HPCCG's waxpby
- * with w = y: read and written, so copied at launch) */
+ * with w = y: read and written, so copied for a re-run) */
 static void update_task(void *args[], const int counts[])
 {
     const double *c = args[0], *x = args[1];

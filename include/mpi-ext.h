@@ -99,8 +99,9 @@ ULMPI_EXT_API int PMPIX_Ftmpi_recover(void);
  * returns. Inside a section: no MPI communication, and tasks depend on each
  * other at most by reading the same data. Without replication every task
  * runs locally. A replica that dies inside a section: the survivors run its
- * tasks whose update they lack (inout parameters restored from the copy
- * made at launch).
+ * tasks whose update they lack, inout parameters restored from a copy
+ * taken before any update came (memory untouched since launch: the values
+ * at launch).
  *
  * Errors go through MPI_COMM_WORLD's error handler (MPI_ERR_ARG for bad
  * arguments, MPI_ERR_OTHER for a call out of place, e.g. a launch outside a
@@ -108,7 +109,7 @@ ULMPI_EXT_API int PMPIX_Ftmpi_recover(void);
 #define MPIX_INTRA_END 0   /* ends the parameter list of MPIX_Intra_Task_register */
 #define MPIX_INTRA_IN 1    /* read by the task */
 #define MPIX_INTRA_OUT 2   /* written by the task: sent to the other replicas */
-#define MPIX_INTRA_INOUT 3 /* read and written: copied at launch, then sent */
+#define MPIX_INTRA_INOUT 3 /* read and written: sent; kept for a re-run */
 #define ULMPI_HAVE_INTRA 1
 
 #ifdef __cplusplus

@@ -124,13 +124,6 @@ rt::Status Section::launch(int id, void* const* ptrs, const int* counts)
         }
         t.counts[a] = c;
     }
-    for (std::size_t a = 0; a < na; ++a) {
-        if (d.args[a].access == Access::inout) {
-            const ulm::DataRef ref = t.ref(d, a);
-            t.copies[a].resize(ref.bytes());
-            ulm::pack(ref, 0, t.copies[a].data(), ref.bytes());
-        }
-    }
     tasks_.push_back(std::move(t));
     return rt::Errc::ok;
 }
@@ -200,6 +193,14 @@ rt::Status Section::run_replicated()
         for (std::size_t a = 0; a < d.args.size(); ++a) {
             if (!written(d.args[a].access)) {
                 continue;
+            }
+            if (d.args[a].access == Access::inout) {
+                // The task's input, should it have to run here after a
+                // partial update (the paper's Algorithm 1, line 38).
+                const ulm::DataRef ref = t.ref(d, a);
+                t.copies[a].resize(ref.bytes());
+                ulm::pack(ref, 0, t.copies[a].data(), ref.bytes());
+                stats_.copied_bytes += ref.bytes();
             }
             ulm::RecvMsg* m = nullptr;
             st = rep_->irecv_sibling(t.ref(d, a), update_tag(section_, i, static_cast<int>(a)), &m);
@@ -301,7 +302,7 @@ rt::Status Section::run_replicated()
         });
     }
 
-    // 4. Tasks whose update did not come whole run here, from their launch copies.
+    // 4. Tasks whose update did not come whole run here, from the copies of step 1.
     std::vector<char> whole(static_cast<std::size_t>(n), 1);
     for (const Rx& x : rx) {
         const ulm::RecvMsg& m = *x.msg;

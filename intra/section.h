@@ -5,17 +5,20 @@
 //
 // The program opens a section, registers task types (a function and, per
 // parameter, in / out / inout with a datatype and count), launches tasks,
-// and closes the section. Launching only records the task (and copies its
-// inout parameters, so that it can be run again); the work is done at
-// end(), when the number of tasks n is known:
+// and closes the section. Launching only records the task; the work is
+// done at end(), when the number of tasks n is known:
 //
 //  * Static split over the R replica slots of the rank: slot k runs tasks
 //    [k*n/R, (k+1)*n/R) (the paper's). Every replica computes the same
 //    split from n and R alone, so no message is needed to agree on it.
-//  * Before running its own tasks a replica posts a receive for every
-//    written parameter (out, inout) of every task of the other slots, on
-//    the replica channel (rep::Replicator::irecv_sibling; tag = section,
-//    task, parameter). After each of its own tasks it sends that task's
+//  * Before running its own tasks a replica copies the inout parameters of
+//    every task of the other slots (the task's input, should it have to
+//    run here after a partial update: the paper's Algorithm 1 copies them
+//    in receive_task_update; the program leaves launched memory untouched
+//    until the end of the section, so these are the values at launch), and
+//    posts a receive for every written parameter (out, inout) of every
+//    task of the other slots, on the replica channel
+//    (rep::Replicator::irecv_sibling; tag = section, task, parameter). After each of its own tasks it sends that task's
 //    written parameters to every live sibling at once, so that the
 //    transfers overlap the next tasks. Then it waits for every update and
 //    for its own sends to leave.
@@ -23,7 +26,7 @@
 //    Replicator::sibling_alive) sends nothing more: the receives still
 //    outstanding for its tasks are cancelled, and every such task that did
 //    not arrive whole (no update, or only part of one) is run here, its
-//    inout parameters first restored from the launch copies. Every
+//    inout parameters first restored from those copies. Every
 //    survivor does so for itself, so nothing has to be agreed; with two
 //    replicas that is the lone survivor running the dead one's share.
 //    Receives are posted for a dead slot's tasks too, so that an update it
@@ -52,6 +55,7 @@ struct Stats {
     std::uint64_t tasks_received = 0; // updates received whole
     std::uint64_t tasks_rerun = 0;    // run here for a dead replica
     std::uint64_t update_bytes = 0;   // sent
+    std::uint64_t copied_bytes = 0;   // inout parameters copied for a possible re-run
 };
 
 class Section {

@@ -29,9 +29,10 @@ struct TaskDef {
     std::vector<ArgDef> args;
 };
 
-// A launched task. `copies` holds, for every inout parameter, its packed
-// bytes at launch: a replica that runs the task again after a partial
-// update (its executor died while sending it) starts from them.
+// A launched task. `copies` holds, for every inout parameter of a task
+// another replica runs, its packed bytes before any update came: a replica
+// that runs the task itself after a partial update (its executor died while
+// sending it) starts from them.
 struct Task {
     int def = 0;
     std::vector<void*> ptrs;
