@@ -18,16 +18,16 @@
 //    until the end of the section, so these are the values at launch), and
 //    posts a receive for every written parameter (out, inout) of every
 //    task of the other slots, on the replica channel
-//    (rep::Replicator::irecv_sibling; tag = section, task, parameter). After each of its own tasks it sends that task's
-//    written parameters to every live sibling at once, so that the
-//    transfers overlap the next tasks. Then it waits for every update and
-//    for its own sends to leave.
+//    (rep::Replicator::irecv_sibling; tag = section, task, parameter).
+//    After each of its own tasks it sends that task's written parameters to
+//    every live sibling at once, so that the transfers overlap the next
+//    tasks. Then it waits for every update and for its own sends to leave.
 //  * A slot whose replica is dead (the replication layer's failure notice,
 //    Replicator::sibling_alive) sends nothing more: the receives still
 //    outstanding for its tasks are cancelled, and every such task that did
 //    not arrive whole (no update, or only part of one) is run here, its
-//    inout parameters first restored from those copies. Every
-//    survivor does so for itself, so nothing has to be agreed; with two
+//    inout parameters first restored from those copies. Every survivor
+//    does so for itself, so nothing has to be agreed; with two
 //    replicas that is the lone survivor running the dead one's share.
 //    Receives are posted for a dead slot's tasks too, so that an update it
 //    sent before dying (it may have been ahead) is used, never left behind.

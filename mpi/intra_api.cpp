@@ -59,7 +59,8 @@ int register_type(MPIX_Intra_task_fn* fn, int nargs, const int* tags, const MPI_
                      tags == nullptr ? "tags" : types == nullptr ? "types" : "counts");
     }
     if (!section().open()) {
-        return raise(world, MPI_ERR_OTHER, name, "no section is open (call MPIX_Intra_Section_begin first)");
+        return raise(world, MPI_ERR_OTHER, name,
+                     "no section is open (call MPIX_Intra_Section_begin first)");
     }
     intra::TaskDef def;
     def.fn = reinterpret_cast<intra::TaskFn>(fn);
@@ -77,7 +78,8 @@ int register_type(MPIX_Intra_task_fn* fn, int nargs, const int* tags, const MPI_
             return raise(world, MPI_ERR_COUNT, name, "parameter %d: count %d is negative", a,
                          counts[a]);
         }
-        def.args.push_back(intra::ArgDef{static_cast<intra::Access>(tags[a]), &t->layout, counts[a]});
+        def.args.push_back(
+            intra::ArgDef{static_cast<intra::Access>(tags[a]), &t->layout, counts[a]});
         held.push_back(t);
     }
     if (rt::Status st = section().add_type(std::move(def), id); !st.ok()) {
@@ -95,22 +97,25 @@ int launch_task(int id, int nargs, void* const* ptrs, const int* counts, const c
     Comm* world = state().world;
     intra::Section& sec = section();
     if (!sec.open()) {
-        return raise(world, MPI_ERR_OTHER, name, "no section is open (call MPIX_Intra_Section_begin first)");
+        return raise(world, MPI_ERR_OTHER, name,
+                     "no section is open (call MPIX_Intra_Section_begin first)");
     }
     const int want = sec.arg_count(id);
     if (want < 0) {
-        return raise(world, MPI_ERR_ARG, name, "task type %d is not registered in this section", id);
+        return raise(world, MPI_ERR_ARG, name, "task type %d is not registered in this section",
+                     id);
     }
     if (nargs != want) {
-        return raise(world, MPI_ERR_ARG, name, "%d pointers for task type %d, which has %d parameters",
-                     nargs, id, want);
+        return raise(world, MPI_ERR_ARG, name,
+                     "%d pointers for task type %d, which has %d parameters", nargs, id, want);
     }
     if (nargs > 0 && ptrs == nullptr) {
         return raise(world, MPI_ERR_ARG, name, "the pointer array is NULL");
     }
     for (int a = 0; a < nargs; ++a) {
         if (counts != nullptr && counts[a] < 0) {
-            return raise(world, MPI_ERR_COUNT, name, "parameter %d: count %d is negative", a, counts[a]);
+            return raise(world, MPI_ERR_COUNT, name, "parameter %d: count %d is negative", a,
+                         counts[a]);
         }
         if (ptrs[a] == nullptr && (counts == nullptr || counts[a] > 0)) {
             return raise(world, MPI_ERR_BUFFER, name, "parameter %d: the pointer is NULL", a);
@@ -194,7 +199,8 @@ int PMPIX_Intra_Task_register(MPIX_Intra_task_fn* fn, ...) try {
     va_end(ap);
     if (tags.size() >= static_cast<std::size_t>(intra::kMaxArgs)) {
         raise(state().world, MPI_ERR_ARG, name,
-              "more than %d parameters (is the list ended by MPIX_INTRA_END?)", intra::kMaxArgs - 1);
+              "more than %d parameters (is the list ended by MPIX_INTRA_END?)",
+              intra::kMaxArgs - 1);
         return -1;
     }
     if (types.size() < tags.size()) {

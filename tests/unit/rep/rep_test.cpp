@@ -335,7 +335,9 @@ TEST(ReplicaChannel, carries_unnumbered_messages_and_a_cut_one_can_be_cancelled)
     ulm::RecvMsg* rm = nullptr;
     ulm::SendMsg* sm = nullptr;
     ASSERT_TRUE(c.e(s1).irecv(ref(m_in), 1, 3, ulm::ContextId{77}, &rm).ok());
-    ASSERT_TRUE(c.e(c.phys(1, 1)).isend(ref(m_out), 0, 3, ulm::ContextId{77}, ulm::SendMode::standard, &sm).ok());
+    ASSERT_TRUE(c.e(c.phys(1, 1))
+                    .isend(ref(m_out), 0, 3, ulm::ContextId{77}, ulm::SendMode::standard, &sm)
+                    .ok());
     EXPECT_TRUE(c.run_until([&] { return rm->complete; }));
     EXPECT_EQ(rm->rep_seq, 1u);
 }
