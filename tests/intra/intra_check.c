@@ -2,7 +2,7 @@
  * intra_check: intra-parallel sections (MPIX_Intra_*, mpi-ext.h) checked on
  * every replica after every section.
  *
- *   intra_check [sections] [kill=REPLICA:SECTION:TASK] [errors]
+ *   intra_check [sections] [kill=REPLICA:SECTION:TASK ...] [errors]
  *
  * Sections of 1 to 1,000 tasks (the sizes cycle) with two task types:
  *  A (varargs register/launch): in a[L], out b[L], inout c[L] (c = c/2 + a,
@@ -16,8 +16,8 @@
  * makes a result line "result=<hash> ranks=N", the same with or without
  * replication and whatever replica died.
  *
- * kill=R:S:T: replica R raises SIGKILL in task T of section S (before its
- * update leaves). errors: the argument checks (MPI_ERRORS_RETURN).
+ * kill=R:S:T (up to 4): replica R raises SIGKILL in task T of section S
+ * (before its update leaves). errors: the argument checks (MPI_ERRORS_RETURN).
  * stderr: "intra_check: rank r replica k ran N tasks" (the split).
  */
 #include <mpi.h>
@@ -36,7 +36,8 @@ static const int sizes[] = {1, 2, 3, 5, 8, 16, 100, 1000, 7, 64, 33, 4};
 #define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
 
 static int replica, replicas, cur_section;
-static int kill_rep = -1, kill_sec = -1, kill_task = -1;
+#define MAXKILL 4
+static int nkill, kill_rep[MAXKILL], kill_sec[MAXKILL], kill_task[MAXKILL];
 static long ran;
 
 static double a[MAXT * L], b[MAXT * L], c[MAXT * L], d[MAXT];
@@ -46,9 +47,11 @@ static double c_before[MAXT * L];
 static void maybe_die(int task)
 {
     ++ran;
-    if (replica == kill_rep && cur_section == kill_sec && task == kill_task) {
-        fflush(NULL);
-        raise(SIGKILL);
+    for (int i = 0; i < nkill; ++i) {
+        if (replica == kill_rep[i] && cur_section == kill_sec[i] && task == kill_task[i]) {
+            fflush(NULL);
+            raise(SIGKILL);
+        }
     }
 }
 
@@ -167,7 +170,9 @@ int main(int argc, char **argv)
 {
     int nsec = 12, errors = 0, rank, size;
     for (int i = 1; i < argc; ++i) {
-        if (sscanf(argv[i], "kill=%d:%d:%d", &kill_rep, &kill_sec, &kill_task) == 3) {
+        if (nkill < MAXKILL && sscanf(argv[i], "kill=%d:%d:%d", &kill_rep[nkill],
+                                      &kill_sec[nkill], &kill_task[nkill]) == 3) {
+            ++nkill;
             continue;
         }
         if (strcmp(argv[i], "errors") == 0) {

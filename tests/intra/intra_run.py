@@ -16,7 +16,8 @@
    run more than its share), half right after its N-th update message
    (--param intra_kill=R:N: a partial update). The job must exit 0 with the
    reference result. A failing run prints the command that repeats it.
-   --kill HOW: the same for one fixed point (kill=R:S:T or intra_kill=R:N).
+   --kill HOW: the same for one fixed point (kill=R:S:T, several joined by
+   "+" for several deaths, or intra_kill=R:N).
 4. --errors: the argument checks (intra_check errors) under --replicas 1 and 2.
 Every run has a watchdog (--limit): a hung job fails the test and its process
 group is killed.
@@ -82,7 +83,8 @@ def main():
     ap.add_argument("--sections", type=int, default=12)
     ap.add_argument("--kill-runs", type=int, default=0)
     ap.add_argument("--kill", action="append", default=[],
-                    help="a fixed kill: kill=R:S:T or intra_kill=R:N (for every R >= 2)")
+                    help="a fixed kill: kill=R:S:T (several joined by +) or intra_kill=R:N "
+                         "(for every R >= 2 that has replica R)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--errors", action="store_true")
     ap.add_argument("--limit", type=float, default=60)
@@ -120,18 +122,21 @@ def main():
         print("--replicas %d: ok (tasks per replica %s)" % (r, sorted(set(got.values()))))
 
     def kill_run(r, how):
+        # "kill=R:S:T", several joined by "+", or "intra_kill=R:N"
         if how.startswith("kill="):
-            cmd = base + ["--replicas", str(r), a.exe, str(a.sections), how]
+            cmd = base + ["--replicas", str(r), a.exe, str(a.sections)] + how.split("+")
         else:
             cmd = base + ["--replicas", str(r), "--param", how, a.exe, str(a.sections)]
-        k = int(how.split("=")[1].split(":")[0])
+        dead = [int(h.split("=")[1].split(":")[0]) for h in how.split("+")]
+        if any(k >= r for k in dead):
+            return
         rc, out, err = run(cmd, a.limit)
         if rc != 0 or ref not in results(out) or "No Errors" not in out:
             fail("--replicas %d, %s" % (r, how), cmd, rc, out, err)
             return
         got = ran(err)
-        if any(kk == k for (_, kk) in got):
-            fail("--replicas %d, %s: replica %d did not die" % (r, how, k), cmd, rc, out, err)
+        if any(kk in dead for (_, kk) in got):
+            fail("--replicas %d, %s: a replica did not die" % (r, how), cmd, rc, out, err)
             return
         more = [(key, v) for key, v in got.items()
                 if v > sum(share(SIZES[s % len(SIZES)], r, key[1]) for s in range(a.sections))]
