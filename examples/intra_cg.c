@@ -6,6 +6,9 @@
  *   mpirun -n 1 --replicas 2 ./intra_cg nz=128           plain replication
  *   mpirun -n 1 --replicas 2 ./intra_cg nz=128 intra=all  replicas share the kernels
  *
+ * It also builds with another MPI (Open MPI, MPICH), without sections, for
+ * reference runs.
+ *
  * Options (name=value): nx, ny, nz (local grid of each rank, default
  * 32 x 32 x 64), iters (CG iterations, default 50), tasks (tasks per
  * section, default 8 as in the paper), intra=all|none|a list of
@@ -22,7 +25,38 @@
  * time spent in each kernel (the reduction and the halo exchange left out,
  * as in the paper), the longest over the ranks. */
 #include <mpi.h>
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
+#endif
+#endif
+
+#ifndef ULMPI_HAVE_INTRA
+/* Another MPI (reference runs without replication): every kernel runs its
+ * chunks directly; intra= is refused. */
+#define MPIX_INTRA_IN 1
+#define MPIX_INTRA_OUT 2
+#define MPIX_INTRA_INOUT 3
+typedef void MPIX_Intra_task_fn(void *args[], const int counts[]);
+static int MPIX_Intra_Section_begin(void) { return MPI_ERR_OTHER; }
+static int MPIX_Intra_Section_end(void) { return MPI_ERR_OTHER; }
+static int MPIX_Intra_Task_registerv(MPIX_Intra_task_fn *fn, int nargs, const int tags[],
+                                     const MPI_Datatype types[], const int counts[], int *id)
+{
+    (void)fn, (void)nargs, (void)tags, (void)types, (void)counts, (void)id;
+    return MPI_ERR_OTHER;
+}
+static int MPIX_Intra_Task_launchv(int id, int nargs, void *const ptrs[], const int counts[])
+{
+    (void)id, (void)nargs, (void)ptrs, (void)counts;
+    return MPI_ERR_OTHER;
+}
+static int MPIX_Replica_info(int *replica, int *replicas)
+{
+    *replica = 0, *replicas = 1;
+    return MPI_SUCCESS;
+}
+#endif
 
 #include <math.h>
 #include <signal.h>
@@ -259,6 +293,12 @@ static void parse(int argc, char **argv)
         fprintf(stderr, "intra_cg: unknown option %s\n", a);
         exit(2);
     }
+#ifndef ULMPI_HAVE_INTRA
+    if (intra_ddot || intra_spmv || intra_waxpby) {
+        fprintf(stderr, "intra_cg: this MPI has no intra-parallel sections (intra=)\n");
+        exit(2);
+    }
+#endif
     if (nx < 1 || ny < 1 || nz < 1 || iters < 1 || ntasks < 1 || ntasks > nx * ny * nz) {
         fprintf(stderr, "intra_cg: bad sizes\n");
         exit(2);
