@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ft/detector.h"
+#include "intra/section.h"
 #include "mpi/entry.h"
 #include "rep/replicator.h"
 #include "runtime/bootstrap.h"
@@ -26,6 +27,7 @@ struct State {
     ulm::Engine engine;
     std::unique_ptr<ft::Detector> detector;
     std::unique_ptr<rep::Replicator> replicator; // mpirun --replicas (rep/)
+    std::unique_ptr<intra::Section> intra;       // MPIX_Intra_* (intra/), made by the first section
     Comm* world = nullptr;
     Comm* self = nullptr;
 };

@@ -162,7 +162,7 @@ int Replicator::route(int dst) const
 
 std::uint64_t Replicator::on_arrival(int phys, ulm::ContextId ctx)
 {
-    if (ctx == kRepContext) {
+    if (ctx == kRepContext || ctx == kSiblingContext) {
         return 0;
     }
     const auto x = static_cast<std::size_t>(set_.logical_of(phys));
@@ -264,6 +264,16 @@ void Replicator::on_recv_complete(const ulm::RecvMsg& r)
 
 void Replicator::on_recv_orphaned(ulm::RecvMsg& r)
 {
+    if (r.ctx == kSiblingContext) {
+        // The replica channel's user takes it back (cancel) once it knows of
+        // the death; no other process sends the same message.
+        if (failing_) {
+            orphans_.push_back(&r);
+        } else {
+            eng_.repost(&r);
+        }
+        return;
+    }
     // Its sender died before all its data came: another replica of the
     // sender sends the message again; the receive waits for it, first in line.
     new_holes_[static_cast<std::size_t>(r.env.source)].push_back(r.rep_seq);
@@ -276,6 +286,9 @@ void Replicator::on_recv_orphaned(ulm::RecvMsg& r)
 
 void Replicator::on_unexpected_dropped(int src, std::uint64_t rep_seq)
 {
+    if (rep_seq == 0) {
+        return; // not a numbered message (replica channel, control)
+    }
     new_holes_[static_cast<std::size_t>(src)].push_back(rep_seq);
 }
 

@@ -58,6 +58,10 @@
 namespace ulmpi::rep {
 
 inline constexpr ulm::ContextId kRepContext{0xfff1'0000u};
+// The replica channel: messages between the replicas of one rank that are
+// not the program's (intra-parallel task updates, intra/). Neither numbered
+// nor acknowledged: the protocol above does not see them.
+inline constexpr ulm::ContextId kSiblingContext{0xfff2'0000u};
 
 // The replication degree of this job (the rep_replicas parameter, which
 // mpirun --replicas sets); 1: no replication.
@@ -90,6 +94,17 @@ public:
     // Cross-checking: messages compared, and those whose digests differed.
     std::uint64_t checked() const { return checked_; }
     std::uint64_t mismatches() const { return mismatches_; }
+
+    // The replica channel (sibling_channel.cpp): sends to replica
+    // `replica` of my rank on kSiblingContext; receives one message with
+    // `tag` from whichever replica of my rank sends it (matching is on the
+    // logical source, so the receive need not name the sender). A receive
+    // whose sender dies in the middle of the data stays posted (cancel()
+    // takes it back); a send to a dead replica completes without error.
+    rt::Status isend_sibling(int replica, const ulm::DataRef& data, int tag, ulm::SendMsg** out);
+    rt::Status irecv_sibling(const ulm::DataRef& data, int tag, ulm::RecvMsg** out);
+    bool sibling_alive(int replica) const { return set_.alive(replica, me_); }
+    int rank() const { return me_; }
 
     // ulm::ReplicaHooks
     const rt::JobInfo& logical_job() const override { return job_; }

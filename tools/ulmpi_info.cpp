@@ -306,21 +306,27 @@ std::pair<int, std::string> layer_of(const std::string& prefix)
     if (prefix == "mpi" || prefix == "coll" || prefix == "initial") { // initial_errhandler
         return {0, "mpi/"};
     }
+    if (prefix == "intra") {
+        return {1, "intra/"};
+    }
+    if (prefix == "rep") {
+        return {2, "rep/"};
+    }
     if (prefix == "ft") {
-        return {1, "ft/"};
+        return {3, "ft/"};
     }
     if (prefix == "ulm") {
-        return {2, "ulm/"};
+        return {4, "ulm/"};
     }
     if (prefix == "path" || prefix == "lossy") {
-        return {3, "paths/"};
+        return {5, "paths/"};
     }
     for (const auto& r : ulmpi::path::registered_paths()) {
         if (prefix == r.name) {
-            return {3, "paths/" + prefix + "/"};
+            return {5, "paths/" + prefix + "/"};
         }
     }
-    return {4, "runtime/"};
+    return {6, "runtime/"};
 }
 
 // Parameters grouped by prefix, groups in layer order (mpi first).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the one-way layering  runtime < paths < ulm < ft < mpi :
+# Checks the one-way layering  runtime < paths < ulm < ft < rep < intra < mpi :
 # no file of a layer includes a header of a layer above it, and the C ABI
 # headers (include/mpi.h, include/mpi-ext.h) are included only from mpi/ and
 # tools/ (tests/ may include anything).
@@ -15,7 +15,8 @@ layer_rank() {
         ulm) echo 2 ;;
         ft) echo 3 ;;
         rep) echo 4 ;;
-        mpi) echo 5 ;;
+        intra) echo 5 ;;
+        mpi) echo 6 ;;
         *) echo -1 ;;
     esac
 }
@@ -25,7 +26,7 @@ check_tree() {
     local root=$1
     local bad=0
     local layer file line inc top target resolved rel own
-    for layer in runtime paths ulm ft rep mpi; do
+    for layer in runtime paths ulm ft rep intra mpi; do
         [ -d "$root/$layer" ] || continue
         own=$(layer_rank "$layer")
         while IFS= read -r file; do
@@ -67,7 +68,7 @@ self_test() {
     local tmp
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' RETURN
-    mkdir -p "$tmp"/{runtime,paths/shm,ulm,ft,rep,mpi,tools,include}
+    mkdir -p "$tmp"/{runtime,paths/shm,ulm,ft,rep,intra,mpi,tools,include}
     touch "$tmp/include/mpi.h" "$tmp/ulm/engine.h" "$tmp/runtime/log.h" "$tmp/mpi/comm.h" "$tmp/paths/path.h"
     # Allowed: downward, same layer, same folder, system headers, mpi.h in mpi/.
     printf '#include "runtime/log.h"\n#include <vector>\n#include "path.h"\n' >"$tmp/paths/ok.cpp"
@@ -88,6 +89,9 @@ self_test() {
         'paths/shm/bad2.cpp|#include "../../ulm/engine.h"'
         'ft/bad3.cpp|#include "rep/replicator.h"'
         'rep/bad.cpp|#include "mpi/comm.h"'
+        'rep/bad2.cpp|#include "intra/section.h"'
+        'intra/bad.cpp|#include "mpi/comm.h"'
+        'intra/bad2.cpp|#include <mpi-ext.h>'
     )
     local c path text
     for c in "${cases[@]}"; do

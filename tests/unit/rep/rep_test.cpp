@@ -296,5 +296,51 @@ TEST(Replication, a_rendezvous_cut_by_the_death_is_sent_again)
     EXPECT_GT(holes, 0u) << "no rendezvous was cut: the test no longer tests it";
 }
 
+// The replica channel (intra/'s updates): messages between the replicas of
+// one rank are neither numbered nor acknowledged, and one whose sender dies
+// in the middle of its data stays posted until its receiver cancels it.
+TEST(ReplicaChannel, carries_unnumbered_messages_and_a_cut_one_can_be_cancelled)
+{
+    RepCluster c(2, 2);
+    const int s0 = c.phys(0, 0), s1 = c.phys(1, 0);
+    std::vector<std::byte> big_out(20000, std::byte{7}), small_out(64, std::byte{9});
+    std::vector<std::byte> big_in(20000), small_in(64);
+    ulm::RecvMsg* big = nullptr;
+    ulm::RecvMsg* small = nullptr;
+    ASSERT_TRUE(c.rep(s1).irecv_sibling(ref(big_in), 5, &big).ok());
+    ASSERT_TRUE(c.rep(s1).irecv_sibling(ref(small_in), 6, &small).ok());
+    ulm::SendMsg* sb = nullptr;
+    ulm::SendMsg* ss = nullptr;
+    EXPECT_FALSE(c.rep(s0).isend_sibling(0, ref(small_out), 6, &ss).ok()); // not to itself
+    ASSERT_TRUE(c.rep(s0).isend_sibling(1, ref(small_out), 6, &ss).ok());
+    ASSERT_TRUE(c.rep(s0).isend_sibling(1, ref(big_out), 5, &sb).ok());
+    c.e(s0).progress();
+    c.e(s1).progress();
+    c.kill(s0);
+    EXPECT_TRUE(c.run_until([&] { return small->complete; }));
+    EXPECT_EQ(small->error, rt::Errc::ok);
+    EXPECT_TRUE(small_in == small_out);
+    EXPECT_EQ(small->rep_seq, 0u);
+    ASSERT_FALSE(big->complete) << "the rendezvous was not cut: the test no longer tests it";
+    c.progress();
+    EXPECT_FALSE(big->complete); // nobody else sends it: it waits, posted
+    EXPECT_TRUE(c.e(s1).cancel(big));
+    EXPECT_TRUE(big->complete);
+    EXPECT_TRUE(big->cancelled);
+    c.e(s1).release(big);
+    c.e(s1).release(small);
+    // The program's numbering is untouched: rank 1's first message to rank 0
+    // is number 1 at replica 1 of rank 0.
+    std::vector<std::byte> m_out(32, std::byte{1}), m_in(32);
+    ulm::RecvMsg* rm = nullptr;
+    ulm::SendMsg* sm = nullptr;
+    ASSERT_TRUE(c.e(s1).irecv(ref(m_in), 1, 3, ulm::ContextId{77}, &rm).ok());
+    ASSERT_TRUE(c.e(c.phys(1, 1))
+                    .isend(ref(m_out), 0, 3, ulm::ContextId{77}, ulm::SendMode::standard, &sm)
+                    .ok());
+    EXPECT_TRUE(c.run_until([&] { return rm->complete; }));
+    EXPECT_EQ(rm->rep_seq, 1u);
+}
+
 } // namespace
 } // namespace ulmpi::test

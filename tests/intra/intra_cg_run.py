@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Runs examples/intra_cg and checks that the result line is the same bits
+without replication, with plain replication, with intra-parallel kernels
+(--replicas 2 and 3) and with a replica killed inside a sparsemv section.
+
+  intra_cg_run.py --mpirun M --exe E [--np N] [--limit SECONDS] [CG options...]
+
+Every run has a watchdog (--limit); a failing run prints its command.
+"""
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+
+
+def run(cmd, limit):
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return None, out + "\n(watchdog: killed after %g s)" % limit
+    return p.returncode, out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--limit", type=float, default=120)
+    a, cg = ap.parse_known_args()
+    base = [a.mpirun, "-n", str(a.np)]
+    # (name, mpirun options, program options); the chunking (tasks=) changes
+    # the order of ddot's sums, so each chunking has its own reference.
+    runs = [
+        ("no replication", [], []),
+        ("no replication, 5 tasks", [], ["tasks=5"]),
+        ("no replication, sections", [], ["intra=all"]),
+        ("--replicas 2", ["--replicas", "2"], []),
+        ("--replicas 2, intra all", ["--replicas", "2"], ["intra=all"]),
+        ("--replicas 3, intra all", ["--replicas", "3"], ["intra=all"]),
+        ("--replicas 2, intra ddot+sparsemv, 5 tasks", ["--replicas", "2"],
+         ["intra=ddot,sparsemv", "tasks=5"]),
+        ("--replicas 2, intra all, replica 1 killed in sparsemv", ["--replicas", "2"],
+         ["intra=all", "kill=1:3"]),
+        ("--replicas 3, intra all, replica 0 killed in sparsemv", ["--replicas", "3"],
+         ["intra=all", "kill=0:2"]),
+    ]
+    refs = {}
+    failures = 0
+    for name, opts, args in runs:
+        cmd = base + opts + [a.exe] + cg + args
+        rc, out = run(cmd, a.limit)
+        got = re.findall(r"result: iters=\d+ normr=\S+ maxerr=\S+", out)
+        key = "tasks=5" in args
+        ref = refs.get(key)
+        if rc != 0 or len(got) != 1 or (ref is not None and got[0] != ref):
+            failures += 1
+            print("FAIL: %s (rc=%s; want %s)\n  repeat: %s\n%s" % (name, rc, ref, " ".join(cmd), out))
+            continue
+        refs.setdefault(key, got[0])
+        print("%s: %s" % (name, got[0]))
+    print("%d failure(s)" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

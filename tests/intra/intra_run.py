@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Runs intra_check under mpirun with and without replication and compares.
+
+  intra_run.py --mpirun M --exe E --np N [--replicas R ...] [--sections S]
+               [--kill-runs K --seed SEED] [--kill HOW ...] [--errors]
+               [--limit SECONDS]
+
+1. A run without replication gives the reference line "result=<hash> ranks=N".
+2. For every R of --replicas: `--replicas R` must exit 0, print "No Errors"
+   and the reference result, and every replica must have run exactly its
+   share of the tasks (the static split: slot k runs tasks [k*n/R, (k+1)*n/R)
+   of each section of n tasks), as it reports on stderr.
+3. --kill-runs K (for every R >= 2): K runs in which one replica dies at a
+   point drawn from the seed: half of them inside one of its own tasks
+   (kill=R:S:T, before the task's update leaves; a survivor must then have
+   run more than its share), half right after its N-th update message
+   (--param intra_kill=R:N: a partial update). The job must exit 0 with the
+   reference result. A failing run prints the command that repeats it.
+   --kill HOW: the same for one fixed point (kill=R:S:T, several joined by
+   "+" for several deaths, or intra_kill=R:N).
+4. --errors: the argument checks (intra_check errors) under --replicas 1 and 2.
+Every run has a watchdog (--limit): a hung job fails the test and its process
+group is killed.
+"""
+
+import argparse
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+
+SIZES = [1, 2, 3, 5, 8, 16, 100, 1000, 7, 64, 33, 4]
+
+
+def run(cmd, limit):
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return None, out, err + "\n(watchdog: killed after %g s)" % limit
+    return p.returncode, out, err
+
+
+def results(out):
+    return re.findall(r"result=[0-9a-f]+ ranks=\d+", out)
+
+
+def share(n, r, k):
+    return (k + 1) * n // r - k * n // r
+
+
+def first(n, r, k):
+    return k * n // r
+
+
+def ran(err):
+    """{(rank, replica): tasks run} from the stderr lines."""
+    return {(int(a), int(b)): int(c)
+            for a, b, c in re.findall(r"intra_check: rank (\d+) replica (\d+) ran (\d+) tasks", err)}
+
+
+def updates(sections, r, k):
+    """Update messages replica k sends when none dies (A: 3 written, B: 2)."""
+    m = 0
+    for s in range(sections):
+        n = SIZES[s % len(SIZES)]
+        for t in range(first(n, r, k), first(n, r, k) + share(n, r, k)):
+            m += (2 if (s % 2 == 1 and t % 2 == 1) else 3) * (r - 1)
+    return m
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--replicas", type=int, action="append", default=[])
+    ap.add_argument("--sections", type=int, default=12)
+    ap.add_argument("--kill-runs", type=int, default=0)
+    ap.add_argument("--kill", action="append", default=[],
+                    help="a fixed kill: kill=R:S:T (several joined by +) or intra_kill=R:N "
+                         "(for every R >= 2 that has replica R)")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--errors", action="store_true")
+    ap.add_argument("--limit", type=float, default=60)
+    a = ap.parse_args()
+    base = [a.mpirun, "-n", str(a.np)]
+    failures = 0
+
+    def fail(what, cmd, rc, out, err):
+        nonlocal failures
+        failures += 1
+        print("FAIL: %s (rc=%s)\n  repeat: %s\n%s\n%s" % (what, rc, " ".join(cmd), out, err))
+
+    cmd = base + [a.exe, str(a.sections)]
+    rc, out, err = run(cmd, a.limit)
+    ref = results(out)
+    if rc != 0 or len(ref) != 1 or "No Errors" not in out:
+        fail("reference run", cmd, rc, out, err)
+        return 1
+    ref = ref[0]
+    print("reference: %s" % ref)
+
+    for r in a.replicas:
+        cmd = base + ["--replicas", str(r), a.exe, str(a.sections)]
+        rc, out, err = run(cmd, a.limit)
+        if rc != 0 or results(out) != [ref] or "No Errors" not in out:
+            fail("--replicas %d" % r, cmd, rc, out, err)
+            continue
+        got = ran(err)
+        want = {(i, k): sum(share(SIZES[s % len(SIZES)], r, k) for s in range(a.sections))
+                for i in range(a.np) for k in range(r)}
+        if got != want:
+            fail("--replicas %d: tasks run per (rank, replica) %s, the split says %s" %
+                 (r, sorted(got.items()), sorted(want.items())), cmd, rc, out, err)
+            continue
+        print("--replicas %d: ok (tasks per replica %s)" % (r, sorted(set(got.values()))))
+
+    def kill_run(r, how):
+        # "kill=R:S:T", several joined by "+", or "intra_kill=R:N"
+        if how.startswith("kill="):
+            cmd = base + ["--replicas", str(r), a.exe, str(a.sections)] + how.split("+")
+        else:
+            cmd = base + ["--replicas", str(r), "--param", how, a.exe, str(a.sections)]
+        dead = [int(h.split("=")[1].split(":")[0]) for h in how.split("+")]
+        if any(k >= r for k in dead):
+            return
+        rc, out, err = run(cmd, a.limit)
+        if rc != 0 or ref not in results(out) or "No Errors" not in out:
+            fail("--replicas %d, %s" % (r, how), cmd, rc, out, err)
+            return
+        got = ran(err)
+        if any(kk in dead for (_, kk) in got):
+            fail("--replicas %d, %s: a replica did not die" % (r, how), cmd, rc, out, err)
+            return
+        more = [(key, v) for key, v in got.items()
+                if v > sum(share(SIZES[s % len(SIZES)], r, key[1]) for s in range(a.sections))]
+        if how.startswith("kill=") and not more:
+            fail("--replicas %d, %s: no survivor ran the dead replica's tasks %s" %
+                 (r, how, sorted(got.items())), cmd, rc, out, err)
+            return
+        print("--replicas %d, %s: ok (survivors that ran more than their share: %s)" %
+              (r, how, sorted(more)))
+
+    for r in [x for x in a.replicas if x >= 2]:
+        for how in a.kill:
+            kill_run(r, how)
+
+    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    rng = random.Random(seed)
+    if a.kill_runs:
+        print("kill runs: seed %d" % seed)
+    for r in [x for x in a.replicas if x >= 2]:
+        for i in range(a.kill_runs):
+            k = rng.randrange(r)
+            if i % 2 == 0:
+                while True:
+                    s = rng.randrange(a.sections)
+                    n = SIZES[s % len(SIZES)]
+                    if share(n, r, k) > 0:
+                        break
+                t = first(n, r, k) + rng.randrange(share(n, r, k))
+                kill_run(r, "kill=%d:%d:%d" % (k, s, t))
+            else:
+                kill_run(r, "intra_kill=%d:%d" % (k, rng.randint(1, updates(a.sections, r, k))))
+
+    if a.errors:
+        for r in (1, 2):
+            cmd = base[:1] + ["-n", "1", "--replicas", str(r), a.exe, "1", "errors"]
+            rc, out, err = run(cmd, a.limit)
+            if rc != 0 or "No Errors" not in out:
+                fail("argument checks, --replicas %d" % r, cmd, rc, out, err)
+            else:
+                print("argument checks, --replicas %d: ok" % r)
+
+    print("%d failure(s)" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
