@@ -204,6 +204,12 @@ public:
     // Delivers received fragments to the sink; returns how many.
     virtual int progress(Sink& sink) = 0;
 
+    // Work under way that only this process's progress() calls advance,
+    // though no fragment may come of it for a while (a libfabric provider
+    // with manual progress: sends in flight, a peer reading our memory):
+    // a waiting rank then yields the CPU between polls but does not sleep.
+    virtual bool needs_polling() const { return false; }
+
     // Whether the path may be driven by several threads at once when
     // rt::fine_locks() is on: acquire()/commit()/get() for different peers
     // (ULM serializes those for one peer), progress() in several threads,

@@ -378,9 +378,13 @@ void Engine::idle(Backoff& backoff)
         // owe for a while, and a sleep could outlast the sender's timeout.
         links_.flush_acks(true);
     }
+    bool may_sleep = true;
+    for (const auto& p : paths_) {
+        may_sleep = may_sleep && !p->needs_polling();
+    }
     {
         ThreadLock::Released unlocked(thread_lock()); // nobody waits for a sleeper
-        backoff.idle();
+        backoff.idle(may_sleep);
     }
     // Failure notices from the launcher, checked now and then while idle
     // (fine mode: by the next pass that can take the whole engine).

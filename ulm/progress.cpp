@@ -5,14 +5,14 @@
 
 namespace ulmpi::ulm {
 
-void Backoff::idle()
+void Backoff::idle(bool may_sleep)
 {
     ++idle_;
     if (idle_ <= p_.spin_polls) {
         __builtin_ia32_pause();
         return;
     }
-    if (idle_ <= p_.spin_polls + p_.yield_polls) {
+    if (idle_ <= p_.spin_polls + p_.yield_polls || !may_sleep) {
         sched_yield();
         return;
     }

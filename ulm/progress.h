@@ -17,8 +17,9 @@ public:
     };
     explicit Backoff(const Policy& p) : p_(p) {}
     void reset() { idle_ = 0; }
-    // Called after a poll that found nothing to do.
-    void idle();
+    // Called after a poll that found nothing to do. may_sleep false: a
+    // path needs our polls to move (Path::needs_polling), so yield at most.
+    void idle(bool may_sleep = true);
     std::uint32_t idle_polls() const { return idle_; }
 
 private:

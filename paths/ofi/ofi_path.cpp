@@ -56,6 +56,12 @@ constexpr rt::Nanos kSecond = 1000000000;
 constexpr rt::Nanos kMrIdle = 30 * kSecond; // a cached registration unused this long goes
 constexpr rt::Nanos kReadLimit = 60 * kSecond;
 constexpr std::uint32_t kMaxReads = 64;     // fi_read operations in flight per get()
+// After make_rkey(), how long the path asks the waiting rank not to sleep:
+// the peer reads our memory through the provider's progress in our calls
+// (rxm over tcp), and a rank that sleeps 200 us between polls holds every
+// read that long. Long enough for a receiver that posts late, short enough
+// that an idle rank sleeps again soon.
+constexpr rt::Nanos kExposedNs = kSecond;
 
 struct OfiRxFrag final : RxFrag {};
 
@@ -160,16 +166,16 @@ Status OfiPath::init_resources(std::string& why)
     if (int rc = fi_domain(fabric_, fi_, &domain_, nullptr); rc != 0) {
         return fail("fi_domain", rc);
     }
+    // One completion queue for sends, reads and receives: every fi_cq_read
+    // drives the provider's progress (rxm over tcp polls its sockets), so
+    // two queues cost two passes, and two system calls, per progress().
     fi_cq_attr cq{};
     cq.format = FI_CQ_FORMAT_MSG;
     cq.wait_obj = FI_WAIT_NONE;
-    cq.size = std::max<std::size_t>(fi_->tx_attr->size, opt_.tx_bufs + kMaxReads + 64);
-    if (int rc = fi_cq_open(domain_, &cq, &txcq_, nullptr); rc != 0) {
-        return fail("fi_cq_open (send)", rc);
-    }
-    cq.size = std::max<std::size_t>(fi_->rx_attr->size, opt_.rx_bufs + 64);
-    if (int rc = fi_cq_open(domain_, &cq, &rxcq_, nullptr); rc != 0) {
-        return fail("fi_cq_open (receive)", rc);
+    cq.size = std::max<std::size_t>(fi_->tx_attr->size + fi_->rx_attr->size,
+                                    opt_.tx_bufs + kMaxReads + opt_.rx_bufs + 128);
+    if (int rc = fi_cq_open(domain_, &cq, &cq_, nullptr); rc != 0) {
+        return fail("fi_cq_open", rc);
     }
     fi_av_attr av{};
     av.type = fi_->domain_attr->av_type != FI_AV_UNSPEC ? fi_->domain_attr->av_type : FI_AV_TABLE;
@@ -183,11 +189,8 @@ Status OfiPath::init_resources(std::string& why)
     if (int rc = fi_ep_bind(ep_, &av_->fid, 0); rc != 0) {
         return fail("fi_ep_bind (address vector)", rc);
     }
-    if (int rc = fi_ep_bind(ep_, &txcq_->fid, FI_TRANSMIT); rc != 0) {
-        return fail("fi_ep_bind (send queue)", rc);
-    }
-    if (int rc = fi_ep_bind(ep_, &rxcq_->fid, FI_RECV); rc != 0) {
-        return fail("fi_ep_bind (receive queue)", rc);
+    if (int rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV); rc != 0) {
+        return fail("fi_ep_bind (completion queue)", rc);
     }
     if (int rc = fi_enable(ep_); rc != 0) {
         return fail("fi_enable", rc);
@@ -334,11 +337,11 @@ void OfiPath::close()
     // a connection (path_conformance closes_with_fragments_in_flight,
     // ofi_tcp, 4 runs in 12). Then the endpoint, before the buffers and
     // registrations the provider may still touch until it is closed.
-    if (ep_ != nullptr && txcq_ != nullptr && fi_ != nullptr &&
+    if (ep_ != nullptr && cq_ != nullptr && fi_ != nullptr &&
         std::strstr(fi_->fabric_attr->prov_name, "ofi_rxm") != nullptr) {
         const rt::Nanos until = rt::now_ns() + 200000000;
         while (free_tx_.size() < tx_ops_.size() && rt::now_ns() < until) {
-            if (poll_tx() == 0) {
+            if (poll_cq(nullptr) == 0) {
                 ::sched_yield();
             }
         }
@@ -351,8 +354,7 @@ void OfiPath::close()
     close_fid(tx_mr_);
     close_fid(rx_mr_);
     close_fid(av_);
-    close_fid(txcq_);
-    close_fid(rxcq_);
+    close_fid(cq_);
     close_fid(domain_);
     close_fid(fabric_);
     if (tx_mem_ != nullptr) {
@@ -367,6 +369,7 @@ void OfiPath::close()
         p.backlog.clear();
     }
     backlogged_.clear();
+    arrived_.clear();
     open_ = false;
 }
 
@@ -388,7 +391,7 @@ bool OfiPath::acquire(int peer, std::size_t len, TxBuffer& out)
         flush_backlog(peer);
     }
     if (free_tx_.empty()) {
-        poll_tx();
+        poll_cq(nullptr);
     }
     if (!p.backlog.empty() || free_tx_.empty()) {
         ++counters_.send_again;
@@ -433,7 +436,7 @@ SendResult OfiPath::send_now(std::uint32_t buf, int peer, std::size_t len)
         if (attempt == 2) {
             return SendResult::again;
         }
-        poll_tx(); // drives the provider's progress
+        poll_cq(nullptr); // drives the provider's progress
     }
 }
 
@@ -534,36 +537,74 @@ void OfiPath::on_tx(Op& op, int err)
     }
 }
 
-int OfiPath::poll_tx()
+void OfiPath::on_recv(std::uint32_t i, std::size_t len, Sink& sink)
+{
+    FragHeader h;
+    std::memcpy(&h, rxb(i), sizeof h);
+    const bool ok = len >= kHdr && h.version == kWireVersion && h.kind == kFrag &&
+                    h.job == job_tag_ && h.src < static_cast<std::uint32_t>(job_.size) &&
+                    peers_[h.src].reach;
+    if (ok) {
+        OfiRxFrag rx;
+        rx.peer = static_cast<int>(h.src);
+        rx.data = rxb(i) + kHdr;
+        rx.len = len - kHdr;
+        ++counters_.frags_received;
+        counters_.bytes_received += rx.len;
+        sink.on_frag(*this, rx);
+    } else {
+        ++refused_;
+    }
+    post_recv(i);
+}
+
+int OfiPath::poll_cq(Sink* sink)
 {
     fi_cq_msg_entry e[16];
     int total = 0;
-    for (;;) {
-        const ssize_t n = fi_cq_read(txcq_, e, 16);
+    for (int round = 0; round < 8; ++round) {
+        const ssize_t n = fi_cq_read(cq_, e, 16);
         if (n == -FI_EAVAIL) {
             fi_cq_err_entry err{};
-            if (fi_cq_readerr(txcq_, &err, 0) == 1) {
+            if (fi_cq_readerr(cq_, &err, 0) == 1) {
                 ++error_cqes_;
-                if (err.op_context != nullptr) {
-                    on_tx(*static_cast<Op*>(err.op_context), err.err != 0 ? err.err : FI_EIO);
-                } else {
+                Op* op = static_cast<Op*>(err.op_context);
+                if (op == nullptr) {
                     ULMPI_DEBUG("ofi: error completion without context: %s", lib::strerror(err.err));
+                } else if (op->kind == Op::Kind::recv) {
+                    if (err.err != FI_ECANCELED) {
+                        ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
+                    }
+                    post_recv(op->index);
+                } else {
+                    on_tx(*op, err.err != 0 ? err.err : FI_EIO);
                 }
                 ++total;
             }
             continue;
         }
         if (n <= 0) {
-            return total;
+            break;
         }
         for (ssize_t k = 0; k < n; ++k) {
-            on_tx(*static_cast<Op*>(e[k].op_context), 0);
+            Op& op = *static_cast<Op*>(e[k].op_context);
+            if (op.kind != Op::Kind::recv) {
+                on_tx(op, 0);
+            } else if (sink != nullptr && arrived_.empty()) {
+                on_recv(op.index, e[k].len, *sink);
+                ++delivered_;
+            } else {
+                // Polled where nothing can take it (acquire, get, close):
+                // it goes up, in order, from the next progress().
+                arrived_.push_back({op.index, e[k].len});
+            }
         }
         total += static_cast<int>(n);
         if (n < 16) {
-            return total;
+            break;
         }
     }
+    return total;
 }
 
 int OfiPath::progress(Sink& sink)
@@ -571,52 +612,17 @@ int OfiPath::progress(Sink& sink)
     if (!open_) {
         return 0;
     }
-    int delivered = 0;
-    fi_cq_msg_entry e[16];
-    for (int round = 0; round < 4; ++round) {
-        const ssize_t n = fi_cq_read(rxcq_, e, 16);
-        if (n == -FI_EAVAIL) {
-            fi_cq_err_entry err{};
-            if (fi_cq_readerr(rxcq_, &err, 0) == 1) {
-                ++error_cqes_;
-                if (err.err != FI_ECANCELED) {
-                    ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
-                }
-                if (err.op_context != nullptr) {
-                    post_recv(static_cast<Op*>(err.op_context)->index);
-                }
-            }
-            continue;
+    delivered_ = 0;
+    if (!arrived_.empty()) [[unlikely]] {
+        held_.swap(arrived_);
+        for (const Arrived& a : held_) {
+            on_recv(a.buf, a.len, sink);
+            ++delivered_;
         }
-        if (n <= 0) {
-            break;
-        }
-        for (ssize_t k = 0; k < n; ++k) {
-            const std::uint32_t i = static_cast<Op*>(e[k].op_context)->index;
-            FragHeader h;
-            std::memcpy(&h, rxb(i), sizeof h);
-            const bool ok = e[k].len >= kHdr && h.version == kWireVersion && h.kind == kFrag &&
-                            h.job == job_tag_ && h.src < static_cast<std::uint32_t>(job_.size) &&
-                            peers_[h.src].reach;
-            if (ok) {
-                OfiRxFrag rx;
-                rx.peer = static_cast<int>(h.src);
-                rx.data = rxb(i) + kHdr;
-                rx.len = e[k].len - kHdr;
-                ++counters_.frags_received;
-                counters_.bytes_received += rx.len;
-                sink.on_frag(*this, rx);
-                ++delivered;
-            } else {
-                ++refused_;
-            }
-            post_recv(i);
-        }
-        if (n < 16) {
-            break;
-        }
+        held_.clear();
     }
-    poll_tx();
+    poll_cq(&sink);
+    const int delivered = delivered_;
     if (!repost_.empty()) {
         std::vector<std::uint32_t> again;
         again.swap(repost_);
@@ -706,6 +712,15 @@ void OfiPath::expire_mrs(rt::Nanos now)
     mrs_.erase(std::remove_if(mrs_.begin(), mrs_.end(), old), mrs_.end());
 }
 
+bool OfiPath::needs_polling() const
+{
+    if (!open_) {
+        return false;
+    }
+    return free_tx_.size() < tx_ops_.size() || !backlogged_.empty() ||
+           (exposed_at_ != 0 && rt::now_ns() - exposed_at_ < kExposedNs);
+}
+
 std::size_t OfiPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap)
 {
     const std::size_t need = sizeof(RkeyHead) + static_cast<std::size_t>(iovcnt) * sizeof(RkeyEntry);
@@ -726,6 +741,7 @@ std::size_t OfiPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::siz
         }
         std::memcpy(o + sizeof head + static_cast<std::size_t>(i) * sizeof e, &e, sizeof e);
     }
+    exposed_at_ = rt::now_ns();
     return need;
 }
 
@@ -794,7 +810,9 @@ Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint6
             const std::uint64_t n = std::min<std::uint64_t>({local[li].iov_len - lo, re.len - ro, opt_.read_chunk});
             auto slot = std::find_if(read_ops_.begin(), read_ops_.end(), [](const Op& o) { return o.done; });
             while (slot == read_ops_.end()) {
-                poll_tx();
+                if (poll_cq(nullptr) == 0) {
+                    ::sched_yield(); // the peer serving the reads may need this CPU
+                }
                 slot = std::find_if(read_ops_.begin(), read_ops_.end(), [](const Op& o) { return o.done; });
                 if (rt::now_ns() > limit) {
                     break;
@@ -814,7 +832,7 @@ Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint6
             while ((rc = fi_read(ep_, static_cast<std::byte*>(local[li].iov_base) + lo, n, desc, p.addr,
                                  raddr, re.key, &slot->ctx)) == -FI_EAGAIN &&
                    rt::now_ns() < limit) {
-                poll_tx();
+                poll_cq(nullptr);
             }
             if (rc != 0) {
                 slot->done = true;
@@ -833,7 +851,9 @@ Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint6
     }
     // Wait for every read posted (they write into the caller's memory).
     while (busy() > 0) {
-        poll_tx();
+        if (poll_cq(nullptr) == 0) {
+            ::sched_yield();
+        }
         if (rt::now_ns() > limit) {
             mark_down(peer, "remote reads did not complete in 60 s");
             result = Errc::timeout;

@@ -3,8 +3,8 @@
 // where a cluster has them (docs/ofi.md).
 //
 // Wire-up. The factory chooses the provider (ofi_fabric.h) and opens the
-// fabric, domain, one endpoint, its address vector (FI_AV_TABLE) and two
-// completion queues, one for sends and reads, one for receives; a provider
+// fabric, domain, one endpoint, its address vector (FI_AV_TABLE) and one
+// completion queue for sends, reads and receives; a provider
 // that cannot is skipped with a log line (the job goes on without the
 // path). open() posts every receive buffer and publishes "ofi.addr" (the
 // provider's name hash and the endpoint's name); connect() inserts each
@@ -97,6 +97,9 @@ public:
     Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                const iovec* local, int nlocal) override;
     int progress(Sink& sink) override;
+    // Sends in flight or waiting, or memory handed to a peer to read in the
+    // last kExposedNs (the provider serves those reads only in our calls).
+    bool needs_polling() const override;
     const char* describe() const override { return describe_.c_str(); }
 
     // For tests and --stats.
@@ -152,7 +155,10 @@ private:
     SendResult send_now(std::uint32_t buf, int peer, std::size_t len);
     void flush_backlog(int peer);
     void flush_backlogs();
-    int poll_tx();
+    // Reads the completion queue (and so drives the provider); receives go
+    // to `sink`, or wait in `arrived_` for the next progress() without one.
+    int poll_cq(Sink* sink);
+    void on_recv(std::uint32_t buf, std::size_t len, Sink& sink);
     void on_tx(Op& op, int err);
     void mark_down(int peer, const char* why);
     Status register_mr(const void* addr, std::size_t len, std::uint64_t access, fid_mr*& out);
@@ -171,8 +177,7 @@ private:
     fid_fabric* fabric_ = nullptr;
     fid_domain* domain_ = nullptr;
     fid_av* av_ = nullptr;
-    fid_cq* txcq_ = nullptr;
-    fid_cq* rxcq_ = nullptr;
+    fid_cq* cq_ = nullptr; // sends, reads and receives
     fid_ep* ep_ = nullptr;
     fid_mr* tx_mr_ = nullptr;
     fid_mr* rx_mr_ = nullptr;
@@ -185,11 +190,19 @@ private:
     std::vector<Op> read_ops_;
     std::vector<std::uint32_t> free_tx_;
     std::vector<std::uint32_t> repost_;
+    struct Arrived {
+        std::uint32_t buf;
+        std::size_t len;
+    };
+    std::vector<Arrived> arrived_; // receives completed while no sink was at hand
+    std::vector<Arrived> held_;    // arrived_ being delivered
+    int delivered_ = 0;
     std::vector<int> backlogged_; // peers whose backlog is not empty
     std::vector<Peer> peers_;
     std::vector<std::byte> scratch_;
     std::vector<Reg> mrs_;
     std::uint64_t next_key_ = 1;
+    rt::Nanos exposed_at_ = 0; // last make_rkey()
     std::uint32_t tick_ = 0;
     bool any_news_ = false;
     std::uint64_t error_cqes_ = 0;
