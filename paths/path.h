@@ -62,6 +62,12 @@ struct PathInfo {
     // (sockets): a waiting rank must not spin without giving the CPU away,
     // or the kernel's deferred network work (veth, loopback) waits for it.
     bool kernel_delivery = false;
+    // Nothing is dropped for lack of room on the way: the transport below
+    // the path has flow control end to end (TCP's window under libfabric's
+    // rxm, rxd's own window, a shared-memory queue). ULM then does not pace
+    // the path's bulk data (ulm_pace): the transport already keeps queues
+    // bounded, and ULM's cap only stalled it.
+    bool lossless = false;
 };
 
 // Counters every path keeps; ULM adds its own per peer.

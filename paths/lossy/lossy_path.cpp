@@ -409,6 +409,7 @@ const PathInfo& LossyPath::info() const
     if (cfg_.reorder > 0 || cfg_.delay > 0) {
         info_.order = PathInfo::Order::none;
     }
+    info_.lossless = false; // it drops fragments on purpose
     return info_;
 }
 

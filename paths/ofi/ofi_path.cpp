@@ -130,6 +130,9 @@ OfiPath::OfiPath(const rt::JobInfo& job, fi_info* info, const OfiOptions& opt)
     // overtakes it (the conformance suite saw it). No order is promised.
     info_.order = PathInfo::Order::none;
     info_.kernel_delivery = !shm;
+    // FI_EP_RDM is reliable, and a provider never drops for lack of room (it
+    // answers -FI_EAGAIN): no pacing by ULM (PathInfo::lossless).
+    info_.lossless = true;
     inject_max_ = fi_->tx_attr->inject_size;
     info_.inline_max = inject_max_ > kHdr ? static_cast<std::uint32_t>(inject_max_ - kHdr) : 0;
     job_tag_ = job_hash(job.jobid);
