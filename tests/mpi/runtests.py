@@ -44,6 +44,10 @@ Modes:
   runtests.py --testlist F --bindir D --mpirun M --id ID   one test (meson)
   runtests.py --testlist F --bindir D --mpirun M [--filter RE] [--summary]
                                                            every test, a table
+  runtests.py --testlist F --list                          the ids
+  runtests.py --testlist F --entries                       "id timeout xfail|-" a
+                                                           line: what meson.build
+                                                           makes its tests of
 Exit status: 0 when the test(s) behaved as expected (an xfail test that
 fails counts as expected only in the table mode; meson inverts it itself).
 """
@@ -345,11 +349,13 @@ def run_entry(e, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--testlist", required=True)
-    ap.add_argument("--bindir", required=True)
-    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--bindir")
+    ap.add_argument("--mpirun")
     ap.add_argument("--id", help="run only the test with this id (for meson)")
     ap.add_argument("--filter", help="run the tests whose id matches this regex")
     ap.add_argument("--list", action="store_true", help="print the test ids")
+    ap.add_argument("--entries", action="store_true",
+                    help="print 'id timeout xfail|-' per test (for meson.build)")
     ap.add_argument("--timeout-scale", type=float,
                     default=float(os.environ.get("ULMPI_TEST_TIMEOUT_SCALE", "1")))
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test's output")
@@ -360,6 +366,12 @@ def main():
         for e in entries:
             print(e.id + ("  (xfail: %s)" % e.xfail if e.xfail else ""))
         return 0
+    if args.entries:
+        for e in entries:
+            print("%s %d %s" % (e.id, int(round(e.timeout)), "xfail" if e.xfail else "-"))
+        return 0
+    if not args.bindir or not args.mpirun:
+        ap.error("--bindir and --mpirun are needed to run tests")
     if args.id:
         chosen = [e for e in entries if e.id == args.id]
         if not chosen:
