@@ -94,7 +94,7 @@ const fi_info* pick(const fi_info* list, const ProviderWish& wish, std::string& 
     if (fallback != nullptr) {
         return fallback;
     }
-    why = seen == 0 ? "no provider offers what the path needs"
+    why = seen == 0 ? "fi_getinfo offers no FI_EP_RDM endpoint with FI_MSG and FI_ORDER_SAS"
                     : !wish.iface.empty() ? "no provider on interface " + wish.iface
                                           : "no provider reaches other hosts (only loopback or shm)";
     return nullptr;

@@ -88,12 +88,13 @@ const std::vector<PathCase> kPaths = {
      false},
     {"udp", 2, {{"udp_if", "lo"}}, false},
     {"verbs", 2, {{"verbs_device", "soft:@SOFT_VERBS@"}, {"verbs_timeout", "4"}}, true},
-    // The ofi path over tcp;ofi_rxm and shm (skipped where not offered); a
-    // send stuck 500 ms is its evidence of a lost peer. udp;ofi_rxd is left
-    // to tests/unit/ofi: here it stalled once in four runs of
-    // many_fragments_in_flight_both_ways (a watchdog at 60 s).
+    // The ofi path over each provider it claims (skipped, naming it, where
+    // libfabric does not offer it); a send stuck 500 ms is its evidence of
+    // a lost peer.
     {"ofi", 2, {{"ofi_provider", "tcp;ofi_rxm"}, {"ofi_iface", "lo"}, {"ofi_everywhere", "on"},
                 {"ofi_send_timeout_ms", "500"}}, true, "ofi_tcp"},
+    {"ofi", 2, {{"ofi_provider", "udp;ofi_rxd"}, {"ofi_iface", "lo"}, {"ofi_everywhere", "on"},
+                {"ofi_send_timeout_ms", "500"}}, true, "ofi_udp"},
     {"ofi", 2, {{"ofi_provider", "shm"}, {"ofi_everywhere", "on"}}, false, "ofi_shm"},
 };
 // clang-format on
@@ -569,7 +570,15 @@ protected:
             }
         }
         if (skipped > 0) {
-            GTEST_SKIP() << GetParam().path->name() << " made no path here (see the log)";
+            std::string with;
+            for (const auto& [name, value] : GetParam().path->params) {
+                with += std::string(with.empty() ? "" : ", ") + name + "=" + value;
+            }
+            GTEST_SKIP() << GetParam().path->name() << ": the factory of path '"
+                         << GetParam().path->kind << "' made no path"
+                         << (with.empty() ? "" : " with " + with)
+                         << " (the rank's warning above names the cause, such as a libfabric "
+                            "provider not offered here)";
         }
     }
 };

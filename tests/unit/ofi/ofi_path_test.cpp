@@ -86,7 +86,10 @@ protected:
         std::string why;
         fi_info* probe = offered(GetParam(), why);
         if (probe == nullptr) {
-            GTEST_SKIP() << "provider " << GetParam() << " is not offered here: " << why;
+            GTEST_SKIP() << "libfabric provider " << GetParam()
+                         << " is not offered on this machine (FI_EP_RDM, FI_MSG, FI_ORDER_SAS"
+                         << (std::string(GetParam()) == "shm" ? "" : ", domain lo")
+                         << "): " << why;
         }
         path::ofi::lib::freeinfo(probe);
         job_ = std::make_unique<LocalJob>(2, LocalJob::Fences::none);
@@ -263,7 +266,9 @@ TEST_P(OfiPair, a_remote_read_lands_straight_in_the_readers_segments)
 {
     make();
     if (!p_[0]->has_rma()) {
-        GTEST_SKIP() << GetParam() << " has no remote reads here (the copy path serves it)";
+        GTEST_SKIP() << "libfabric provider " << GetParam()
+                     << " lacks the capability FI_RMA | FI_READ | FI_REMOTE_READ here (the "
+                     "copy path serves its long messages)";
     }
     // The sender's message in two segments, read from offset 1000 into three.
     std::vector<std::byte> a = pattern(3u << 20, 1), b = pattern(1u << 20, 2);
@@ -306,9 +311,10 @@ TEST_P(OfiPair, a_send_to_a_closed_endpoint_reports_the_path_down)
 {
     const std::string prov = GetParam();
     if (prov == "shm") {
-        GTEST_SKIP() << "shm writes into the peer's memory and never learns it is gone (in one "
-                        "process its unmapped queue crashes the sender); the path says "
-                        "can_fail = false and a dead peer is the launcher's news";
+        GTEST_SKIP() << "libfabric provider shm has no failure evidence (PathInfo::can_fail "
+                        "false): it writes into the peer's memory and never learns it is gone "
+                        "(in one process its unmapped queue crashes the sender); a dead peer is "
+                        "the launcher's news";
     }
     OfiOptions o = options(prov);
     o.send_timeout_ms = 300;
@@ -454,7 +460,9 @@ TEST_P(OfiEngine, messages_of_all_protocols_flow_between_two_processes)
     std::string why;
     fi_info* probe = offered(GetParam(), why);
     if (probe == nullptr) {
-        GTEST_SKIP() << "provider " << GetParam() << " is not offered here: " << why;
+        GTEST_SKIP() << "libfabric provider " << GetParam()
+                     << " is not offered on this machine (FI_EP_RDM, FI_MSG, FI_ORDER_SAS"
+                     << (std::string(GetParam()) == "shm" ? "" : ", domain lo") << "): " << why;
     }
     path::ofi::lib::freeinfo(probe);
     const std::string provider = GetParam();
