@@ -32,7 +32,7 @@ const rt::ChoiceParam rma_param{
 const rt::SizeParam eager_param{"ofi_eager_limit", 16384,
                                 "messages up to this size go eagerly over ofi"};
 const rt::SizeParam buf_param{"ofi_buf_size", 65536,
-                              "bytes of an ofi send or receive buffer (16-byte path header + ULM "
+                              "bytes of an ofi send or receive buffer (8-byte path header + ULM "
                               "fragment)"};
 const rt::IntParam rx_param{"ofi_rx_bufs", 64, "receive buffers the ofi path keeps posted"};
 const rt::IntParam tx_param{"ofi_tx_bufs", 64, "send buffers of the ofi path"};
@@ -449,7 +449,7 @@ SendResult OfiPath::commit(int peer, const TxBuffer& b, std::size_t len)
         return SendResult::failed;
     }
     const auto i = static_cast<std::uint32_t>(b.token);
-    FragHeader h{kWireVersion, kFrag, 0, static_cast<std::uint32_t>(job_.rank), job_tag_, 0};
+    const FragHeader h = frag_header(static_cast<std::uint32_t>(job_.rank), job_tag_);
     std::memcpy(txb(i), &h, sizeof h);
     const std::size_t total = len + kHdr;
     ++counters_.frags_sent;
@@ -544,12 +544,12 @@ void OfiPath::on_recv(std::uint32_t i, std::size_t len, Sink& sink)
 {
     FragHeader h;
     std::memcpy(&h, rxb(i), sizeof h);
-    const bool ok = len >= kHdr && h.version == kWireVersion && h.kind == kFrag &&
-                    h.job == job_tag_ && h.src < static_cast<std::uint32_t>(job_.size) &&
-                    peers_[h.src].reach;
+    const std::uint32_t src = frag_src(h);
+    const bool ok = len >= kHdr && h.version == kWireVersion && h.job == job_tag_ &&
+                    src < static_cast<std::uint32_t>(job_.size) && peers_[src].reach;
     if (ok) {
         OfiRxFrag rx;
-        rx.peer = static_cast<int>(h.src);
+        rx.peer = static_cast<int>(src);
         rx.data = rxb(i) + kHdr;
         rx.len = len - kHdr;
         ++counters_.frags_received;
@@ -887,6 +887,11 @@ std::vector<std::unique_ptr<Path>> make_ofi_paths(const rt::JobInfo& job)
     const OfiOptions opt = ofi_options_from_params();
     if (!opt.everywhere && job.num_nodes <= 1) {
         return out; // one host: shm and self do it all
+    }
+    if (static_cast<std::uint64_t>(job.size) > kMaxRanks) {
+        ULMPI_WARN("ofi: %d ranks are more than its fragment header names (%u); the ofi path is "
+                   "skipped", job.size, kMaxRanks);
+        return out;
     }
     ProviderWish wish;
     wish.provider = opt.provider;
