@@ -170,7 +170,8 @@ TEST_P(OfiPair, wire_up_reaches_the_peer_only)
     EXPECT_FALSE(p_[0]->can_reach(2));
     EXPECT_NE(std::string(p_[0]->describe()).find(p_[0]->provider()), std::string::npos);
     EXPECT_TRUE(p_[0]->info().reliable_default); // ULM's checksum stays on
-    EXPECT_EQ(p_[0]->info().max_frag, 16384u - 16u);
+    EXPECT_EQ(p_[0]->info().max_frag, 16384u - sizeof(path::ofi::FragHeader));
+    EXPECT_TRUE(p_[0]->info().lossless); // ULM does not pace it
 }
 
 TEST_P(OfiPair, fragments_of_every_size_arrive_whole_both_ways)
