@@ -140,7 +140,8 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
     }
 
     // The per-peer links: which paths reach whom, reliability, checksums.
-    if (Status st = links_.init(rank_, size_, job.incarnation, paths_, *this, why); !st.ok()) {
+    if (Status st = links_.init(rank_, size_, job.incarnation, paths_, *this, why, job.first_slot);
+        !st.ok()) {
         return st;
     }
     // A respawned process: peers replaced before it started are in later

@@ -67,10 +67,11 @@ public:
 
     // Binds every peer to the paths that reach it and sets reliability,
     // checksums and timers from the parameters. `why` says which peer no
-    // path reaches.
+    // path reaches. Peers from `first_slot` on (>= 0) are spawn slots that
+    // may hold no process yet: no path to them is no error.
     rt::Status init(int rank, int size, int incarnation,
                     const std::vector<std::unique_ptr<path::Path>>& paths, LinkOwner& owner,
-                    std::string& why);
+                    std::string& why, int first_slot = -1);
 
     Link& operator[](int rank) { return links_[static_cast<std::size_t>(rank)]; }
     const Link& operator[](int rank) const { return links_[static_cast<std::size_t>(rank)]; }

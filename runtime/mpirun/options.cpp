@@ -35,6 +35,7 @@ enum class Opt {
     replicas,
     replica_check,
     display_map,
+    spawn_slots,
     with_ft,
     ft_comm_mode,
     ft_msg_mode,
@@ -81,6 +82,7 @@ constexpr OptSpec kOptions[] = {
     {"boot-if", Opt::boot_if, true},
     {"replicas", Opt::replicas, true},
     {"display-map", Opt::display_map, false},
+    {"spawn-slots", Opt::spawn_slots, true},
     {"replica-check", Opt::replica_check, false},
     {"with-ft", Opt::with_ft, true},
     {"ft-mode", Opt::ft_comm_mode, true},
@@ -444,6 +446,12 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 }
                 o.params.emplace_back("rep_replicas", std::to_string(o.replicas));
                 break;
+            case Opt::spawn_slots:
+                if (!parse_count(value, o.spawn_slots) || o.spawn_slots > 4096) {
+                    return fail("--spawn-slots: '" + value +
+                                "' is not a number of processes per host (1 to 4096)");
+                }
+                break;
             case Opt::with_ft: {
                 FtMode m = FtMode::none;
                 if (!parse_ft_mode(value, m)) {
@@ -546,6 +554,9 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
             (void)parse_ft_mode(value, o.ft); // checked above
         }
     }
+    if (o.spawn_slots > 0 && o.replicas > 1) {
+        return fail("--spawn-slots cannot be combined with --replicas");
+    }
     if (o.replicas > 1) {
         // A replica's death is the replication layer's business: mpirun
         // announces it and the job goes on (the ranks do not run ULFM).
@@ -643,6 +654,10 @@ Options (also accepted with a single dash, e.g. -np 4):
                        of every message they send and report a difference
                        (with 3 or more, the outvoted replica leaves the job)
   --display-map        print which host runs every process (and replica)
+  --spawn-slots N      keep room on every host of the job for N processes
+                       started later by MPI_Comm_spawn[_multiple] (default 0:
+                       spawning fails with MPI_ERR_SPAWN); MPI_UNIVERSE_SIZE
+                       counts them (docs/dynamic_processes.md)
   -v, --verbose        log what mpirun does
   -h, --help           this text
   -V, --version        print "ulmpi <version>"
