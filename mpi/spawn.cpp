@@ -243,6 +243,18 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
                          "the wire-up with the new processes failed (bootstrap: %s)",
                          ulmpi::rt::errc_name(st.code()));
         }
+        if (round == 0) {
+            // Their addresses are known now: children on other hosts get
+            // links (on this host shared memory reached their slots already).
+            for (std::size_t i = 0; i < n; ++i) {
+                ulmpi::rt::Status st = s.engine.connect_spawned(static_cast<int>(procs[i]));
+                if (!st.ok()) {
+                    *intercomm = MPI_COMM_NULL;
+                    return raise(c, MPI_ERR_SPAWN, fn, "no path reaches the new process %d (%s)",
+                                 static_cast<int>(procs[i]), ulmpi::rt::errc_name(st.code()));
+                }
+            }
+        }
     }
     // 5. The intercommunicator.
     std::vector<int> children(n);

@@ -1,5 +1,7 @@
 #include "runtime/boot_wire.h"
 
+#include <algorithm>
+
 #include "runtime/config.h"
 
 #include <arpa/inet.h>
@@ -870,6 +872,9 @@ const RealParam boot_keepalive{"boot_keepalive", 10.0,
                                "declared lost (TCP keepalive and user timeout)"};
 const RealParam boot_launch_timeout{"boot_launch_timeout", 60.0,
                                     "seconds a host's daemon may take to connect to mpirun"};
+const IntParam spawn_slots{"spawn_slots", 0,
+                           "processes per host that MPI_Comm_spawn may start into a job "
+                           "(mpirun --spawn-slots wins over it)"};
 
 } // namespace
 
@@ -878,5 +883,9 @@ const std::string& launch_agent_param() { return boot_launch_agent.get(); }
 const std::string& daemon_param() { return boot_daemon.get(); }
 double keepalive_param() { return boot_keepalive.get(); }
 double launch_timeout_param() { return boot_launch_timeout.get(); }
+int spawn_slots_param()
+{
+    return static_cast<int>(std::clamp<std::int64_t>(spawn_slots.get(), 0, 4096));
+}
 
 } // namespace ulmpi::rt::boot

@@ -401,5 +401,6 @@ const std::string& launch_agent_param(); // ULMPI_BOOT_LAUNCH_AGENT
 const std::string& daemon_param();       // ULMPI_BOOT_DAEMON
 double keepalive_param();                // ULMPI_BOOT_KEEPALIVE
 double launch_timeout_param();           // ULMPI_BOOT_LAUNCH_TIMEOUT
+int spawn_slots_param();                 // ULMPI_SPAWN_SLOTS
 } // namespace boot
 } // namespace ulmpi::rt

@@ -646,6 +646,29 @@ rt::Status Engine::connect_replaced(int rank)
     return Errc::ok;
 }
 
+rt::Status Engine::connect_spawned(int rank)
+{
+    if (rank < 0 || rank >= size_ || rank == rank_) {
+        return Errc::invalid_arg;
+    }
+    Link& l = links_[rank];
+    if (l.nrails > 0) {
+        return Errc::ok;
+    }
+    bool any = false;
+    for (auto& p : paths_) {
+        if (p->connect_peer(rank, *boot_).ok() && p->can_reach(rank)) {
+            any = true;
+        }
+    }
+    if (!any) {
+        ULMPI_ERROR("rank %d: no path reaches the spawned process of rank %d", rank_, rank);
+        return Errc::unreachable;
+    }
+    links_.bind_new(l, paths_);
+    return Errc::ok;
+}
+
 PeerCounters Engine::counters(int rank) const
 {
     PeerCounters c;

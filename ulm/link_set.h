@@ -143,6 +143,14 @@ public:
     std::size_t kept_frags() const { return frag_pool_.in_use(); }
     void print_stats(std::FILE* out, int rank, int peer) const;
 
+    // A link that had no path (a spawn slot without a process at the
+    // wire-up) binds the paths that reach its peer now (MPI_Comm_spawn).
+    void bind_new(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths)
+    {
+        l.nrails = 0;
+        bind(l, paths);
+    }
+
 private:
     void bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths);
     bool resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounters::*why);

@@ -558,8 +558,9 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
             rank->reaped = true; // no EXITED will come
         }
         if (s->err != 0) {
-            const auto app = static_cast<std::size_t>(map_.rank(r).app);
-            const std::string& prog = opts_.apps[app].argv[0];
+            const int app = map_.rank(r).app; // -1: a spawned process
+            const std::string& prog = app < 0 ? rank->spawn_cmd
+                                              : opts_.apps[static_cast<std::size_t>(app)].argv[0];
             std::string what;
             SpawnFailure fail{s->err, s->step == "exec" ? "exec" : "other"};
             if (s->step == "exec") {
@@ -568,7 +569,8 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
                             ? std::string("not found in PATH")
                             : std::string(std::strerror(s->err)));
             } else if (s->step == "chdir") {
-                what = "cannot change to directory '" + opts_.wdir + "' on host " +
+                what = "cannot change to directory '" + (app < 0 ? rank->spawn_wdir : opts_.wdir) +
+                       "' on host " +
                        host_name(n.node) + ": " + std::strerror(s->err);
             } else {
                 what = "cannot start rank " + std::to_string(r) + " on host " +

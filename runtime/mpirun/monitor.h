@@ -108,6 +108,8 @@ private:
         int respawn_pending = 0; // > incarnation: start it again as this one
         bool spawned = false;    // a spawn slot given to a process (spawn.cpp)
         bool discarded = false;  // killed with its spawn, which failed: not judged
+        std::string spawn_cmd;   // a spawned process: its command and wdir (messages)
+        std::string spawn_wdir;
     };
     // The daemon of a remote host.
     struct Daemon {

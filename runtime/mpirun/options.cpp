@@ -1,5 +1,6 @@
 #include "runtime/mpirun/options.h"
 
+#include "runtime/boot_wire.h"
 #include "runtime/config.h"
 
 #include <cctype>
@@ -447,9 +448,11 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 o.params.emplace_back("rep_replicas", std::to_string(o.replicas));
                 break;
             case Opt::spawn_slots:
-                if (!parse_count(value, o.spawn_slots) || o.spawn_slots > 4096) {
+                if (std::int64_t v = 0; !parse_integer(value, v) || v < 0 || v > 4096) {
                     return fail("--spawn-slots: '" + value +
-                                "' is not a number of processes per host (1 to 4096)");
+                                "' is not a number of processes per host (0 to 4096)");
+                } else {
+                    o.spawn_slots = static_cast<int>(v);
                 }
                 break;
             case Opt::with_ft: {
@@ -554,6 +557,9 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
             (void)parse_ft_mode(value, o.ft); // checked above
         }
     }
+    if (o.spawn_slots < 0) {
+        o.spawn_slots = rt::boot::spawn_slots_param(); // not given: ULMPI_SPAWN_SLOTS
+    }
     if (o.spawn_slots > 0 && o.replicas > 1) {
         return fail("--spawn-slots cannot be combined with --replicas");
     }
@@ -657,7 +663,8 @@ Options (also accepted with a single dash, e.g. -np 4):
   --spawn-slots N      keep room on every host of the job for N processes
                        started later by MPI_Comm_spawn[_multiple] (default 0:
                        spawning fails with MPI_ERR_SPAWN); MPI_UNIVERSE_SIZE
-                       counts them (docs/dynamic_processes.md)
+                       counts them (also ULMPI_SPAWN_SLOTS;
+                       docs/dynamic_processes.md)
   -v, --verbose        log what mpirun does
   -h, --help           this text
   -V, --version        print "ulmpi <version>"

@@ -142,6 +142,10 @@ void Monitor::on_spawn(const KvServer::Note& n)
     }
     std::vector<std::vector<int>> free(static_cast<std::size_t>(map_.num_nodes()));
     for (int h = 0; h < map_.num_nodes(); ++h) {
+        const Daemon& d = daemons_[static_cast<std::size_t>(h)];
+        if (!map_.host(h).local && (d.lost || d.conn < 0)) {
+            continue; // its daemon is gone (or not there yet): nothing starts there
+        }
         for (int s : map_.host(h).spawn_slots) {
             if (!ranks_[static_cast<std::size_t>(s)].spawned) {
                 free[static_cast<std::size_t>(h)].push_back(s);
@@ -220,12 +224,6 @@ void Monitor::on_spawn(const KvServer::Note& n)
                        i, EAGAIN);
                 return;
             }
-            if (map_.host(map_.rank(slot).node).local == false) {
-                refuse("spawning on host '" + map_.host(map_.rank(slot).node).name +
-                           "' (not mpirun's) is not supported yet",
-                       i, ENOSYS);
-                return;
-            }
             procs.push_back(Proc{slot, i});
         }
     }
@@ -252,10 +250,20 @@ void Monitor::on_spawn(const KvServer::Note& n)
     int failed_app = -1;
     int failed_err = 0;
     std::vector<int> started;
+    // Processes of other hosts: one LAUNCH per host and command, to the
+    // host's daemon, once the local ones have started.
+    std::vector<std::vector<Proc>> remote(static_cast<std::size_t>(map_.num_nodes()));
     for (const Proc& p : procs) {
         const wire::SpawnApp& a = q.apps[static_cast<std::size_t>(p.app)];
         const MapRank& mr = map_.rank(p.slot);
         const MapHost& host = map_.host(mr.node);
+        Rank& rank = ranks_[static_cast<std::size_t>(p.slot)];
+        rank.spawn_cmd = a.argv[0];
+        rank.spawn_wdir = a.wdir.empty() ? opts_.wdir : a.wdir;
+        if (!host.local) {
+            remote[static_cast<std::size_t>(mr.node)].push_back(p);
+            continue;
+        }
         int local_size = static_cast<int>(host.ranks.size());
         for (int s : host.spawn_slots) {
             local_size += ranks_[static_cast<std::size_t>(s)].spawned ? 1 : 0;
@@ -290,7 +298,6 @@ void Monitor::on_spawn(const KvServer::Note& n)
         spec.stdin_pipe = false;
         spec.sigpipe_ignored = sigpipe_ignored_;
 
-        Rank& rank = ranks_[static_cast<std::size_t>(p.slot)];
         rank.spawned = true;
         kv_->rank_spawned(p.slot);
         policy_.born(p.slot);
@@ -327,6 +334,57 @@ void Monitor::on_spawn(const KvServer::Note& n)
         }
         refuse(failure, failed_app, failed_err);
         return;
+    }
+    for (int h = 0; h < map_.num_nodes(); ++h) {
+        const auto& list = remote[static_cast<std::size_t>(h)];
+        if (list.empty()) {
+            continue;
+        }
+        const Daemon& d = daemons_[static_cast<std::size_t>(h)];
+        for (int i = 0; i < static_cast<int>(q.apps.size()); ++i) {
+            wire::Launch l;
+            l.jobid = jobid_;
+            l.host = host_name(h);
+            l.node = h;
+            l.size = static_cast<std::uint32_t>(map_.total());
+            l.num_nodes = static_cast<std::uint32_t>(map_.num_nodes());
+            l.universe_size = static_cast<std::uint32_t>(map_.universe_size());
+            l.bind = static_cast<std::uint8_t>(BindMode::none);
+            l.cwd = cwd_;
+            l.wdir = q.apps[static_cast<std::size_t>(i)].wdir.empty()
+                         ? opts_.wdir
+                         : q.apps[static_cast<std::size_t>(i)].wdir;
+            l.apps = argvs; // the command's index is the processes' MPI_APPNUM
+            std::vector<std::string> warnings;
+            l.env = base_environment(opts_, warnings);
+            l.env.push_back(std::string(wire::env::first_slot) + "=" +
+                            std::to_string(map_.size()));
+            l.env.push_back(std::string(wire::env::world_ranks) + "=" + world_text);
+            l.env.push_back(std::string(wire::env::spawn_groups) + "=" + std::to_string(group) +
+                            ":" + std::to_string(world_group));
+            l.env.push_back(std::string(wire::env::parent) + "=" + parent_text);
+            for (const Proc& p : list) {
+                if (p.app != i) {
+                    continue;
+                }
+                wire::LaunchRank lr;
+                lr.rank = p.slot;
+                lr.local_rank = map_.rank(p.slot).local_rank;
+                lr.app = i;
+                l.ranks.push_back(lr);
+                Rank& rank = ranks_[static_cast<std::size_t>(p.slot)];
+                rank.spawned = true;
+                rank.remote = true;
+                rank.reaped = false; // until its daemon says how it ended
+                rank.rout = std::make_unique<OutputSink>(out_sink(p.slot, STDOUT_FILENO));
+                rank.rerr = std::make_unique<OutputSink>(out_sink(p.slot, STDERR_FILENO));
+                kv_->rank_spawned(p.slot);
+                policy_.born(p.slot);
+            }
+            if (!l.ranks.empty()) {
+                listener_.send(d.conn, wire::encode(wire::Message{-1, std::move(l)}));
+            }
+        }
     }
     for (std::size_t k = 0; k < procs.size(); ++k) {
         res.procs[k] = wire::SpawnedRank{procs[k].slot, 0};
