@@ -61,9 +61,9 @@ struct JobInfo {
     // starts processes in them (-1: the job has none).
     int first_slot = -1;
     bool is_spawn_slot(int r) const { return first_slot >= 0 && r >= first_slot; }
-    // My MPI_COMM_WORLD as ranks of the job, ascending: 0 .. first_slot-1,
-    // or for a spawned process the processes spawned with it (empty: every
-    // rank of the job).
+    // My MPI_COMM_WORLD as ranks of the job: 0 .. first_slot-1, or for a
+    // spawned process the processes spawned with it, in the order of the
+    // commands (empty: every rank of the job).
     std::vector<int> world;
     // A spawned process: its parents' world ranks, the root's index among
     // them, the context pair of the intercommunicator to them, and its

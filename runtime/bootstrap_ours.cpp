@@ -136,7 +136,7 @@ bool parse_spawned(JobInfo& job, std::string& why)
               "' is not a list of ranks of this job with mine in it";
         return false;
     }
-    std::sort(job.world.begin(), job.world.end());
+    // Not sorted: the children's ranks follow the order of the commands.
     if (std::sscanf(groups.c_str(), "%d:%d", &job.spawn_group, &job.world_group) != 2 ||
         job.spawn_group < 0 || job.world_group < 0) {
         why = std::string(wire::env::spawn_groups) + "='" + groups + "' is not group:group";

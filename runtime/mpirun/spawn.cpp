@@ -17,8 +17,8 @@
 // Slots: a slot holds one process for the life of the job (a process that
 // ends does not give its slot back: its peers' links to it would have to be
 // reset first). Placement: a command with the info key "host" takes slots
-// of that host only; otherwise slots of the root's host first, then of the
-// other hosts in job-map order.
+// of that host only (these commands are placed first); the others take
+// slots of the root's host first, then of the other hosts in job-map order.
 #include "runtime/log.h"
 #include "runtime/mpirun/monitor.h"
 
@@ -162,9 +162,18 @@ void Monitor::on_spawn(const KvServer::Note& n)
         int slot = -1;
         int app = 0;
     };
-    std::vector<Proc> procs;
+    std::vector<std::vector<Proc>> by_app(q.apps.size());
     std::vector<std::vector<std::string>> argvs(q.apps.size());
-    for (int i = 0; i < static_cast<int>(q.apps.size()); ++i) {
+    // Commands with a host first: the others take what is left.
+    std::vector<int> app_order;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < static_cast<int>(q.apps.size()); ++i) {
+            if (q.apps[static_cast<std::size_t>(i)].host.empty() == (pass == 1)) {
+                app_order.push_back(i);
+            }
+        }
+    }
+    for (int i : app_order) {
         const wire::SpawnApp& a = q.apps[static_cast<std::size_t>(i)];
         std::vector<std::string>& argv = argvs[static_cast<std::size_t>(i)];
         argv = a.argv;
@@ -224,8 +233,12 @@ void Monitor::on_spawn(const KvServer::Note& n)
                        i, EAGAIN);
                 return;
             }
-            procs.push_back(Proc{slot, i});
+            by_app[static_cast<std::size_t>(i)].push_back(Proc{slot, i});
         }
+    }
+    std::vector<Proc> procs; // in command order: the children's world ranks
+    for (const auto& list : by_app) {
+        procs.insert(procs.end(), list.begin(), list.end());
     }
 
     // Start them.
