@@ -287,7 +287,11 @@ Status ShmPath::connect_peer(int peer, rt::Bootstrap&)
 void ShmPath::close()
 {
     if (open_ || seg_.base() != nullptr) {
-        seg_.unlink();
+        // With spawn slots, a process may still be spawned into the segment
+        // after this one ends: the launcher removes the name at the end.
+        if (!job_.respawnable && job_.first_slot < 0) {
+            seg_.unlink();
+        }
         seg_.detach();
         open_ = false;
     }

@@ -181,6 +181,16 @@ void Monitor::on_spawn(const KvServer::Note& n)
         if (!cwd_.empty() && argv[0].find('/') != std::string::npos && argv[0][0] != '/') {
             argv[0] = cwd_ + "/" + argv[0];
         }
+        if (argv[0].find('/') == std::string::npos &&
+            check_command(argv[0], path_env) == ENOENT) {
+            // A bare name that is not in PATH: the program in the working
+            // directory (the wdir key's, else mpirun's), as MPICH's and Open
+            // MPI's launchers find it (MPI_Comm_spawn("worker", ...)).
+            const std::string dir = !a.wdir.empty() ? a.wdir : cwd_;
+            if (!dir.empty() && check_command(dir + "/" + argv[0], path_env) == 0) {
+                argv[0] = dir + "/" + argv[0];
+            }
+        }
         if (int e = check_command(argv[0], path_env); e != 0) {
             refuse("cannot run '" + a.argv[0] + "': " +
                        (e == ENOENT && a.argv[0].find('/') == std::string::npos
