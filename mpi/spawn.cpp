@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace ulmpi::mpi;
@@ -120,6 +121,22 @@ std::string make_request(const RootArgs& a, ulmpi::rt::SpawnRequest& req, int& t
             }
             if (const std::string* v = info_pairs_find(info->pairs, "wdir")) {
                 c.wdir = *v;
+            }
+            // "path": directories to look for the command in (here, at the
+            // root: the job's hosts share their file systems).
+            if (const std::string* v = info_pairs_find(info->pairs, "path");
+                v != nullptr && c.argv[0].find('/') == std::string::npos) {
+                std::size_t pos = 0;
+                while (pos <= v->size()) {
+                    std::size_t end = v->find(':', pos);
+                    end = end == std::string::npos ? v->size() : end;
+                    const std::string file = v->substr(pos, end - pos) + "/" + c.argv[0];
+                    if (end > pos && ::access(file.c_str(), X_OK) == 0) {
+                        c.argv[0] = file;
+                        break;
+                    }
+                    pos = end + 1;
+                }
             }
         }
         req.commands.push_back(std::move(c));
@@ -236,6 +253,7 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
     // 4. The children's wire-up, both rounds.
     const int pair = static_cast<int>(head[1]);
     const int group = static_cast<int>(head[2]);
+    int unreached = -1; // a child no path reaches (it died before it published)
     for (int round = 0; round < 2; ++round) {
         if (ulmpi::rt::Status st = group_fence(group); !st.ok()) {
             *intercomm = MPI_COMM_NULL;
@@ -246,15 +264,17 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
         if (round == 0) {
             // Their addresses are known now: children on other hosts get
             // links (on this host shared memory reached their slots already).
+            // Round 2 is entered whatever happens: the others wait for it.
             for (std::size_t i = 0; i < n; ++i) {
-                ulmpi::rt::Status st = s.engine.connect_spawned(static_cast<int>(procs[i]));
-                if (!st.ok()) {
-                    *intercomm = MPI_COMM_NULL;
-                    return raise(c, MPI_ERR_SPAWN, fn, "no path reaches the new process %d (%s)",
-                                 static_cast<int>(procs[i]), ulmpi::rt::errc_name(st.code()));
+                if (!s.engine.connect_spawned(static_cast<int>(procs[i])).ok()) {
+                    unreached = static_cast<int>(procs[i]);
                 }
             }
         }
+    }
+    if (unreached >= 0 && !s.detector->tolerant()) {
+        *intercomm = MPI_COMM_NULL;
+        return raise(c, MPI_ERR_SPAWN, fn, "no path reaches the new process %d", unreached);
     }
     // 5. The intercommunicator.
     std::vector<int> children(n);
