@@ -69,7 +69,10 @@ ulmpi::rt::Status group_fence(int group)
             return st.code() != ulmpi::rt::Errc::again;
         });
     }
-    s.boot->set_fence_group(-1);
+    // Back to this process's own fences: its MPI_COMM_WORLD's group in a
+    // spawned process (which may spawn too), the job's otherwise.
+    const ulmpi::rt::JobInfo& job = s.boot->job();
+    s.boot->set_fence_group(job.spawned ? job.world_group : -1);
     return st;
 }
 
