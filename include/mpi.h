@@ -773,6 +773,21 @@ int MPI_Intercomm_merge(MPI_Comm, int, MPI_Comm *);
 int PMPI_Intercomm_merge(MPI_Comm, int, MPI_Comm *);
 int MPI_Comm_set_name(MPI_Comm, const char *);
 int PMPI_Comm_set_name(MPI_Comm, const char *);
+
+/* Dynamic processes (mpirun --spawn-slots N; docs/dynamic_processes.md) */
+/* (command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes) */
+int MPI_Comm_spawn(const char *, char *[], int, MPI_Info, int, MPI_Comm, MPI_Comm *, int []);
+int PMPI_Comm_spawn(const char *, char *[], int, MPI_Info, int, MPI_Comm, MPI_Comm *, int []);
+/* (count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm,
+ *  intercomm, array_of_errcodes) */
+int MPI_Comm_spawn_multiple(int, char *[], char **[], const int [], const MPI_Info [], int,
+                            MPI_Comm, MPI_Comm *, int []);
+int PMPI_Comm_spawn_multiple(int, char *[], char **[], const int [], const MPI_Info [], int,
+                             MPI_Comm, MPI_Comm *, int []);
+int MPI_Comm_get_parent(MPI_Comm *);
+int PMPI_Comm_get_parent(MPI_Comm *);
+int MPI_Comm_disconnect(MPI_Comm *);
+int PMPI_Comm_disconnect(MPI_Comm *);
 /* (comm, comm_name, resultlen) */
 int MPI_Comm_get_name(MPI_Comm, char *, int *);
 int PMPI_Comm_get_name(MPI_Comm, char *, int *);

@@ -59,7 +59,18 @@ void comm_init_predefined(int world_rank, int world_size)
 {
     std::vector<int> all(static_cast<std::size_t>(world_size));
     std::iota(all.begin(), all.end(), 0);
-    init_predefined(g_world, MPI_COMM_WORLD, kWorldPair, std::move(all), world_rank,
+    comm_init_predefined(world_rank, std::move(all));
+}
+
+void comm_init_predefined(int world_rank, std::vector<int> world)
+{
+    int rank = 0;
+    for (std::size_t i = 0; i < world.size(); ++i) {
+        if (world[i] == world_rank) {
+            rank = static_cast<int>(i);
+        }
+    }
+    init_predefined(g_world, MPI_COMM_WORLD, kWorldPair, std::move(world), rank,
                     "MPI_COMM_WORLD");
     init_predefined(g_self, MPI_COMM_SELF, kSelfPair, {world_rank}, 0, "MPI_COMM_SELF");
     state().world = &g_world;

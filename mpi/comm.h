@@ -92,6 +92,9 @@ inline Comm* comm_get(MPI_Comm h)
 }
 // Creates MPI_COMM_WORLD and MPI_COMM_SELF at MPI_Init.
 void comm_init_predefined(int world_rank, int world_size);
+// The same with MPI_COMM_WORLD's members given (ranks of the job, ascending;
+// a job with spawn slots, a spawned process).
+void comm_init_predefined(int world_rank, std::vector<int> world);
 // Start of MPI_Finalize: deletes the attributes of MPI_COMM_SELF (then of
 // MPI_COMM_WORLD), running their delete callbacks (MPI-3.1 8.7.1).
 int comm_finalize_attributes();

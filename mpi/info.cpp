@@ -79,7 +79,9 @@ void fill_env()
         }
     }
     const rt::JobInfo& job = state().engine.job();
-    info_pairs_set(g_env.pairs, "maxprocs", std::to_string(job.size));
+    // The processes of my MPI_COMM_WORLD (a job with spawn slots has more ranks).
+    const std::size_t world = job.world.empty() ? static_cast<std::size_t>(job.size) : job.world.size();
+    info_pairs_set(g_env.pairs, "maxprocs", std::to_string(world));
     if (!job.host.empty()) {
         info_pairs_set(g_env.pairs, "host", job.host);
     }

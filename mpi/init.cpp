@@ -8,6 +8,7 @@
 #include "mpi/ftmpi.h"
 #include "mpi/ftmpi_rebuild.h"
 #include "mpi/message.h"
+#include "mpi/spawn.h"
 #include "mpi/state.h"
 #include "paths/registry.h"
 #include "runtime/config.h"
@@ -105,7 +106,12 @@ int init(int required, int* provided, const char* fn)
                       s.replicator->replica());
         rt::set_log_identity(ident);
     }
-    comm_init_predefined(s.engine.rank(), s.engine.size());
+    if (job.world.empty() || s.replicator) {
+        comm_init_predefined(s.engine.rank(), s.engine.size());
+    } else {
+        comm_init_predefined(s.engine.rank(), job.world); // spawn slots, or spawned
+    }
+    spawn_init_parent(); // a spawned process: MPI_Comm_get_parent
     ft_init(); // fault tolerance (ULFM), when the job asked for it
     ftmpi_init(); // FT-MPI's modes on top of it
 

@@ -1,5 +1,7 @@
 #include "runtime/boot_wire.h"
 
+#include <algorithm>
+
 #include "runtime/config.h"
 
 #include <arpa/inet.h>
@@ -254,6 +256,36 @@ struct BodyEncoder {
         w.i32(m.rank);
         w.i32(m.incarnation);
     }
+    void operator()(const Spawn& m)
+    {
+        w.u32(m.id);
+        w.i32(m.pair);
+        w.i32(m.root);
+        w.u32(static_cast<std::uint32_t>(m.parents.size()));
+        for (std::int32_t p : m.parents) {
+            w.i32(p);
+        }
+        w.u32(static_cast<std::uint32_t>(m.apps.size()));
+        for (const SpawnApp& a : m.apps) {
+            strings(a.argv);
+            w.i32(a.maxprocs);
+            w.str(a.host);
+            w.str(a.wdir);
+        }
+    }
+    void operator()(const SpawnResult& m)
+    {
+        w.u32(m.id);
+        w.i32(m.group);
+        w.i32(m.world_group);
+        w.str(m.reason);
+        w.u32(static_cast<std::uint32_t>(m.procs.size()));
+        for (const SpawnedRank& p : m.procs) {
+            w.i32(p.rank);
+            w.i32(p.err);
+        }
+    }
+    void operator()(const GroupFence& m) { w.i32(m.group); }
 };
 
 // A list of strings; every entry takes at least 4 bytes, which bounds n.
@@ -472,6 +504,60 @@ bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
         body = m;
         return true;
     }
+    case MsgType::spawn: {
+        Spawn m;
+        std::uint32_t np = 0;
+        if (!r.u32(m.id) || !r.i32(m.pair) || !r.i32(m.root) || !r.u32(np) ||
+            np > r.left() / 4) {
+            break;
+        }
+        m.parents.resize(np);
+        bool ok = true;
+        for (std::int32_t& p : m.parents) {
+            ok = ok && r.i32(p) && p >= 0;
+        }
+        std::uint32_t napps = 0;
+        if (!ok || !r.u32(napps) || napps > r.left() / 16) {
+            break;
+        }
+        m.apps.resize(napps);
+        for (SpawnApp& a : m.apps) {
+            ok = ok && read_strings(r, a.argv, kMaxFrame) && !a.argv.empty() &&
+                 r.i32(a.maxprocs) && a.maxprocs >= 0 && r.str(a.host, kMaxText) &&
+                 r.str(a.wdir, kMaxText);
+        }
+        if (!ok) {
+            break;
+        }
+        body = std::move(m);
+        return true;
+    }
+    case MsgType::spawn_result: {
+        SpawnResult m;
+        std::uint32_t n = 0;
+        if (!r.u32(m.id) || !r.i32(m.group) || !r.i32(m.world_group) ||
+            !r.str(m.reason, kMaxText) || !r.u32(n) || n > r.left() / 8) {
+            break;
+        }
+        m.procs.resize(n);
+        bool ok = true;
+        for (SpawnedRank& p : m.procs) {
+            ok = ok && r.i32(p.rank) && r.i32(p.err);
+        }
+        if (!ok) {
+            break;
+        }
+        body = std::move(m);
+        return true;
+    }
+    case MsgType::group_fence: {
+        GroupFence m;
+        if (!r.i32(m.group) || m.group < 0) {
+            break;
+        }
+        body = m;
+        return true;
+    }
     }
     if (why.empty()) {
         why = std::string(msg_type_name(type)) + " body is malformed or truncated";
@@ -520,6 +606,9 @@ const char* msg_type_name(MsgType t) noexcept
     case MsgType::shutdown: return "SHUTDOWN";
     case MsgType::bye: return "BYE";
     case MsgType::respawn: return "RESPAWN";
+    case MsgType::spawn: return "SPAWN";
+    case MsgType::spawn_result: return "SPAWN_RESULT";
+    case MsgType::group_fence: return "GROUP_FENCE";
     }
     return "UNKNOWN";
 }
@@ -783,6 +872,9 @@ const RealParam boot_keepalive{"boot_keepalive", 10.0,
                                "declared lost (TCP keepalive and user timeout)"};
 const RealParam boot_launch_timeout{"boot_launch_timeout", 60.0,
                                     "seconds a host's daemon may take to connect to mpirun"};
+const IntParam spawn_slots{"spawn_slots", 0,
+                           "processes per host that MPI_Comm_spawn may start into a job "
+                           "(mpirun --spawn-slots wins over it)"};
 
 } // namespace
 
@@ -791,5 +883,9 @@ const std::string& launch_agent_param() { return boot_launch_agent.get(); }
 const std::string& daemon_param() { return boot_daemon.get(); }
 double keepalive_param() { return boot_keepalive.get(); }
 double launch_timeout_param() { return boot_launch_timeout.get(); }
+int spawn_slots_param()
+{
+    return static_cast<int>(std::clamp<std::int64_t>(spawn_slots.get(), 0, 4096));
+}
 
 } // namespace ulmpi::rt::boot

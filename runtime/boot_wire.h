@@ -32,6 +32,16 @@
 //     RESPAWN     i32 rank i32 incarnation              rank -> server: start
 //                 a new process for `rank` (failed) as that incarnation (FT-MPI
 //                 REBUILD); asked by every survivor, done once per incarnation
+//     SPAWN       u32 id i32 pair i32 root u32 np i32 parent[np]
+//                 u32 napps { strs argv i32 maxprocs str host str wdir } x napps
+//                                                       rank -> server: start new
+//                 processes into the job (MPI_Comm_spawn[_multiple]); see struct Spawn
+//     SPAWN_RESULT u32 id i32 group i32 world_group str reason
+//                 u32 n { i32 rank i32 err } x n        server -> rank: the world
+//                 ranks given to the new processes (-1 and an errno: not started)
+//     GROUP_FENCE i32 group                             rank -> server: a fence over
+//                 the members of a spawn's group, not the whole job (FENCE_DONE
+//                 to each member, with what the members put since its last round)
 //
 // Between mpirun and the per-host daemon (ulmpi_daemon) of a remote host, on
 // the same connection that relays the bootstrap frames of the host's ranks
@@ -114,8 +124,11 @@ enum class MsgType : std::uint8_t {
     shutdown = 20,
     bye = 21,
     respawn = 22,
+    spawn = 23,
+    spawn_result = 24,
+    group_fence = 25,
 };
-inline constexpr MsgType kLastMsgType = MsgType::respawn;
+inline constexpr MsgType kLastMsgType = MsgType::group_fence;
 const char* msg_type_name(MsgType t) noexcept;
 
 using Secret = std::array<std::uint8_t, 16>;
@@ -225,9 +238,40 @@ struct Respawn {
     std::int32_t incarnation = 0;  // > 0: the new process's
 };
 
+// One command of MPI_Comm_spawn_multiple.
+struct SpawnApp {
+    std::vector<std::string> argv; // argv[0]: the command
+    std::int32_t maxprocs = 1;
+    std::string host;              // info key "host": a host of the job map ("" any)
+    std::string wdir;              // info key "wdir" ("" : mpirun's directory)
+};
+// MPI_Comm_spawn[_multiple] from the root of the spawning communicator.
+struct Spawn {
+    std::uint32_t id = 0;             // chosen by the asking rank, echoed back
+    std::int32_t pair = -1;           // context pair of the parent-child intercommunicator
+    std::int32_t root = 0;            // root's rank in the parent group
+    std::vector<std::int32_t> parents; // world ranks of the spawning communicator
+    std::vector<SpawnApp> apps;
+};
+struct SpawnedRank {
+    std::int32_t rank = -1; // world rank of the new process, -1: not started
+    std::int32_t err = 0;   // errno of what failed (ENOENT: no such command ...)
+};
+struct SpawnResult {
+    std::uint32_t id = 0;
+    std::int32_t group = -1;       // GROUP_FENCE group of parents and children (wire-up)
+    std::int32_t world_group = -1; // the children's own group (their MPI_COMM_WORLD)
+    std::string reason;            // empty when every process started
+    std::vector<SpawnedRank> procs; // one per process asked for, in order
+};
+struct GroupFence {
+    std::int32_t group = -1;
+};
+
 using Body = std::variant<Hello, Welcome, Refused, Put, Fence, FenceDone, Get, Value, Abort,
                           Finalize, Event, DaemonHello, Launch, Spawned, Output, Exited,
-                          RankClosed, StdinData, Signal, Shutdown, Bye, Respawn>;
+                          RankClosed, StdinData, Signal, Shutdown, Bye, Respawn, Spawn,
+                          SpawnResult, GroupFence>;
 
 struct Message {
     std::int32_t rank = -1; // header rank field
@@ -325,10 +369,23 @@ inline constexpr const char* peer_incarnations = "ULMPI_PEER_INCARNATIONS";
 // Fault-tolerant jobs: the inherited descriptor of the host's notice board
 // (runtime/notice_board.h).
 inline constexpr const char* notice_fd = "ULMPI_NOTICE_FD";
+// A job with spawn slots (mpirun --spawn-slots): ranks from this one on are
+// spawn slots (MPI_Comm_spawn); below it, the ranks the job started with.
+inline constexpr const char* first_slot = "ULMPI_FIRST_SLOT";
+// A spawned process: its MPI_COMM_WORLD as world ranks, "a,b,c".
+inline constexpr const char* world_ranks = "ULMPI_WORLD_RANKS";
+// A spawned process: "group:world_group", its GROUP_FENCE groups (the
+// wire-up with its parents; its own MPI_COMM_WORLD afterwards).
+inline constexpr const char* spawn_groups = "ULMPI_SPAWN_GROUPS";
+// A spawned process: "pair:root:p0,p1,...", the context pair of the
+// intercommunicator to its parents, the root's rank among them and their
+// world ranks (MPI_Comm_get_parent).
+inline constexpr const char* parent = "ULMPI_PARENT";
 inline constexpr const char* all[] = {rank,   size,      local_rank,    local_size, local_cpus, node_id,
                                       num_nodes, host,   jobid,         boot_addr,  job_secret,
                                       universe_size, appnum, incarnation, restarted,
-                                      respawnable, peer_incarnations, notice_fd};
+                                      respawnable, peer_incarnations, notice_fd, first_slot,
+                                      world_ranks, spawn_groups, parent};
 } // namespace env
 
 } // namespace ulmpi::rt::wire
@@ -344,5 +401,6 @@ const std::string& launch_agent_param(); // ULMPI_BOOT_LAUNCH_AGENT
 const std::string& daemon_param();       // ULMPI_BOOT_DAEMON
 double keepalive_param();                // ULMPI_BOOT_KEEPALIVE
 double launch_timeout_param();           // ULMPI_BOOT_LAUNCH_TIMEOUT
+int spawn_slots_param();                 // ULMPI_SPAWN_SLOTS
 } // namespace boot
 } // namespace ulmpi::rt

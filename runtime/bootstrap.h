@@ -56,6 +56,44 @@ struct JobInfo {
     // The incarnation of every rank as this process starts (size entries;
     // all 0 but in a respawned process that has replaced peers).
     std::vector<int> incarnation_of_rank;
+    // Dynamic processes (docs/dynamic_processes.md). Ranks from first_slot
+    // on are spawn slots: no process holds them at the start, MPI_Comm_spawn
+    // starts processes in them (-1: the job has none).
+    int first_slot = -1;
+    bool is_spawn_slot(int r) const { return first_slot >= 0 && r >= first_slot; }
+    // My MPI_COMM_WORLD as ranks of the job: 0 .. first_slot-1, or for a
+    // spawned process the processes spawned with it, in the order of the
+    // commands (empty: every rank of the job).
+    std::vector<int> world;
+    // A spawned process: its parents' world ranks, the root's index among
+    // them, the context pair of the intercommunicator to them, and its
+    // bootstrap fence groups (wire-up with the parents; its own world).
+    bool spawned = false;
+    std::vector<int> parents;
+    int parent_root = 0;
+    int parent_pair = -1;
+    int spawn_group = -1;
+    int world_group = -1;
+};
+
+// MPI_Comm_spawn[_multiple], from the root of the spawning communicator.
+struct SpawnCommand {
+    std::vector<std::string> argv; // argv[0]: the command
+    int maxprocs = 1;
+    std::string host; // a host of the job ("" : the launcher chooses)
+    std::string wdir; // working directory ("" : the launcher's)
+};
+struct SpawnRequest {
+    int pair = -1;            // context pair of the parent-child intercommunicator
+    int root = 0;             // the root's rank among the parents
+    std::vector<int> parents; // world ranks of the spawning communicator
+    std::vector<SpawnCommand> commands;
+};
+struct SpawnReply {
+    int group = -1;        // fence group of parents and children (wire-up)
+    std::string reason;    // why processes were not started ("" : all were)
+    std::vector<int> ranks; // per process asked for: its world rank, -1 if not started
+    std::vector<int> errs;  // per process: 0, or the errno of what failed
 };
 
 struct FailureEvent {
@@ -109,6 +147,17 @@ public:
     // The failed rank `rank` has been replaced (after the fence that the new
     // process joined): poll_event() reports its next failure again.
     virtual void revived(int rank) { (void)rank; }
+    // Starts new processes into the job (MPI_Comm_spawn; only the root of
+    // the spawning communicator asks). ok: `out` says which started (none
+    // may have: out.reason says why). not_supported: this launcher cannot.
+    virtual Status spawn(const SpawnRequest& req, SpawnReply& out)
+    {
+        (void)req, (void)out;
+        return Errc::not_supported;
+    }
+    // The fences that follow are over the members of `group` (a spawn's
+    // group: GROUP_FENCE) rather than the whole job (-1).
+    virtual void set_fence_group(int group) { (void)group; }
     // Name of the implementation, for ulmpi_info and logs.
     virtual const char* name() const = 0;
 };

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -96,6 +97,64 @@ bool parse_incarnations(const std::string& text, std::vector<int>& inc)
     return true;
 }
 
+// "3,5,7" -> {3, 5, 7}: distinct ranks below `size`, at least one.
+bool parse_rank_list(const std::string& text, int size, std::vector<int>& out)
+{
+    out.clear();
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        std::size_t end = text.find(',', pos);
+        if (end == std::string::npos) {
+            end = text.size();
+        }
+        const std::string item = text.substr(pos, end - pos);
+        if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos) {
+            return false;
+        }
+        const int r = std::atoi(item.c_str());
+        if (r >= size || std::find(out.begin(), out.end(), r) != out.end()) {
+            return false;
+        }
+        out.push_back(r);
+        pos = end + 1;
+    }
+    return !out.empty();
+}
+
+// A spawned process's ULMPI_WORLD_RANKS, ULMPI_SPAWN_GROUPS and ULMPI_PARENT.
+bool parse_spawned(JobInfo& job, std::string& why)
+{
+    const std::string world = env_text(wire::env::world_ranks);
+    const std::string groups = env_text(wire::env::spawn_groups);
+    const std::string parent = env_text(wire::env::parent);
+    if (world.empty() && groups.empty() && parent.empty()) {
+        return true;
+    }
+    if (!parse_rank_list(world, job.size, job.world) ||
+        std::find(job.world.begin(), job.world.end(), job.rank) == job.world.end()) {
+        why = std::string(wire::env::world_ranks) + "='" + world +
+              "' is not a list of ranks of this job with mine in it";
+        return false;
+    }
+    // Not sorted: the children's ranks follow the order of the commands.
+    if (std::sscanf(groups.c_str(), "%d:%d", &job.spawn_group, &job.world_group) != 2 ||
+        job.spawn_group < 0 || job.world_group < 0) {
+        why = std::string(wire::env::spawn_groups) + "='" + groups + "' is not group:group";
+        return false;
+    }
+    const std::size_t c1 = parent.find(':');
+    const std::size_t c2 = c1 == std::string::npos ? c1 : parent.find(':', c1 + 1);
+    if (c2 == std::string::npos ||
+        std::sscanf(parent.c_str(), "%d:%d:", &job.parent_pair, &job.parent_root) != 2 ||
+        !parse_rank_list(parent.substr(c2 + 1), job.size, job.parents) || job.parent_pair < 2 ||
+        job.parent_root < 0 || job.parent_root >= static_cast<int>(job.parents.size())) {
+        why = std::string(wire::env::parent) + "='" + parent + "' is not pair:root:ranks";
+        return false;
+    }
+    job.spawned = true;
+    return true;
+}
+
 class OurBootstrap final : public Bootstrap {
 public:
     ~OurBootstrap() override
@@ -124,6 +183,8 @@ public:
     const char* name() const override { return "ulmpi"; }
     Status respawn(int rank, int incarnation) override;
     void revived(int rank) override;
+    Status spawn(const SpawnRequest& req, SpawnReply& out) override;
+    void set_fence_group(int group) override { fence_group_ = group; }
 
 private:
     Status send(wire::Body body);
@@ -152,7 +213,59 @@ private:
     std::vector<bool> rank_told_; // a rank_failed event was queued for it
     std::vector<bool> node_told_; // a host_failed event was queued for it
     bool muted_ = false;          // a respawned process before its first fence
+    int fence_group_ = -1;        // >= 0: fences are GROUP_FENCEs of that group
+    std::uint32_t spawn_id_ = 0;  // of the last SPAWN asked
+    wire::Body fence_frame() const
+    {
+        if (fence_group_ >= 0) {
+            return wire::GroupFence{fence_group_};
+        }
+        return wire::Fence{};
+    }
 };
+
+Status OurBootstrap::spawn(const SpawnRequest& req, SpawnReply& out)
+{
+    wire::Spawn m;
+    m.id = ++spawn_id_;
+    m.pair = req.pair;
+    m.root = req.root;
+    m.parents.assign(req.parents.begin(), req.parents.end());
+    for (const SpawnCommand& c : req.commands) {
+        wire::SpawnApp a;
+        a.argv = c.argv;
+        a.maxprocs = c.maxprocs;
+        a.host = c.host;
+        a.wdir = c.wdir;
+        m.apps.push_back(std::move(a));
+    }
+    if (Status st = send(std::move(m)); !st.ok()) {
+        return st;
+    }
+    wire::Message reply;
+    if (Status st = wait_for(wire::MsgType::spawn_result, reply, -1); !st.ok()) {
+        return st;
+    }
+    const auto& r = std::get<wire::SpawnResult>(reply.body);
+    if (r.id != spawn_id_) {
+        ULMPI_ERROR("bootstrap: SPAWN_RESULT %u answers no SPAWN (the last was %u)", r.id,
+                    spawn_id_);
+        return Errc::protocol;
+    }
+    out.group = r.group;
+    out.reason = r.reason;
+    out.ranks.clear();
+    out.errs.clear();
+    for (const wire::SpawnedRank& p : r.procs) {
+        out.ranks.push_back(p.rank);
+        out.errs.push_back(p.err);
+        if (p.rank >= 0) {
+            // A spawn slot used before held another process: its values go.
+            std::erase_if(cache_, [&](const auto& kv) { return kv.first.first == p.rank; });
+        }
+    }
+    return Errc::ok;
+}
 
 Status OurBootstrap::open_board(std::string& why)
 {
@@ -272,6 +385,26 @@ Status OurBootstrap::start(std::string& why)
         why = std::string(wire::env::peer_incarnations) + "='" +
               env_text(wire::env::peer_incarnations) + "' is not a list of rank:incarnation";
         return Errc::invalid_arg;
+    }
+    int first_slot = -1;
+    if (!env_int(wire::env::first_slot, first_slot, false, why)) {
+        return Errc::invalid_arg;
+    }
+    if (std::getenv(wire::env::first_slot) != nullptr) {
+        if (first_slot < 1 || first_slot > job_.size) {
+            why = std::string(wire::env::first_slot) + " is outside the job";
+            return Errc::invalid_arg;
+        }
+        job_.first_slot = first_slot;
+        for (int r = 0; r < first_slot; ++r) {
+            job_.world.push_back(r);
+        }
+    }
+    if (!parse_spawned(job_, why)) {
+        return Errc::invalid_arg;
+    }
+    if (job_.spawned) {
+        fence_group_ = job_.spawn_group; // the wire-up is with the parents
     }
     job_.host = env_text(wire::env::host);
     job_.jobid = env_text(wire::env::jobid);
@@ -487,7 +620,7 @@ Status OurBootstrap::put(std::string_view key, const void* data, std::size_t len
 
 Status OurBootstrap::fence()
 {
-    if (Status st = send(wire::Fence{}); !st.ok()) {
+    if (Status st = send(fence_frame()); !st.ok()) {
         return st;
     }
     wire::Message m;
@@ -501,7 +634,7 @@ Status OurBootstrap::fence()
     return Errc::ok;
 }
 
-Status OurBootstrap::fence_begin() { return send(wire::Fence{}); }
+Status OurBootstrap::fence_begin() { return send(fence_frame()); }
 
 Status OurBootstrap::fence_test()
 {

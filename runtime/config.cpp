@@ -335,7 +335,8 @@ bool is_runtime_variable(std::string_view env_name)
         "ULMPI_NODE_ID",    "ULMPI_NUM_NODES", "ULMPI_HOST",       "ULMPI_JOBID",
         "ULMPI_BOOT_ADDR",  "ULMPI_JOB_SECRET", "ULMPI_UNIVERSE_SIZE", "ULMPI_APPNUM",
         "ULMPI_RESTARTED",  "ULMPI_INCARNATION", "ULMPI_NOTICE_FD", "ULMPI_RESPAWNABLE",
-        "ULMPI_PEER_INCARNATIONS",
+        "ULMPI_PEER_INCARNATIONS", "ULMPI_FIRST_SLOT", "ULMPI_WORLD_RANKS", "ULMPI_SPAWN_GROUPS",
+        "ULMPI_PARENT",
     };
     for (std::string_view c : contract) {
         if (env_name == c) {

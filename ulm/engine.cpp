@@ -140,7 +140,8 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
     }
 
     // The per-peer links: which paths reach whom, reliability, checksums.
-    if (Status st = links_.init(rank_, size_, job.incarnation, paths_, *this, why); !st.ok()) {
+    if (Status st = links_.init(rank_, size_, job.incarnation, paths_, *this, why, job.first_slot);
+        !st.ok()) {
         return st;
     }
     // A respawned process: peers replaced before it started are in later
@@ -646,6 +647,29 @@ rt::Status Engine::connect_replaced(int rank)
         l.life = Link::Lifetime::alive;
         l.choose();
     }
+    return Errc::ok;
+}
+
+rt::Status Engine::connect_spawned(int rank)
+{
+    if (rank < 0 || rank >= size_ || rank == rank_) {
+        return Errc::invalid_arg;
+    }
+    Link& l = links_[rank];
+    if (l.nrails > 0) {
+        return Errc::ok;
+    }
+    bool any = false;
+    for (auto& p : paths_) {
+        if (p->connect_peer(rank, *boot_).ok() && p->can_reach(rank)) {
+            any = true;
+        }
+    }
+    if (!any) {
+        ULMPI_ERROR("rank %d: no path reaches the spawned process of rank %d", rank_, rank);
+        return Errc::unreachable;
+    }
+    links_.bind_new(l, paths_);
     return Errc::ok;
 }
 

@@ -269,6 +269,11 @@ public:
     // the peer is in that incarnation (its link has carried nothing yet).
     void set_peer_incarnation(int peer, int incarnation);
     rt::Status connect_replaced(int peer);
+    // A process spawned into a slot of the job after the wire-up
+    // (MPI_Comm_spawn), once its addresses are in the bootstrap: the paths
+    // that did not reach the slot read them, and its link binds them.
+    // Nothing to do when a path reached the slot already (shm on one host).
+    rt::Status connect_spawned(int peer);
     // Every operation outstanding on context `ctx` (posted receives, sends
     // waiting for the receiver or for path resources, rendezvous in flight
     // either way) completes with `why`; later ones are not affected.

@@ -111,7 +111,7 @@ LinkSet::~LinkSet()
 
 rt::Status LinkSet::init(int rank, int size, int incarnation,
                          const std::vector<std::unique_ptr<path::Path>>& paths, LinkOwner& owner,
-                         std::string& why)
+                         std::string& why, int first_slot)
 {
     rank_ = rank;
     incarnation_ = incarnation;
@@ -133,7 +133,7 @@ rt::Status LinkSet::init(int rank, int size, int incarnation,
         Link& l = links_[static_cast<std::size_t>(i)];
         l.rank = i;
         bind(l, paths);
-        if (l.nrails == 0) {
+        if (l.nrails == 0 && !(first_slot >= 0 && i >= first_slot)) {
             why = "no path reaches rank " + std::to_string(i) + " (paths in use:";
             for (auto& p : paths) {
                 why += std::string(" ") + p->info().name;

@@ -67,10 +67,11 @@ public:
 
     // Binds every peer to the paths that reach it and sets reliability,
     // checksums and timers from the parameters. `why` says which peer no
-    // path reaches.
+    // path reaches. Peers from `first_slot` on (>= 0) are spawn slots that
+    // may hold no process yet: no path to them is no error.
     rt::Status init(int rank, int size, int incarnation,
                     const std::vector<std::unique_ptr<path::Path>>& paths, LinkOwner& owner,
-                    std::string& why);
+                    std::string& why, int first_slot = -1);
 
     Link& operator[](int rank) { return links_[static_cast<std::size_t>(rank)]; }
     const Link& operator[](int rank) const { return links_[static_cast<std::size_t>(rank)]; }
@@ -141,6 +142,14 @@ public:
     // --- introspection
     std::size_t kept_frags() const { return frag_pool_.in_use(); }
     void print_stats(std::FILE* out, int rank, int peer) const;
+
+    // A link that had no path (a spawn slot without a process at the
+    // wire-up) binds the paths that reach its peer now (MPI_Comm_spawn).
+    void bind_new(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths)
+    {
+        l.nrails = 0;
+        bind(l, paths);
+    }
 
 private:
     void bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths);

@@ -140,7 +140,14 @@ Status ShmPath::attach_segment()
 
 Status ShmPath::open(rt::Bootstrap& boot)
 {
-    if (job_.incarnation > 0) {
+    if (job_.spawned) {
+        // A spawned process (MPI_Comm_spawn): the segment is the job's, and
+        // my region in it has never been used (a spawn slot holds one
+        // process for the life of the job).
+        if (Status st = attach_segment(); !st.ok()) {
+            return st;
+        }
+    } else if (job_.incarnation > 0) {
         // A respawned process: the segment is the survivors'. My region is
         // the dead process's: empty it (its FIFOs towards every peer, its
         // buffers) before anyone reads it again (after the next fence).
@@ -165,7 +172,7 @@ Status ShmPath::open(rt::Bootstrap& boot)
 
 Status ShmPath::connect(rt::Bootstrap& boot)
 {
-    if (me_ != 0 && job_.incarnation == 0) {
+    if (me_ != 0 && job_.incarnation == 0 && !job_.spawned) {
         if (Status st = attach_segment(); !st.ok()) {
             return st;
         }
@@ -198,7 +205,11 @@ Status ShmPath::connect(rt::Bootstrap& boot)
             continue;
         }
         std::vector<std::byte> v;
-        if (!boot.get(locals_[j].rank, "shm.probe", v).ok() || v.size() != 2 * sizeof(std::uint64_t)) {
+        const bool have = boot.get(locals_[j].rank, "shm.probe", v).ok();
+        if (!have && job_.is_spawn_slot(locals_[j].rank)) {
+            continue; // a spawn slot without a process (yet)
+        }
+        if (!have || v.size() != 2 * sizeof(std::uint64_t)) {
             cma = false;
             why = "peer did not publish its probe";
             break;
@@ -226,8 +237,9 @@ Status ShmPath::connected(rt::Bootstrap&)
 {
     // Everyone on this host has attached: the name can go now, so nothing is
     // left in /dev/shm however the job ends. Unless a respawned process may
-    // have to attach later (the launcher removes the name at the end).
-    if (!job_.respawnable) {
+    // have to attach later, or a spawned one (the launcher removes the name
+    // at the end).
+    if (!job_.respawnable && job_.first_slot < 0) {
         seg_.unlink();
     }
     return Errc::ok;
@@ -275,7 +287,11 @@ Status ShmPath::connect_peer(int peer, rt::Bootstrap&)
 void ShmPath::close()
 {
     if (open_ || seg_.base() != nullptr) {
-        seg_.unlink();
+        // With spawn slots, a process may still be spawned into the segment
+        // after this one ends: the launcher removes the name at the end.
+        if (!job_.respawnable && job_.first_slot < 0) {
+            seg_.unlink();
+        }
         seg_.detach();
         open_ = false;
     }

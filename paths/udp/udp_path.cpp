@@ -318,6 +318,59 @@ Status UdpPath::open(rt::Bootstrap& boot)
     return boot.put(udp_addr_key(opt_.rail), rec.data(), rec.size());
 }
 
+// Reads rank r's addresses and makes its routes; false when it published
+// none (a spawn slot without a process, a rank without udp).
+bool UdpPath::load_peer(int r, rt::Bootstrap& boot, std::uint32_t& mtu)
+{
+    const int n = job_.size;
+    PeerAddr& p = peers_[static_cast<std::size_t>(r)];
+    const bool other_host = job_.node_of_rank.size() == static_cast<std::size_t>(n) &&
+                            job_.node_of_rank[static_cast<std::size_t>(r)] != job_.node_id;
+    if (r == job_.rank && opt_.rails == 1) {
+        p.eps = mine_;
+    } else {
+        // Every rail's endpoints, the peer's rail k (ours) first: on a
+        // shared subnet, rail k feeds rail k.
+        std::vector<std::vector<udp::Endpoint>> by_rail;
+        for (int k = 0; k < static_cast<int>(udp::kMaxIfaces); ++k) {
+            std::vector<std::byte> v;
+            std::vector<udp::Endpoint> eps;
+            if (!boot.get(r, udp_addr_key(k), v).ok()) {
+                break;
+            }
+            if (!udp::decode_endpoints(v.data(), v.size(), eps)) {
+                by_rail.clear();
+                break;
+            }
+            by_rail.push_back(std::move(eps));
+        }
+        if (by_rail.empty()) {
+            ULMPI_DEBUG("udp: rank %d published no usable address", r);
+            return false;
+        }
+        const std::size_t first = static_cast<std::size_t>(opt_.rail) % by_rail.size();
+        for (std::size_t i = 0; i < by_rail.size(); ++i) {
+            const auto& eps = by_rail[(first + i) % by_rail.size()];
+            p.eps.insert(p.eps.end(), eps.begin(), eps.end());
+        }
+    }
+    for (const udp::Endpoint& e : p.eps) {
+        mtu = std::min(mtu, e.mtu);
+    }
+    for (int lane = 0; lane < 2; ++lane) {
+        for (const udp::Endpoint& e : p.eps) {
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(e.ip);
+            a.sin_port = htons(e.port[lane]);
+            p.to[lane].push_back(a);
+        }
+    }
+    p.pairs = udp::make_pairs(mine_, p.eps);
+    p.reach = opt_.everywhere || other_host;
+    return true;
+}
+
 Status UdpPath::connect(rt::Bootstrap& boot)
 {
     const int n = job_.size;
@@ -328,52 +381,9 @@ Status UdpPath::connect(rt::Bootstrap& boot)
     }
     int reachable = 0;
     for (int r = 0; r < n; ++r) {
-        PeerAddr& p = peers_[static_cast<std::size_t>(r)];
-        const bool other_host = job_.node_of_rank.size() == static_cast<std::size_t>(n) &&
-                                job_.node_of_rank[static_cast<std::size_t>(r)] != job_.node_id;
-        if (r == job_.rank && opt_.rails == 1) {
-            p.eps = mine_;
-        } else {
-            // Every rail's endpoints, the peer's rail k (ours) first: on a
-            // shared subnet, rail k feeds rail k.
-            std::vector<std::vector<udp::Endpoint>> by_rail;
-            for (int k = 0; k < static_cast<int>(udp::kMaxIfaces); ++k) {
-                std::vector<std::byte> v;
-                std::vector<udp::Endpoint> eps;
-                if (!boot.get(r, udp_addr_key(k), v).ok()) {
-                    break;
-                }
-                if (!udp::decode_endpoints(v.data(), v.size(), eps)) {
-                    by_rail.clear();
-                    break;
-                }
-                by_rail.push_back(std::move(eps));
-            }
-            if (by_rail.empty()) {
-                ULMPI_DEBUG("udp: rank %d published no usable address", r);
-                continue;
-            }
-            const std::size_t first = static_cast<std::size_t>(opt_.rail) % by_rail.size();
-            for (std::size_t i = 0; i < by_rail.size(); ++i) {
-                const auto& eps = by_rail[(first + i) % by_rail.size()];
-                p.eps.insert(p.eps.end(), eps.begin(), eps.end());
-            }
+        if (load_peer(r, boot, mtu)) {
+            reachable += peers_[static_cast<std::size_t>(r)].reach ? 1 : 0;
         }
-        for (const udp::Endpoint& e : p.eps) {
-            mtu = std::min(mtu, e.mtu);
-        }
-        for (int lane = 0; lane < 2; ++lane) {
-            for (const udp::Endpoint& e : p.eps) {
-                sockaddr_in a{};
-                a.sin_family = AF_INET;
-                a.sin_addr.s_addr = htonl(e.ip);
-                a.sin_port = htons(e.port[lane]);
-                p.to[lane].push_back(a);
-            }
-        }
-        p.pairs = udp::make_pairs(mine_, p.eps);
-        p.reach = opt_.everywhere || other_host;
-        reachable += p.reach ? 1 : 0;
     }
 
     std::size_t datagram = opt_.frag_size != 0 ? opt_.frag_size : udp::udp_room(mtu);
@@ -461,6 +471,26 @@ void UdpPath::close()
         tx_free_.push_back(t.get());
     }
     open_ = false;
+}
+
+Status UdpPath::connect_peer(int peer, rt::Bootstrap& boot)
+{
+    if (!open_ || peer < 0 || static_cast<std::size_t>(peer) >= peers_.size() ||
+        peer == job_.rank) {
+        return Errc::invalid_arg;
+    }
+    if (peers_[static_cast<std::size_t>(peer)].reach) {
+        return Errc::ok; // known since the wire-up
+    }
+    // A process spawned into a slot after the wire-up (MPI_Comm_spawn): its
+    // addresses are in the bootstrap now. Its datagrams fit: the job's
+    // interfaces share the MTU the wire-up found.
+    std::uint32_t mtu = 65536;
+    peers_[static_cast<std::size_t>(peer)] = PeerAddr{};
+    if (!load_peer(peer, boot, mtu)) {
+        return Errc::unreachable;
+    }
+    return Errc::ok;
 }
 
 bool UdpPath::can_reach(int peer) const

@@ -140,6 +140,8 @@ public:
     Status connect(rt::Bootstrap& boot) override;
     void close() override;
     bool can_reach(int peer) const override;
+    // A process spawned after the wire-up (MPI_Comm_spawn): its addresses.
+    Status connect_peer(int peer, rt::Bootstrap& boot) override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
     SendResult send(int peer, const iovec* iov, int iovcnt, Lane lane = Lane::control) override;
@@ -209,6 +211,7 @@ private:
         std::int64_t owed_since = 0;           // credit owed since (ns), while credit_due
     };
     class RxDatagram;
+    bool load_peer(int r, rt::Bootstrap& boot, std::uint32_t& mtu);
 
     Sock& sock(int iface, Lane lane)
     {

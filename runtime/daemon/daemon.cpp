@@ -217,9 +217,7 @@ void Daemon::on_up_frame(wire::Message& m)
 {
     switch (wire::type_of(m.body)) {
     case wire::MsgType::launch:
-        if (!launched_) {
-            launch(std::get<wire::Launch>(m.body));
-        }
+        launch(std::get<wire::Launch>(m.body)); // later ones: MPI_Comm_spawn
         return;
     case wire::MsgType::signal: signal_ranks(std::get<wire::Signal>(m.body).sig, m.rank); return;
     case wire::MsgType::stdin_data:
@@ -271,7 +269,11 @@ void Daemon::on_event(const wire::Event& ev)
 
 void Daemon::launch(const wire::Launch& l)
 {
+    // The first LAUNCH is the host's part of the job; a later one starts
+    // processes of an MPI_Comm_spawn in spawn slots of this host.
+    const bool spawn = launched_;
     launched_ = true;
+    const std::size_t first = ranks_.size();
     std::vector<int> mine;
     for (const wire::LaunchRank& lr : l.ranks) {
         mine.push_back(lr.rank);
@@ -279,18 +281,26 @@ void Daemon::launch(const wire::Launch& l)
         r.rank = lr.rank;
         ranks_.push_back(r);
     }
-    relay_ = std::make_unique<Relay>(args_.secret, mine, down_, *this);
-    down_.attach(*relay_);
-
     // The ranks of this host connect here; the name is per network namespace.
     wire::BootAddr addr;
     addr.kind = wire::BootAddr::Kind::unix_abstract;
     addr.name = "ulmpi-" + l.jobid + "-n" + std::to_string(l.node);
-    std::string why;
-    bool listening = down_.listen(addr, why).ok();
-    if (!listening) {
-        ULMPI_ERROR("%s", why.c_str());
+    bool listening = true;
+    if (spawn) {
+        for (int r : mine) {
+            relay_->add_rank(r);
+        }
+    } else {
+        relay_ = std::make_unique<Relay>(args_.secret, mine, down_, *this);
+        down_.attach(*relay_);
+        std::string why;
+        listening = down_.listen(addr, why).ok();
+        if (!listening) {
+            ULMPI_ERROR("%s", why.c_str());
+        }
+        listening_ = listening;
     }
+    listening = listening && listening_;
 
     std::vector<std::string> base;
     for (const std::string& e : l.env) {
@@ -315,7 +325,9 @@ void Daemon::launch(const wire::Launch& l)
     // the ranks of this host read failure notices from a board kept here.
     FtMode ft = FtMode::none;
     bool replicated = false;
+    bool slots = false; // spawn slots: keep the board for processes spawned later
     for (const std::string& e : l.env) {
+        slots = slots || e.starts_with(std::string(wire::env::first_slot) + "=");
         if (e.starts_with("ULMPI_FT=") && !parse_ft_mode(std::string_view(e).substr(9), ft)) {
             ft = FtMode::none; // the ranks refuse the bad value themselves
         }
@@ -323,7 +335,7 @@ void Daemon::launch(const wire::Launch& l)
             replicated = true; // mpirun --replicas: the job lives on failures too
         }
     }
-    if ((ft != FtMode::none || replicated) && !stop) {
+    if ((ft != FtMode::none || replicated) && !stop && !spawn) {
         std::string bad;
         if (!board_.create(static_cast<int>(l.size), static_cast<int>(l.num_nodes), bad).ok()) {
             ULMPI_ERROR("cannot make the notice board of a fault-tolerant job: %s", bad.c_str());
@@ -331,7 +343,7 @@ void Daemon::launch(const wire::Launch& l)
     }
     for (std::size_t i = 0; i < l.ranks.size(); ++i) {
         const wire::LaunchRank& lr = l.ranks[i];
-        Rank& r = ranks_[i];
+        Rank& r = ranks_[first + i];
         if (stop || lr.app < 0 || static_cast<std::size_t>(lr.app) >= l.apps.size() ||
             l.apps[static_cast<std::size_t>(lr.app)].empty()) {
             r.reaped = true;
@@ -350,7 +362,7 @@ void Daemon::launch(const wire::Launch& l)
         set(wire::env::rank, std::to_string(lr.rank));
         set(wire::env::size, std::to_string(l.size));
         set(wire::env::local_rank, std::to_string(lr.local_rank));
-        set(wire::env::local_size, std::to_string(l.ranks.size()));
+        set(wire::env::local_size, std::to_string(spawn ? ranks_.size() : l.ranks.size()));
         set(wire::env::local_cpus, std::to_string(mpirun::usable_cpus()));
         set(wire::env::node_id, std::to_string(l.node));
         set(wire::env::num_nodes, std::to_string(l.num_nodes));
@@ -366,7 +378,7 @@ void Daemon::launch(const wire::Launch& l)
         }
         spec.wdir = wdir;
         spec.stdin_pipe = lr.stdin_pipe;
-        if (!cpus.empty()) {
+        if (!cpus.empty() && !spawn) {
             spec.bind = true;
             spec.cpus = cpus[static_cast<std::size_t>(lr.local_rank) % cpus.size()];
         }
@@ -394,7 +406,9 @@ void Daemon::launch(const wire::Launch& l)
         }
         up(wire::encode(wire::Message{lr.rank, s}));
     }
-    board_.close_fd(); // every rank has it; the mapping stays
+    if (!slots) {
+        board_.close_fd(); // every rank has it; the mapping stays
+    }
 }
 
 void Daemon::close_stream(Rank& r, int stream)

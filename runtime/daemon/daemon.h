@@ -107,6 +107,7 @@ private:
     std::vector<Rank> ranks_;
     NoticeBoard board_; // fault-tolerant jobs only
     bool launched_ = false;
+    bool listening_ = false; // the ranks' socket (first LAUNCH)
     bool done_ = false;
     int exit_status_ = 0;
     Nanos drain_until_ = 0;

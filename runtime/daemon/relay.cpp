@@ -104,6 +104,8 @@ void Relay::handle(ConnId id, Conn& c, wire::Message& m)
     case wire::MsgType::get:
     case wire::MsgType::abort:
     case wire::MsgType::respawn: // mpirun decides (FT-MPI REBUILD)
+    case wire::MsgType::spawn:   // and MPI_Comm_spawn
+    case wire::MsgType::group_fence:
     case wire::MsgType::finalize: up_.up(wire::encode(m)); return;
     default: drop(id, std::string("a rank sent ") + wire::msg_type_name(type)); return;
     }

@@ -48,6 +48,8 @@ public:
     // A frame from mpirun for the ranks (WELCOME, REFUSED, VALUE, FENCE_DONE, EVENT).
     void from_up(const wire::Message& m);
 
+    // A process spawned on this host later (MPI_Comm_spawn) may connect too.
+    void add_rank(int rank) { my_ranks_.push_back(rank); }
     // The connection that introduced `rank`, or -1.
     ConnId conn_of(int rank) const;
     unsigned refused_count() const { return refused_; }

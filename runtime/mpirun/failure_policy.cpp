@@ -93,6 +93,24 @@ void FailurePolicy::revive(int rank)
     }
 }
 
+void FailurePolicy::set_unborn(int first)
+{
+    unborn_.assign(failed_.size(), false);
+    for (std::size_t r = static_cast<std::size_t>(std::max(first, 0)); r < unborn_.size(); ++r) {
+        unborn_[r] = true;
+        ++unborn_count_;
+    }
+}
+
+void FailurePolicy::born(int rank)
+{
+    const auto r = static_cast<std::size_t>(rank);
+    if (r < unborn_.size() && unborn_[r]) {
+        unborn_[r] = false;
+        --unborn_count_;
+    }
+}
+
 int FailurePolicy::final_status(std::string& summary) const
 {
     summary.clear();
@@ -104,7 +122,7 @@ int FailurePolicy::final_status(std::string& summary) const
         }
         return after_finalize_rank_ >= 0 ? after_finalize_code_ : exit_code::ok;
     }
-    std::size_t survivors = failed_.size() - order_.size();
+    std::size_t survivors = failed_.size() - unborn_count_ - order_.size();
     std::string which = (order_.size() == 1 ? "rank " : "ranks ") + rank_list(order_);
     if (survivors == 0 || mpich_rule_) {
         summary = survivors == 0 ? "every rank failed (" + which + "); the job did not finish"

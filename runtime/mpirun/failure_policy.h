@@ -74,6 +74,10 @@ public:
     // judged as any rank again, and its old failure no longer counts against
     // the job (final_status names it as replaced).
     void revive(int rank);
+    // Ranks from `first` on are spawn slots: not counted as survivors
+    // until born() (a process started in one).
+    void set_unborn(int first);
+    void born(int rank);
 
     // mpirun's exit status for a job nothing ended early, and the line to
     // print about it ("" when there is nothing to say).
@@ -86,6 +90,8 @@ private:
     std::vector<bool> failed_;
     std::vector<int> order_;   // failed ranks in the order they failed
     std::vector<int> replaced_; // revived ranks, once each
+    std::vector<bool> unborn_;  // spawn slots without a process yet
+    std::size_t unborn_count_ = 0;
     int first_code_ = 0;       // of the first failure
     int after_finalize_code_ = 0;
     int after_finalize_rank_ = -1;

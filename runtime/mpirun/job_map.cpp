@@ -179,6 +179,7 @@ bool JobMap::build_from(const Options& opts, int cpus, const std::string& hostna
         m.ranks_.push_back(r);
     }
     m.universe_size_ = nranks > total_slots ? nranks : total_slots;
+    m.launched_ = nranks;
     out = std::move(m);
     return true;
 }
@@ -196,6 +197,22 @@ std::string JobMap::describe(int replicas) const
         out += " on " + host(rank(p).node).name + "\n";
     }
     return out;
+}
+
+void JobMap::add_spawn_slots(int per_host)
+{
+    for (std::size_t h = 0; h < hosts_.size(); ++h) {
+        for (int k = 0; k < per_host; ++k) {
+            MapRank r;
+            r.node = static_cast<int>(h);
+            r.local_rank = static_cast<int>(hosts_[h].ranks.size() + hosts_[h].spawn_slots.size());
+            r.app = -1;
+            hosts_[h].spawn_slots.push_back(static_cast<int>(ranks_.size()));
+            ranks_.push_back(r);
+        }
+    }
+    // What the job can hold: its ranks and every free slot.
+    universe_size_ = launched_ + per_host * static_cast<int>(hosts_.size());
 }
 
 std::vector<std::int32_t> JobMap::node_of_rank() const

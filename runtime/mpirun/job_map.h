@@ -27,6 +27,7 @@ struct MapHost {
     int slots = 0;
     bool local = true;    // this machine: mpirun forks its ranks itself
     std::vector<int> ranks; // ranks placed here, ascending
+    std::vector<int> spawn_slots; // world ranks of this host's spawn slots, ascending
 };
 
 struct MapRank {
@@ -46,12 +47,19 @@ public:
     static bool build(const Options& opts, int cpus, const std::string& hostname,
                       IsLocal is_local, JobMap& out, std::string& why);
 
-    int size() const { return static_cast<int>(ranks_.size()); }
+    // Ranks started with the job (spawn slots not counted).
+    int size() const { return launched_; }
+    // Ranks and spawn slots: the world ranks of the job.
+    int total() const { return static_cast<int>(ranks_.size()); }
+    bool is_spawn_slot(int r) const { return r >= launched_; }
+    // Gives every host `per_host` spawn slots (after build).
+    void add_spawn_slots(int per_host);
     int num_nodes() const { return static_cast<int>(hosts_.size()); }
     const MapHost& host(int node) const { return hosts_[static_cast<std::size_t>(node)]; }
+    // r < total(); a spawn slot has app -1.
     const MapRank& rank(int r) const { return ranks_[static_cast<std::size_t>(r)]; }
     int local_size(int node) const { return static_cast<int>(host(node).ranks.size()); }
-    std::vector<std::int32_t> node_of_rank() const;
+    std::vector<std::int32_t> node_of_rank() const; // total() entries
     int universe_size() const { return universe_size_; }
     bool has_remote() const;
     // One line per process: "process p (rank i, replica k) on host h".
@@ -64,6 +72,7 @@ public:
 private:
     std::vector<MapHost> hosts_;
     std::vector<MapRank> ranks_;
+    int launched_ = 0;
     int universe_size_ = 0;
 };
 

@@ -117,6 +117,10 @@ void KvServer::on_hello(ConnId id, Conn& c, const wire::Message& m)
         return;
     }
     RankState& r = ranks_[idx(h.rank)];
+    if (first_slot_ >= 0 && h.rank >= first_slot_ && !r.spawned) {
+        refuse_hello(id, c, m.rank, "rank " + std::to_string(h.rank) + " is a free spawn slot");
+        return;
+    }
     if (r.hello) {
         refuse_hello(id, c, m.rank, "rank " + std::to_string(h.rank) + " has already connected");
         return;
@@ -235,7 +239,22 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
         auto& p = std::get<wire::Put>(m.body);
         auto key = std::make_pair(static_cast<int>(m.rank), std::move(p.key));
         store_[key] = std::move(p.value);
+        for (auto& [gid, g] : groups_) {
+            if (std::find(g.members.begin(), g.members.end(), key.first) != g.members.end()) {
+                g.since.insert(key);
+            }
+        }
         since_fence_.insert(std::move(key));
+        break;
+    }
+    case wire::MsgType::group_fence:
+        group_fence(id, m.rank, std::get<wire::GroupFence>(m.body).group);
+        break;
+    case wire::MsgType::spawn: {
+        Note n{Note::Kind::spawn, m.rank, 0, {}};
+        n.conn = id;
+        n.msg = std::move(m);
+        notes_.push_back(std::move(n));
         break;
     }
     case wire::MsgType::fence:
@@ -370,6 +389,7 @@ void KvServer::rank_respawned(int rank, int incarnation)
 
 void KvServer::check_fence()
 {
+    check_groups();
     if (fenced_ == 0) {
         return;
     }
@@ -379,10 +399,25 @@ void KvServer::check_fence()
             done.entries.push_back(wire::KeyValue{key.first, key.second, store_[key]});
         }
         since_fence_.clear();
-        wire::Bytes frame = wire::encode(wire::Message{-1, std::move(done)});
+        wire::Message msg{-1, std::move(done)};
+        wire::Bytes frame = wire::encode(msg);
         for (const auto& [id, c] : conns_) {
-            if (!c.ranks.empty()) {
-                sink_.send(id, frame);
+            // Spawned ranks do not take part: a connection that carries
+            // one (a daemon's) gets the answer per rank of the job's own.
+            const bool mixed = first_slot_ >= 0 &&
+                               std::any_of(c.ranks.begin(), c.ranks.end(),
+                                           [&](int r) { return r >= first_slot_; });
+            if (!mixed) {
+                if (!c.ranks.empty()) {
+                    sink_.send(id, frame);
+                }
+                continue;
+            }
+            for (int r : c.ranks) {
+                if (r < first_slot_) {
+                    msg.rank = r;
+                    sink_.send(id, wire::encode(msg));
+                }
             }
         }
         failed_unfenced_ = 0;
@@ -404,6 +439,109 @@ void KvServer::check_fence()
             notes_.push_back(Note{Note::Kind::fence_stuck, static_cast<int>(i), r.incarnation,
                                   why + " while " + std::to_string(fenced_) +
                                       " other rank(s) wait for it in a fence"});
+        }
+    }
+}
+
+void KvServer::reserve_slots(int first)
+{
+    first_slot_ = first;
+    for (int r = first; r < size(); ++r) {
+        RankState& s = ranks_[idx(r)];
+        if (!s.failed) {
+            s.failed = true;
+            if (!s.fenced) {
+                ++failed_unfenced_;
+            }
+        }
+    }
+}
+
+void KvServer::rank_spawned(int rank)
+{
+    if (rank < 0 || rank >= size()) {
+        return;
+    }
+    RankState& r = ranks_[idx(rank)];
+    if (r.conn >= 0) {
+        if (auto it = conns_.find(r.conn); it != conns_.end()) {
+            std::erase(it->second.ranks, rank);
+        }
+    }
+    const int keep = r.incarnation;
+    const bool fenced = r.fenced;
+    r = RankState{};
+    r.failed = true; // the job's own fences never wait for it
+    r.fenced = fenced;
+    r.incarnation = keep;
+    r.spawned = true;
+    std::erase_if(store_, [rank](const auto& kv) { return kv.first.first == rank; });
+    std::erase_if(since_fence_, [rank](const auto& key) { return key.first == rank; });
+}
+
+int KvServer::make_group(std::vector<int> members)
+{
+    const int id = next_group_++;
+    Group& g = groups_[id];
+    g.in.assign(members.size(), false);
+    g.members = std::move(members);
+    return id;
+}
+
+void KvServer::send_to(int rank, wire::Body body)
+{
+    if (rank >= 0 && rank < size() && ranks_[idx(rank)].conn >= 0) {
+        send(ranks_[idx(rank)].conn, rank, std::move(body));
+    }
+}
+
+void KvServer::group_fence(ConnId id, int rank, int group)
+{
+    auto it = groups_.find(group);
+    const auto pos = it == groups_.end() ? std::vector<int>::const_iterator{}
+                                         : std::find(it->second.members.begin(),
+                                                     it->second.members.end(), rank);
+    if (it == groups_.end() || pos == it->second.members.end()) {
+        drop(id, "rank " + std::to_string(rank) + " fenced in group " + std::to_string(group) +
+                     ", which it is not a member of");
+        return;
+    }
+    Group& g = it->second;
+    const auto i = static_cast<std::size_t>(pos - g.members.begin());
+    if (g.in[i]) {
+        drop(id, "rank " + std::to_string(rank) + " fenced twice in one round of group " +
+                     std::to_string(group));
+        return;
+    }
+    g.in[i] = true;
+    check_groups();
+}
+
+void KvServer::check_groups()
+{
+    for (auto& [gid, g] : groups_) {
+        bool any = false;
+        bool all = true;
+        for (std::size_t i = 0; i < g.members.size(); ++i) {
+            const RankState& r = ranks_[idx(g.members[i])];
+            any = any || g.in[i];
+            all = all && (g.in[i] || r.gone);
+        }
+        if (!any || !all) {
+            continue;
+        }
+        wire::FenceDone done;
+        for (const auto& key : g.since) {
+            if (auto v = store_.find(key); v != store_.end()) {
+                done.entries.push_back(wire::KeyValue{key.first, key.second, v->second});
+            }
+        }
+        g.since.clear();
+        for (std::size_t i = 0; i < g.members.size(); ++i) {
+            if (g.in[i]) {
+                g.in[i] = false;
+                send_to(g.members[i], done);
+            }
         }
     }
 }

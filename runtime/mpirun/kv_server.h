@@ -28,6 +28,18 @@
 // monitor to start it. Notes about a rank's connection carry the
 // incarnation they concern.
 //
+// Spawn (MPI_Comm_spawn, docs/dynamic_processes.md). Ranks from
+// reserve_slots()'s first on are spawn slots: fences of the job do not wait
+// for them (as if failed) and no process may say HELLO for one until
+// rank_spawned(). A SPAWN frame becomes a `spawn` note (msg: the frame); the
+// monitor starts the processes, makes their groups (make_group) and answers
+// the root (send_to). A group is a set of ranks with fences of its own
+// (GROUP_FENCE): a round completes once every member has entered it or is
+// gone, and each member that entered gets FENCE_DONE with what the members
+// put since the group's last round. Spawned ranks fence only in groups: the
+// parents and children together for the wire-up, the children alone (their
+// MPI_COMM_WORLD) afterwards.
+//
 // Daemons. The daemon of a remote host opens with DAEMON_HELLO (the job
 // secret, its node and host name, which must be one expect_daemons() named).
 // Its connection then carries the HELLO and later frames of that host's
@@ -84,6 +96,7 @@ public:
             daemon_msg,   // node, conn, msg (SPAWNED, OUTPUT, EXITED, BYE; msg.rank)
             daemon_lost,  // node: its connection closed or broke
             respawn,      // rank: to start again, code: as that incarnation
+            spawn,        // rank: the asking root; msg: the SPAWN frame
         };
         Kind kind;
         int rank = -1;
@@ -115,6 +128,15 @@ public:
     // old one's connection, if still open, no longer carries it.
     void rank_respawned(int rank, int incarnation);
     int incarnation(int rank) const { return ranks_[idx(rank)].incarnation; }
+    // Ranks from `first` on are spawn slots (see above).
+    void reserve_slots(int first);
+    // A process is started in spawn slot `rank`: it may say HELLO; it
+    // fences in groups only.
+    void rank_spawned(int rank);
+    // A new fence group of these ranks; returns its id (>= 1).
+    int make_group(std::vector<int> members);
+    // A frame to one rank (on the connection that carries it), if connected.
+    void send_to(int rank, wire::Body body);
     // Sends an EVENT to every connection that carries a rank, and to every
     // daemon.
     void broadcast(const wire::Event& ev);
@@ -150,6 +172,12 @@ private:
         bool stuck_noted = false;
         bool failed = false;   // fences do not wait for it
         int incarnation = 0;   // of the process (rank_respawned)
+        bool spawned = false;  // a spawn slot that has a process
+    };
+    struct Group {
+        std::vector<int> members;
+        std::vector<bool> in;  // by member: entered the current round
+        std::set<std::pair<int, std::string>> since; // keys members put since the last round
     };
 
     static std::size_t idx(int rank) { return static_cast<std::size_t>(rank); }
@@ -162,6 +190,8 @@ private:
     void refuse(ConnId id, const std::string& why);
     void drop(ConnId id, const std::string& why);
     void check_fence();
+    void check_groups();
+    void group_fence(ConnId id, int rank, int group);
     void send(ConnId id, std::int32_t rank, wire::Body body);
 
     wire::Secret secret_;
@@ -176,6 +206,9 @@ private:
     std::set<std::pair<int, std::string>> since_fence_;        // keys put in this round
     int fenced_ = 0;
     int failed_unfenced_ = 0; // failed ranks not in the current round's fence
+    int first_slot_ = -1;     // spawn slots from here on (-1: none)
+    std::map<int, Group> groups_;
+    int next_group_ = 1;
     std::uint64_t fences_done_ = 0;
     unsigned refused_ = 0;
     std::vector<Note> notes_;

@@ -85,6 +85,9 @@ int main(int argc, char** argv)
     if (!mr::JobMap::build(opts, mr::allowed_cpu_count(), mr::local_hostname(), map, error)) {
         return usage_error(prog, error);
     }
+    if (opts.spawn_slots > 0) {
+        map.add_spawn_slots(opts.spawn_slots);
+    }
     if (opts.display_map) {
         std::fprintf(stderr, "mpirun: job map (%d processes on %d host(s)):\n%s", map.size(),
                      map.num_nodes(), map.describe(opts.replicas).c_str());

@@ -260,8 +260,12 @@ bool Monitor::setup()
                                      static_cast<std::uint32_t>(map_.universe_size()), listener_);
     kv_->expect_daemons(std::move(host_of_node));
     listener_.attach(*kv_);
-    ranks_.resize(static_cast<std::size_t>(map_.size()));
-    if (policy_.tolerant() && !board_.create(map_.size(), map_.num_nodes(), why).ok()) {
+    ranks_.resize(static_cast<std::size_t>(map_.total()));
+    if (map_.total() > map_.size()) {
+        kv_->reserve_slots(map_.size());
+        policy_.set_unborn(map_.size());
+    }
+    if (policy_.tolerant() && !board_.create(map_.total(), map_.num_nodes(), why).ok()) {
         report("cannot make the notice board of a fault-tolerant job: " + why);
         return false;
     }
@@ -287,6 +291,10 @@ void Monitor::launch_all()
                        base_env_.end();
     if (respawnable_) {
         base_env_.push_back(std::string(wire::env::respawnable) + "=1");
+    }
+    if (map_.total() > map_.size()) {
+        base_env_.push_back(std::string(wire::env::first_slot) + "=" +
+                            std::to_string(map_.size()));
     }
     // The daemons start first: they take longest, and run meanwhile.
     start_daemons();
@@ -357,7 +365,7 @@ void Monitor::launch_all()
             r.reaped = true; // never started: nothing to wait for
         }
     }
-    if (!respawnable_) {
+    if (!respawnable_ && map_.total() == map_.size()) {
         board_.close_fd(); // every local rank has it; the mapping stays
     }
 }
@@ -378,7 +386,7 @@ SpawnSpec Monitor::local_spec(int r) const
         spec.env.push_back(std::string(name) + "=" + value);
     };
     set(wire::env::rank, std::to_string(r));
-    set(wire::env::size, std::to_string(map_.size()));
+    set(wire::env::size, std::to_string(map_.total()));
     set(wire::env::local_rank, std::to_string(mr.local_rank));
     set(wire::env::local_size, std::to_string(map_.local_size(mr.node)));
     set(wire::env::local_cpus, std::to_string(usable_cpus()));
@@ -498,7 +506,7 @@ void Monitor::send_launch(Daemon& d)
     l.jobid = jobid_;
     l.host = host_name(d.node);
     l.node = d.node;
-    l.size = static_cast<std::uint32_t>(map_.size());
+    l.size = static_cast<std::uint32_t>(map_.total());
     l.num_nodes = static_cast<std::uint32_t>(map_.num_nodes());
     l.universe_size = static_cast<std::uint32_t>(map_.universe_size());
     l.bind = static_cast<std::uint8_t>(opts_.bind);
@@ -514,6 +522,9 @@ void Monitor::send_launch(Daemon& d)
     }
     std::vector<std::string> warnings;
     l.env = base_environment(opts_, warnings);
+    if (map_.total() > map_.size()) {
+        l.env.push_back(std::string(wire::env::first_slot) + "=" + std::to_string(map_.size()));
+    }
     for (int r : map_.host(d.node).ranks) {
         wire::LaunchRank lr;
         lr.rank = r;
@@ -534,7 +545,7 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
 {
     const wire::Message& m = n.msg;
     int r = m.rank;
-    Rank* rank = r >= 0 && r < map_.size() ? &ranks_[static_cast<std::size_t>(r)] : nullptr;
+    Rank* rank = r >= 0 && r < map_.total() ? &ranks_[static_cast<std::size_t>(r)] : nullptr;
     if (const auto* s = std::get_if<wire::Spawned>(&m.body)) {
         if (rank == nullptr) {
             return;
@@ -547,8 +558,9 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
             rank->reaped = true; // no EXITED will come
         }
         if (s->err != 0) {
-            const auto app = static_cast<std::size_t>(map_.rank(r).app);
-            const std::string& prog = opts_.apps[app].argv[0];
+            const int app = map_.rank(r).app; // -1: a spawned process
+            const std::string& prog = app < 0 ? rank->spawn_cmd
+                                              : opts_.apps[static_cast<std::size_t>(app)].argv[0];
             std::string what;
             SpawnFailure fail{s->err, s->step == "exec" ? "exec" : "other"};
             if (s->step == "exec") {
@@ -557,7 +569,8 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
                             ? std::string("not found in PATH")
                             : std::string(std::strerror(s->err)));
             } else if (s->step == "chdir") {
-                what = "cannot change to directory '" + opts_.wdir + "' on host " +
+                what = "cannot change to directory '" + (app < 0 ? rank->spawn_wdir : opts_.wdir) +
+                       "' on host " +
                        host_name(n.node) + ": " + std::strerror(s->err);
             } else {
                 what = "cannot start rank " + std::to_string(r) + " on host " +
@@ -929,8 +942,9 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
             continue;
         }
         if ((n.kind == Kind::conn_lost || n.kind == Kind::fence_stuck) &&
-            n.code != kv_->incarnation(n.rank)) {
-            continue; // about a process that has been replaced
+            (n.code != kv_->incarnation(n.rank) ||
+             ranks_[static_cast<std::size_t>(n.rank)].discarded)) {
+            continue; // about a process that has been replaced, or discarded
         }
         switch (n.kind) {
         case Kind::hello:
@@ -979,6 +993,7 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
         }
         case Kind::daemon_msg: on_daemon_msg(n); break;
         case Kind::respawn: on_respawn(n.rank, n.code); break;
+        case Kind::spawn: on_spawn(n); break;
         case Kind::daemon_lost: {
             Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
             d.conn = -1;
@@ -1025,6 +1040,11 @@ void Monitor::reap_children()
         }
         int r = it->second;
         rank_of_pid_.erase(it);
+        if (ranks_[static_cast<std::size_t>(r)].discarded) {
+            ranks_[static_cast<std::size_t>(r)].reaped = true;
+            kv_->rank_gone(r);
+            continue;
+        }
         if (ranks_[static_cast<std::size_t>(r)].respawn_pending > 0) {
             // The old process of a rank being replaced: judged already.
             ranks_[static_cast<std::size_t>(r)].reaped = true;
@@ -1405,7 +1425,7 @@ OutputSink Monitor::out_sink(int r, int fd)
     // Replication: the program's rank, and its replicas' stdout written once;
     // stderr stays each process's own (its messages name the process).
     const int n = opts_.replicas > 1 ? map_.size() / opts_.replicas : map_.size();
-    const int rank = r % n;
+    const int rank = opts_.replicas > 1 ? r % n : r;
     std::string prefix = opts_.tag_output ? "[" + std::to_string(rank) + "] " : "";
     if (opts_.replicas <= 1 || fd != STDOUT_FILENO) {
         return OutputSink(fd, std::move(prefix));

@@ -31,6 +31,14 @@
 // A replaced rank's failure does not count against the exit status when
 // its new process finishes well.
 //
+// Spawn (MPI_Comm_spawn, spawn.cpp). With --spawn-slots, the ranks after
+// the job's own are spawn slots; a root's SPAWN takes free ones (on the
+// hosts its info keys name, else from the root's host on), checks every
+// command and directory first (all or nothing), forks the processes with
+// their own MPI_COMM_WORLD, parents and fence groups in the environment,
+// and answers SPAWN_RESULT. They are judged as any rank of the job when
+// they end.
+//
 // Other hosts. Every host of the job map that is not this machine gets one
 // ulmpi_daemon, started through the launch agent (`ssh host ...`, or the
 // --launch-agent template) in its own process group; the job secret goes to
@@ -71,7 +79,7 @@ namespace ulmpi::rt::mpirun {
 class Monitor {
 public:
     Monitor(const Options& opts, const JobMap& map)
-        : opts_(opts), map_(map), policy_(opts.ft, map.size())
+        : opts_(opts), map_(map), policy_(opts.ft, map.total())
     {
     }
     ~Monitor();
@@ -98,6 +106,10 @@ private:
         std::string lost_reason;
         int incarnation = 0;     // of the process that runs (or ran) it
         int respawn_pending = 0; // > incarnation: start it again as this one
+        bool spawned = false;    // a spawn slot given to a process (spawn.cpp)
+        bool discarded = false;  // killed with its spawn, which failed: not judged
+        std::string spawn_cmd;   // a spawned process: its command and wdir (messages)
+        std::string spawn_wdir;
     };
     // The daemon of a remote host.
     struct Daemon {
@@ -126,6 +138,8 @@ private:
     // for a failed rank; start_again() starts it once the old one is reaped.
     void on_respawn(int rank, int incarnation);
     void start_again(int rank);
+    // MPI_Comm_spawn (runtime/mpirun/spawn.cpp): a root asked for processes.
+    void on_spawn(const KvServer::Note& n);
     void start_daemons();
     void start_daemon(Daemon& d, const std::string& daemon_path,
                       const std::vector<std::string>& agent);

@@ -1,5 +1,6 @@
 #include "runtime/mpirun/options.h"
 
+#include "runtime/boot_wire.h"
 #include "runtime/config.h"
 
 #include <cctype>
@@ -35,6 +36,7 @@ enum class Opt {
     replicas,
     replica_check,
     display_map,
+    spawn_slots,
     with_ft,
     ft_comm_mode,
     ft_msg_mode,
@@ -81,6 +83,7 @@ constexpr OptSpec kOptions[] = {
     {"boot-if", Opt::boot_if, true},
     {"replicas", Opt::replicas, true},
     {"display-map", Opt::display_map, false},
+    {"spawn-slots", Opt::spawn_slots, true},
     {"replica-check", Opt::replica_check, false},
     {"with-ft", Opt::with_ft, true},
     {"ft-mode", Opt::ft_comm_mode, true},
@@ -444,6 +447,14 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                 }
                 o.params.emplace_back("rep_replicas", std::to_string(o.replicas));
                 break;
+            case Opt::spawn_slots:
+                if (std::int64_t v = 0; !parse_integer(value, v) || v < 0 || v > 4096) {
+                    return fail("--spawn-slots: '" + value +
+                                "' is not a number of processes per host (0 to 4096)");
+                } else {
+                    o.spawn_slots = static_cast<int>(v);
+                }
+                break;
             case Opt::with_ft: {
                 FtMode m = FtMode::none;
                 if (!parse_ft_mode(value, m)) {
@@ -546,6 +557,12 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
             (void)parse_ft_mode(value, o.ft); // checked above
         }
     }
+    if (o.spawn_slots < 0) {
+        o.spawn_slots = rt::boot::spawn_slots_param(); // not given: ULMPI_SPAWN_SLOTS
+    }
+    if (o.spawn_slots > 0 && o.replicas > 1) {
+        return fail("--spawn-slots cannot be combined with --replicas");
+    }
     if (o.replicas > 1) {
         // A replica's death is the replication layer's business: mpirun
         // announces it and the job goes on (the ranks do not run ULFM).
@@ -643,6 +660,11 @@ Options (also accepted with a single dash, e.g. -np 4):
                        of every message they send and report a difference
                        (with 3 or more, the outvoted replica leaves the job)
   --display-map        print which host runs every process (and replica)
+  --spawn-slots N      keep room on every host of the job for N processes
+                       started later by MPI_Comm_spawn[_multiple] (default 0:
+                       spawning fails with MPI_ERR_SPAWN); MPI_UNIVERSE_SIZE
+                       counts them (also ULMPI_SPAWN_SLOTS;
+                       docs/dynamic_processes.md)
   -v, --verbose        log what mpirun does
   -h, --help           this text
   -V, --version        print "ulmpi <version>"

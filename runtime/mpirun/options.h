@@ -61,6 +61,9 @@ struct Options {
     // the job has R times the ranks the program sees.
     int replicas = 1;
     bool display_map = false; // --display-map: print where every process runs
+    // --spawn-slots N: room on every host of the job for N processes that
+    // MPI_Comm_spawn may start later (docs/dynamic_processes.md).
+    int spawn_slots = -1; // -1 while parsing: not given (then ULMPI_SPAWN_SLOTS)
 };
 
 enum class ParseOutcome { run, help, version, error };

@@ -735,6 +735,42 @@ def case_mpi_programs():
     check(not failed, "failed across hosts:\n" + "\n".join(failed))
 
 
+def case_spawn():
+    # MPI_Comm_spawn across 2 namespace hosts (docs/dynamic_processes.md):
+    # spawned processes on the parents' hosts and the other one, wired over
+    # shm and udp; the info key "host"; shrink + spawn + merge after a kill.
+    udp = udp_params()
+    if udp is None:
+        raise Skip("paths/udp is not built: ranks on different hosts have no network path")
+    bindir = os.environ["SPAWN_DIR"]
+    two = CL.hosts[:2]
+    failed = []
+    runs = [
+        # one parent per host, one child on each (info "host")
+        ["--map-by", "node", "--spawn-slots", "1", "-n", "2", "spawn_hosts"],
+        # three parents (2 on host 0) spawn 3: 2 on the root's host, then 1 on host 1
+        ["--spawn-slots", "2", "-n", "3", "spawn_basic", "3"],
+        # parents on both hosts, children from the root's host on
+        ["--map-by", "node", "--spawn-slots", "2", "-n", "2", "spawn_multiple"],
+        # errors through the error handler, then a good spawn
+        ["--map-by", "node", "--spawn-slots", "2", "-n", "2", "spawn_errors"],
+        # a rank of host 1 dies; the survivors shrink, spawn and merge
+        ["--map-by", "node", "--with-ft", "ulfm", "--spawn-slots", "1", "-n", "4",
+         "spawn_ulfm"],
+    ]
+    for args in runs:
+        i = args.index("-n") + 2
+        argv = args[:i] + [os.path.join(bindir, args[i])] + args[i + 1:]
+        job = Job(udp + ["--timeout", "60"] + argv, hosts=two, slots=2)
+        try:
+            r = job.finish(limit=80)
+            if r.rc != 0 or "No Errors" not in r.out:
+                failed.append("%s (rc %s): %s" % (" ".join(args), r.rc, (r.out + r.err)[-600:]))
+        except Failure as e:
+            failed.append("%s: %s" % (" ".join(args), str(e)[-600:]))
+    check(not failed, "spawn across hosts failed:\n" + "\n".join(failed))
+
+
 def main():
     global CL
     if len(sys.argv) != 2 or "case_" + sys.argv[1] not in globals():

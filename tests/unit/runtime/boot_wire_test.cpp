@@ -126,6 +126,58 @@ TEST(BootWire, every_other_message_round_trips)
     EXPECT_EQ(rr.incarnation, 2);
 }
 
+TEST(BootWire, spawn_messages_round_trip)
+{
+    Spawn q;
+    q.id = 7;
+    q.pair = 5;
+    q.root = 1;
+    q.parents = {0, 2, 3};
+    q.apps.push_back(SpawnApp{{"./a", "x"}, 2, "h1", "/tmp"});
+    q.apps.push_back(SpawnApp{{"b"}, 1, "", ""});
+    auto qq = std::get<Spawn>(round_trip(Message{1, q}).body);
+    EXPECT_EQ(qq.id, 7u);
+    EXPECT_EQ(qq.pair, 5);
+    EXPECT_EQ(qq.root, 1);
+    EXPECT_EQ(qq.parents, (std::vector<std::int32_t>{0, 2, 3}));
+    ASSERT_EQ(qq.apps.size(), 2u);
+    EXPECT_EQ(qq.apps[0].argv, (std::vector<std::string>{"./a", "x"}));
+    EXPECT_EQ(qq.apps[0].maxprocs, 2);
+    EXPECT_EQ(qq.apps[0].host, "h1");
+    EXPECT_EQ(qq.apps[0].wdir, "/tmp");
+    EXPECT_EQ(qq.apps[1].argv, (std::vector<std::string>{"b"}));
+
+    SpawnResult res;
+    res.id = 7;
+    res.group = 3;
+    res.world_group = 4;
+    res.reason = "r";
+    res.procs = {SpawnedRank{9, 0}, SpawnedRank{-1, 2}};
+    auto rr = std::get<SpawnResult>(round_trip(Message{1, res}).body);
+    EXPECT_EQ(rr.group, 3);
+    EXPECT_EQ(rr.world_group, 4);
+    EXPECT_EQ(rr.reason, "r");
+    ASSERT_EQ(rr.procs.size(), 2u);
+    EXPECT_EQ(rr.procs[0].rank, 9);
+    EXPECT_EQ(rr.procs[1].err, 2);
+
+    EXPECT_EQ(std::get<GroupFence>(round_trip(Message{1, GroupFence{6}}).body).group, 6);
+}
+
+TEST(BootWire, spawn_without_a_command_or_a_negative_group_is_refused)
+{
+    Message m;
+    std::size_t used = 0;
+    std::string why;
+    Spawn q;
+    q.parents = {0};
+    q.apps.push_back(SpawnApp{{}, 1, "", ""});
+    Bytes frame = encode(Message{0, q});
+    EXPECT_EQ(decode(frame, kMaxFrame, m, used, why).code(), ulmpi::rt::Errc::protocol);
+    frame = encode(Message{0, GroupFence{-1}});
+    EXPECT_EQ(decode(frame, kMaxFrame, m, used, why).code(), ulmpi::rt::Errc::protocol);
+}
+
 TEST(BootWire, respawn_of_a_negative_rank_or_incarnation_0_is_refused)
 {
     Message m;

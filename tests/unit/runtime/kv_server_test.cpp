@@ -537,3 +537,91 @@ TEST_F(KvDaemonTest, events_reach_a_daemon_before_its_ranks_connect)
     ASSERT_EQ(got.size(), 1u) << "the daemon marks its host's notice board";
     EXPECT_EQ(std::get<Event>(got[0].body).rank, 0);
 }
+
+// Spawn slots (MPI_Comm_spawn): ranks 2 of {0, 0, 1} is a slot.
+TEST_F(KvServerTest, spawn_slots_are_not_waited_for_and_refuse_hello_until_spawned)
+{
+    kv.reserve_slots(2);
+    hello(1, 0);
+    hello(2, 1);
+    kv.take_notes();
+    feed(1, Message{0, Fence{}});
+    feed(2, Message{1, Fence{}});
+    EXPECT_EQ(sink.take(1).size(), 1u) << "the job's fence waited for a spawn slot";
+    auto r = hello(3, 2);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<Refused>(r[0].body)) << "a free slot said HELLO";
+}
+
+TEST_F(KvServerTest, a_spawn_note_carries_the_frame)
+{
+    kv.reserve_slots(2);
+    hello(1, 0);
+    kv.take_notes();
+    Spawn q;
+    q.id = 3;
+    q.pair = 2;
+    q.parents = {0};
+    q.apps.push_back(SpawnApp{{"prog"}, 1, "", ""});
+    feed(1, Message{0, q});
+    auto notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].kind, Kind::spawn);
+    EXPECT_EQ(notes[0].rank, 0);
+    EXPECT_EQ(std::get<Spawn>(notes[0].msg.body).id, 3u);
+}
+
+TEST_F(KvServerTest, a_group_fence_waits_for_its_members_only_and_brings_their_values)
+{
+    kv.reserve_slots(2);
+    hello(1, 0);
+    hello(2, 1);
+    kv.rank_spawned(2);
+    hello(3, 2);
+    kv.take_notes();
+    const int g = kv.make_group({0, 2});
+    EXPECT_GE(g, 1);
+    put(3, 2, "addr", "child");
+    feed(3, Message{2, GroupFence{g}});
+    EXPECT_TRUE(sink.take(3).empty()) << "the group fence did not wait for rank 0";
+    feed(1, Message{0, GroupFence{g}});
+    for (ConnId c : {1, 3}) {
+        auto got = sink.take(c);
+        ASSERT_EQ(got.size(), 1u) << "connection " << c;
+        const auto& entries = std::get<FenceDone>(got[0].body).entries;
+        ASSERT_EQ(entries.size(), 1u);
+        EXPECT_EQ(entries[0].rank, 2);
+        EXPECT_EQ(entries[0].key, "addr");
+    }
+    EXPECT_TRUE(sink.take(2).empty()) << "rank 1 is no member but heard of the group";
+    // A rank outside the group may not fence in it.
+    feed(2, Message{1, GroupFence{g}});
+    EXPECT_TRUE(sink.closed.count(2));
+}
+
+TEST_F(KvServerTest, a_group_fence_goes_on_without_a_member_that_is_gone)
+{
+    kv.reserve_slots(2);
+    hello(1, 0);
+    kv.rank_spawned(2);
+    kv.take_notes();
+    const int g = kv.make_group({0, 2});
+    feed(1, Message{0, GroupFence{g}});
+    EXPECT_TRUE(sink.take(1).empty());
+    kv.rank_gone(2); // the spawned process died before it said HELLO
+    EXPECT_EQ(sink.take(1).size(), 1u) << "the group fence waits for a dead member";
+}
+
+TEST_F(KvServerTest, the_jobs_fence_done_does_not_reach_a_spawned_rank)
+{
+    kv.reserve_slots(2);
+    hello(1, 0);
+    hello(2, 1);
+    kv.rank_spawned(2);
+    hello(3, 2);
+    kv.take_notes();
+    feed(1, Message{0, Fence{}});
+    feed(2, Message{1, Fence{}});
+    EXPECT_EQ(sink.take(1).size(), 1u);
+    EXPECT_TRUE(sink.take(3).empty()) << "a spawned rank got the job's FENCE_DONE";
+}
