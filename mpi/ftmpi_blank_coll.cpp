@@ -14,6 +14,7 @@
 //
 // mpi/ftmpi_recovery.cpp points a communicator at this table when a
 // collective meets a hole in it.
+#include "mpi/coll/algos.h"
 #include "mpi/coll/coll.h"
 #include "mpi/coll/rs_counts.h"
 #include "mpi/ftmpi.h"
@@ -103,42 +104,14 @@ int blank_reduce_scatter(Schedule& s, const Args& a, const Live& l)
     if (total > INT_MAX) {
         return MPI_ERR_COUNT;
     }
-    const Datatype* type = a.rtype;
     s.fence();
-    const void* input = a.in_place ? a.rbuf : a.sbuf;
-    void* result = l.team.rank == 0 ? s.scratch_for(total, type) : nullptr;
-    Args r = a;
-    r.coll = Coll::reduce;
-    r.team = l.team;
-    r.root = 0;
-    r.sbuf = input;
-    r.in_place = false;
-    r.rbuf = result;
-    r.rcount = total;
-    r.rcounts = nullptr;
-    r.bytes = total * type->size;
-    if (int e = build_flat(s, Coll::reduce, r)) {
-        return e;
-    }
     int* counts = ints(s, l.team.size);
     int* displs = ints(s, l.team.size);
     for (int i = 0; i < l.team.size; ++i) {
         counts[i] = static_cast<int>(blk.count[l.pos[i]]);
         displs[i] = static_cast<int>(blk.first[l.pos[i]]);
     }
-    Args v;
-    v.coll = Coll::scatterv;
-    v.team = l.team;
-    v.sbuf = result;
-    v.scounts = counts;
-    v.sdispls = displs;
-    v.stype = type;
-    v.rbuf = a.rbuf;
-    v.rcount = blk.count[a.team.rank];
-    v.rtype = type;
-    v.root = 0;
-    v.bytes = total * type->size / static_cast<std::uint64_t>(l.team.size);
-    return build_flat(s, Coll::scatterv, v);
+    return reduce_then_scatterv(s, a, l.team, total, counts, displs, blk.count[a.team.rank]);
 }
 
 // Alltoallw with holes: the live members' entries of every array.

@@ -70,6 +70,11 @@ int allreduce_reduce_bcast(Schedule& s, const Args& a);
 int reduce_scatter_recursive_halving(Schedule& s, const Args& a);
 int reduce_scatter_ring(Schedule& s, const Args& a);
 int reduce_scatter_reduce_scatterv(Schedule& s, const Args& a);
+// Its two steps among `team` (a.team, or the live members of it): a Reduce
+// of `total` elements to team member 0, then a Scatterv of member i's
+// counts[i] elements from displs[i]; `mine` is the caller's block.
+int reduce_then_scatterv(Schedule& s, const Args& a, const Team& team, std::uint64_t total,
+                         const int* counts, const int* displs, std::uint64_t mine);
 // scan / exscan
 int scan_recursive_doubling(Schedule& s, const Args& a);
 int scan_linear(Schedule& s, const Args& a);

@@ -117,6 +117,27 @@ static inline int ft_group_rank_in(MPI_Group failed, int i, MPI_Comm comm)
     return r;
 }
 
+/* A communicator that works: an allreduce of the ranks, and every other
+ * rank's message through a wildcard receive at rank 0. */
+static inline void ft_check_works(MPI_Comm c, const char* what)
+{
+    int sn = -1, sr = -1, sum = -1;
+    MPI_Comm_size(c, &sn);
+    MPI_Comm_rank(c, &sr);
+    MT_OK(MPI_Allreduce(&sr, &sum, 1, MPI_INT, MPI_SUM, c));
+    MT_CHECK(sum == sn * (sn - 1) / 2, "%s: allreduce %d", what, sum);
+    if (sr == 0) {
+        for (int i = 1; i < sn; ++i) {
+            int v = -1;
+            MPI_Status st;
+            MT_OK(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 3, c, &st));
+            MT_CHECK(v == st.MPI_SOURCE, "%s: wildcard got %d from %d", what, v, st.MPI_SOURCE);
+        }
+    } else {
+        MT_OK(MPI_Send(&sr, 1, MPI_INT, 0, 3, c));
+    }
+}
+
 /* Checks that `code` is of class `cls`; `what` names the operation. */
 #define FT_CLASS(code, cls, what)                                                               \
     do {                                                                                        \
