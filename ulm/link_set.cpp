@@ -445,7 +445,11 @@ bool LinkSet::split(Link& l, SendFrag* f, Rail& rail, std::uint64_t LinkCounters
         return piece != nullptr && resend(l, piece, &rail, why);
     }
     const DataHeader d = read_header<DataHeader>(f->hdr);
-    const std::uint32_t room = l.frag_floor() - static_cast<std::uint32_t>(sizeof(PieceHeader) + sizeof(AckExt));
+    constexpr auto kPieceHeader = static_cast<std::uint32_t>(sizeof(PieceHeader) + sizeof(AckExt));
+    if (l.frag_floor() <= kPieceHeader) {
+        return false; // a rail with no room for a piece's payload
+    }
+    const std::uint32_t room = l.frag_floor() - kPieceHeader;
     bool any = false;
     while (f->pieced < f->payload_len) {
         const std::uint32_t chunk = std::min(room, f->payload_len - f->pieced);
