@@ -97,6 +97,9 @@ Status SelfPath::get(int, const void* rkey, std::size_t rkey_len, std::uint64_t 
                      const iovec* local, int nlocal)
 {
     std::size_t nk = rkey_len / sizeof(KeyEntry);
+    if (nk == 0 || rkey == nullptr) {
+        return Errc::invalid_arg; // an empty key describes nothing to read
+    }
     std::vector<KeyEntry> keys(nk);
     std::memcpy(keys.data(), rkey, nk * sizeof(KeyEntry));
     std::size_t ki = 0;
