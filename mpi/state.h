@@ -3,9 +3,9 @@
 #pragma once
 
 #include "ft/detector.h"
-#include "intra/section.h"
+#include "ft/intra/section.h"
 #include "mpi/entry.h"
-#include "rep/replicator.h"
+#include "ft/rep/replicator.h"
 #include "runtime/bootstrap.h"
 #include "ulm/engine.h"
 
@@ -26,8 +26,8 @@ struct State {
     std::unique_ptr<rt::Bootstrap> boot;
     ulm::Engine engine;
     std::unique_ptr<ft::Detector> detector;
-    std::unique_ptr<rep::Replicator> replicator; // mpirun --replicas (rep/)
-    std::unique_ptr<intra::Section> intra;       // MPIX_Intra_* (intra/), made by the first section
+    std::unique_ptr<rep::Replicator> replicator; // mpirun --replicas (ft/rep/)
+    std::unique_ptr<intra::Section> intra;       // MPIX_Intra_* (ft/intra/), made by the first section
     Comm* world = nullptr;
     Comm* self = nullptr;
 };

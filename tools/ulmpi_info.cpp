@@ -307,10 +307,10 @@ std::pair<int, std::string> layer_of(const std::string& prefix)
         return {0, "mpi/"};
     }
     if (prefix == "intra") {
-        return {1, "intra/"};
+        return {1, "ft/intra/"};
     }
     if (prefix == "rep") {
-        return {2, "rep/"};
+        return {2, "ft/rep/"};
     }
     if (prefix == "ft") {
         return {3, "ft/"};

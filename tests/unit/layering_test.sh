@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks the one-way layering  runtime < paths < ulm < ft < rep < intra < mpi :
+# Checks the one-way layering  runtime < paths < ulm < ft < ft/rep < ft/intra < mpi
+# (ft/rep and ft/intra are libraries of their own inside the ft/ layer):
 # no file of a layer includes a header of a layer above it, and the C ABI
 # headers (include/mpi.h, include/mpi-ext.h) are included only from mpi/ and
 # tools/ (tests/ may include anything).
@@ -14,10 +15,19 @@ layer_rank() {
         paths) echo 1 ;;
         ulm) echo 2 ;;
         ft) echo 3 ;;
-        rep) echo 4 ;;
-        intra) echo 5 ;;
+        ft/rep) echo 4 ;;
+        ft/intra) echo 5 ;;
         mpi) echo 6 ;;
         *) echo -1 ;;
+    esac
+}
+
+# layer_of PATH (relative to the root): the layer a file or header belongs to.
+layer_of() {
+    case "$1" in
+        ft/rep/*) echo ft/rep ;;
+        ft/intra/*) echo ft/intra ;;
+        *) echo "${1%%/*}" ;;
     esac
 }
 
@@ -26,10 +36,10 @@ check_tree() {
     local root=$1
     local bad=0
     local layer file line inc top target resolved rel own
-    for layer in runtime paths ulm ft rep intra mpi; do
+    for layer in runtime paths ulm ft mpi; do
         [ -d "$root/$layer" ] || continue
-        own=$(layer_rank "$layer")
         while IFS= read -r file; do
+            own=$(layer_rank "$(layer_of "${file#"$root"/}")")
             while IFS= read -r line; do
                 # "#  include  <x>" or "x" -> x
                 inc=$(printf '%s\n' "$line" | sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]+)[">].*/\1/')
@@ -53,9 +63,10 @@ check_tree() {
                 esac
                 top=${rel%%/*}
                 [ "$top" = "$rel" ] && continue # same folder or a system header
+                top=$(layer_of "$rel")
                 target=$(layer_rank "$top")
                 if [ "$target" -gt "$own" ]; then
-                    echo "${file#"$root"/}: $layer/ includes $rel from the higher layer $top/"
+                    echo "${file#"$root"/}: $(layer_of "${file#"$root"/}")/ includes $rel from the higher layer $top/"
                     bad=1
                 fi
             done < <(grep -E '^[[:space:]]*#[[:space:]]*include' "$file")
@@ -68,7 +79,7 @@ self_test() {
     local tmp
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' RETURN
-    mkdir -p "$tmp"/{runtime,paths/shm,ulm,ft,rep,intra,mpi,tools,include}
+    mkdir -p "$tmp"/{runtime,paths/shm,ulm,ft/rep,ft/intra,mpi,tools,include}
     touch "$tmp/include/mpi.h" "$tmp/ulm/engine.h" "$tmp/runtime/log.h" "$tmp/mpi/comm.h" "$tmp/paths/path.h"
     # Allowed: downward, same layer, same folder, system headers, mpi.h in mpi/.
     printf '#include "runtime/log.h"\n#include <vector>\n#include "path.h"\n' >"$tmp/paths/ok.cpp"
@@ -87,11 +98,12 @@ self_test() {
         'ulm/bad2.cpp|#include "mpi.h"'
         'ft/bad.cpp|#include <mpi.h>'
         'paths/shm/bad2.cpp|#include "../../ulm/engine.h"'
-        'ft/bad3.cpp|#include "rep/replicator.h"'
-        'rep/bad.cpp|#include "mpi/comm.h"'
-        'rep/bad2.cpp|#include "intra/section.h"'
-        'intra/bad.cpp|#include "mpi/comm.h"'
-        'intra/bad2.cpp|#include <mpi-ext.h>'
+        'ft/bad3.cpp|#include "ft/rep/replicator.h"'
+        'ft/rep/bad.cpp|#include "mpi/comm.h"'
+        'ft/rep/bad2.cpp|#include "ft/intra/section.h"'
+        'ft/intra/bad.cpp|#include "mpi/comm.h"'
+        'ft/intra/bad2.cpp|#include <mpi-ext.h>'
+        'ft/bad4.cpp|#include "ft/intra/section.h"'
     )
     local c path text
     for c in "${cases[@]}"; do

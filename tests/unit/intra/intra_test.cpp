@@ -2,7 +2,7 @@
 // replication (every task runs locally, in launch order; calls out of
 // place are refused). Sections under replication, with replicas killed, are
 // tested by tests/intra (suite intra) under mpirun.
-#include "intra/section.h"
+#include "ft/intra/section.h"
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 // whose data the dead one had not finished sending.
 #include "../ulm/engine_harness.h"
 
-#include "rep/ack_table.h"
-#include "rep/replica_set.h"
-#include "rep/replicator.h"
+#include "ft/rep/ack_table.h"
+#include "ft/rep/replica_set.h"
+#include "ft/rep/replicator.h"
 #include "runtime/log.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "rep/ack_table.h"
+#include "ft/rep/ack_table.h"
 
 namespace ulmpi::rep {
 

@@ -1,4 +1,4 @@
-#include "rep/replicator.h"
+#include "ft/rep/replicator.h"
 
 #include "runtime/clock.h"
 #include "runtime/config.h"

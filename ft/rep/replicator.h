@@ -41,8 +41,8 @@
 // message 1 of a state it was given) and ulm::Engine::reset_peer().
 #pragma once
 
-#include "rep/ack_table.h"
-#include "rep/replica_set.h"
+#include "ft/rep/ack_table.h"
+#include "ft/rep/replica_set.h"
 #include "runtime/bootstrap.h"
 #include "ulm/engine.h"
 #include "ulm/ft_hooks.h"

@@ -38,8 +38,8 @@
 // the update of its own section even when a sibling is sections ahead.
 #pragma once
 
-#include "intra/task.h"
-#include "rep/replicator.h"
+#include "ft/intra/task.h"
+#include "ft/rep/replicator.h"
 #include "runtime/status.h"
 #include "ulm/engine.h"
 

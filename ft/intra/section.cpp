@@ -1,4 +1,4 @@
-#include "intra/section.h"
+#include "ft/intra/section.h"
 
 #include "runtime/config.h"
 #include "runtime/log.h"

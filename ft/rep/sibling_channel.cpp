@@ -1,7 +1,7 @@
 // The replica channel: point-to-point messages between the replicas of one
 // rank on kSiblingContext (replicator.h). The intra-parallel sections
 // (intra/) send each task's update over it.
-#include "rep/replicator.h"
+#include "ft/rep/replicator.h"
 
 namespace ulmpi::rep {
 
