@@ -20,6 +20,9 @@ see tests/mpi/mpitest.h), and the output regexes hold. Ids containing
 
   runcoll.py --testlist F --bindir D --mpirun M --id ID     one test (meson)
   runcoll.py --testlist F --bindir D --mpirun M [--filter RE]  a table
+  runcoll.py --testlist F --entries [--programs P,...]       "id timeout" a line,
+             for the tests of the programs listed (all without --programs):
+             what meson.build makes its tests of
 """
 
 import argparse
@@ -102,13 +105,23 @@ def run(e, a):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--testlist", required=True)
-    ap.add_argument("--bindir", required=True)
-    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--bindir")
+    ap.add_argument("--mpirun")
+    ap.add_argument("--entries", action="store_true")
+    ap.add_argument("--programs")
     ap.add_argument("--id")
     ap.add_argument("--filter")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     entries = read(a.testlist)
+    if a.entries:
+        built = set(a.programs.split(",")) if a.programs else None
+        for e in entries:
+            if built is None or e.prog in built:
+                print("%s %d" % (e.id, int(e.timeout + 0.999)))
+        return 0
+    if not a.bindir or not a.mpirun:
+        ap.error("--bindir and --mpirun are needed to run tests")
     if a.id:
         chosen = [e for e in entries if e.id == a.id]
         if not chosen:
