@@ -67,13 +67,6 @@ const rt::ChoiceParam pace_param{
     "it, and a slow link's queue overflows); never over a path with flow control of its own (ofi)",
     "on|off"};
 
-template <class H> H read_header(const std::byte* p)
-{
-    H h;
-    std::memcpy(&h, p, sizeof h);
-    return h;
-}
-
 // Headers are whole 8-byte words (wire.h), from 32 to kMaxHeader bytes: a
 // copy of a known length is a few moves, not a memcpy call.
 [[gnu::always_inline]] inline void copy_header(std::byte* dst, const std::byte* src, std::uint32_t hlen)

@@ -21,13 +21,6 @@ struct GetPrefix {
 };
 static_assert(sizeof(GetPrefix) == 8);
 
-template <class H> H read_header(const std::byte* p)
-{
-    H h;
-    std::memcpy(&h, p, sizeof h);
-    return h;
-}
-
 } // namespace
 
 // ---------------------------------------------------------------------------

@@ -54,7 +54,9 @@
 // on); padding is spelled out; sizes are asserted.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace ulmpi::ulm {
@@ -246,6 +248,15 @@ constexpr std::uint32_t header_len(FragType t, std::uint8_t flags)
 }
 
 inline constexpr std::uint32_t kMaxHeader = sizeof(AckHeader);
+
+// A header of type H read from received bytes (which need not be aligned).
+template <class H> H read_header(const std::byte* p)
+{
+    static_assert(std::is_trivially_copyable_v<H>);
+    H h;
+    std::memcpy(&h, p, sizeof h);
+    return h;
+}
 // Every header is whole 8-byte words (ULM copies them word by word).
 static_assert(sizeof(MatchHeader) % 8 == 0 && sizeof(EagerHeader) % 8 == 0 && sizeof(DataHeader) % 8 == 0 && sizeof(CtsHeader) % 8 == 0 &&
               sizeof(FinHeader) % 8 == 0 && sizeof(CancelHeader) % 8 == 0 && sizeof(AckHeader) % 8 == 0 &&
