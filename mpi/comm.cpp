@@ -116,13 +116,8 @@ MPI_Comm comm_publish(Comm* c)
     return c->handle == 0 ? MPI_COMM_NULL : c->handle;
 }
 
-void comm_retain(Comm* c) { ++c->refs; }
-
-void comm_release(Comm* c)
+void comm_destroy(Comm* c)
 {
-    if (c->predefined || --c->refs > 0) {
-        return;
-    }
     // A communicator invalidated by an FT-MPI recovery gave up its context
     // pair and registrations then (mpi/ftmpi.h).
     const bool quarantined = !c->ft_stale && ft_detach(c);

@@ -106,8 +106,17 @@ void comm_finalize_predefined();
 Comm* comm_new(Group* local, Group* remote, int rank, int pair, Errhandler* eh);
 // Gives the communicator its handle (MPI_COMM_NULL when the table is full).
 MPI_Comm comm_publish(Comm* c);
-void comm_retain(Comm* c);
-void comm_release(Comm* c);
+inline void comm_retain(Comm* c) { ++c->refs; }
+// Drops a reference; the last one destroys the communicator
+// (comm_destroy). Inline: every request completion drops one.
+void comm_destroy(Comm* c);
+inline void comm_release(Comm* c)
+{
+    if (c->predefined || --c->refs > 0) {
+        return;
+    }
+    comm_destroy(c);
+}
 // MPI_Comm_free without the checks: delete callbacks, then the handle goes.
 int comm_free(Comm* c);
 

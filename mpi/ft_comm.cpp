@@ -11,9 +11,11 @@
 #include <mutex>
 
 namespace ulmpi::mpi {
+
+constinit std::atomic<bool> g_ft_on{false};
+
 namespace {
 
-std::atomic<bool> g_ft_on{false};
 // How long a freed communicator's context stays out of use when it ran
 // agreements (see FtState::quarantine).
 constexpr std::int64_t kQuarantineNs = 5'000'000'000;
@@ -89,8 +91,6 @@ void on_revoked(Comm* c)
 }
 
 } // namespace
-
-bool ft_enabled() { return g_ft_on.load(std::memory_order_relaxed); }
 
 FtState& ft_state() { return storage(); }
 

@@ -29,6 +29,7 @@
 #include "mpi/comm.h"
 #include "mpi/request.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,8 +55,9 @@ struct FtState {
 // contexts are allocated).
 void ft_release_quarantined();
 
-// True in ULFM mode (after MPI_Init).
-bool ft_enabled();
+// True in ULFM mode (after MPI_Init). Hidden: one PC-relative load.
+[[gnu::visibility("hidden")]] extern constinit std::atomic<bool> g_ft_on;
+inline bool ft_enabled() { return g_ft_on.load(std::memory_order_relaxed); }
 FtState& ft_state();
 // The machinery (made by ft_init in every job: the MPIX_ calls work in a job
 // without fault tolerance too, and a revoke must reach every member).

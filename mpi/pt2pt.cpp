@@ -17,7 +17,8 @@ namespace {
 
 void proc_null_status(MPI_Status* st) { status_fill(st, MPI_PROC_NULL, MPI_ANY_TAG, 0, false); }
 
-int blocking_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+// Inlined into each entry point: MPI_Send's eager path is a handful of calls.
+[[gnu::always_inline]] inline int blocking_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                   SendMode mode, const char* fn)
 {
     Comm* c;

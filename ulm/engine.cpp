@@ -197,7 +197,7 @@ Status Engine::finalize()
 
 void Engine::enable_threads()
 {
-    // Replication (rep/) keeps the one lock: its hooks are not per-peer.
+    // Replication (ft/rep/) keeps the one lock: its hooks are not per-peer.
     bool fine = fine_param.get() && rep_ == nullptr;
     for (auto& p : paths_) {
         fine = fine && p->concurrent();
@@ -380,8 +380,10 @@ void Engine::idle(Backoff& backoff)
         links_.flush_acks(true);
     }
     bool may_sleep = true;
-    for (const auto& p : paths_) {
-        may_sleep = may_sleep && !p->needs_polling();
+    if (backoff.sleeps_next()) {
+        for (const auto& p : paths_) {
+            may_sleep = may_sleep && !p->needs_polling();
+        }
     }
     {
         ThreadLock::Released unlocked(thread_lock()); // nobody waits for a sleeper

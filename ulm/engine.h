@@ -93,12 +93,12 @@ protected:
 template <class T> class LockedPool {
 public:
     explicit LockedPool(std::size_t first_chunk) : pool_(first_chunk) {}
-    T* get()
+    [[gnu::always_inline]] T* get()
     {
         rt::OptGuard g(lock_);
         return pool_.get();
     }
-    void put(T* obj)
+    [[gnu::always_inline]] void put(T* obj)
     {
         rt::OptGuard g(lock_);
         pool_.put(obj);
@@ -318,8 +318,14 @@ private:
     Peer& peer(int rank) { return peers_[static_cast<std::size_t>(rank)]; }
     // Fine mode: the passes of a thread (see progress()).
     int progress_fine();
-    bool send_now_locked(const DataRef& data, int dst, int tag, ContextId ctx);
-    void on_frag_locked(path::Path& path, path::RxFrag& frag);
+    // The bodies of send_now() and on_frag() once the locks they need are
+    // held: inlined into them (no locks) and into the *_fine() variants
+    // that take the locks first, so the common path pays no extra call.
+    [[gnu::always_inline]] inline bool send_now_locked(const DataRef& data, int dst, int tag,
+                                                       ContextId ctx);
+    [[gnu::always_inline]] inline void on_frag_locked(path::Path& path, path::RxFrag& frag);
+    [[gnu::noinline]] bool send_now_fine(const DataRef& data, int dst, int tag, ContextId ctx);
+    [[gnu::noinline]] void on_frag_fine(path::Path& path, path::RxFrag& frag);
     int housekeeping();
     bool needs_housekeeping() const;
     int run_hooks();

@@ -21,6 +21,9 @@ public:
     // path needs our polls to move (Path::needs_polling), so yield at most.
     void idle(bool may_sleep = true);
     std::uint32_t idle_polls() const { return idle_; }
+    // Whether the next idle() would sleep if allowed (past spinning and
+    // yielding): only then is it worth asking the paths whether it may.
+    bool sleeps_next() const { return idle_ + 1 > p_.spin_polls + p_.yield_polls; }
 
 private:
     const Policy& p_;

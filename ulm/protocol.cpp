@@ -102,19 +102,6 @@ Status Engine::isend_peer(const DataRef& data, int dst, int tag, ContextId ctx, 
     return Errc::ok; // failures show in s->error when it completes
 }
 
-bool Engine::send_now(const DataRef& data, int dst, int tag, ContextId ctx)
-{
-    if (dst < 0 || dst >= size_ || rep_ != nullptr) [[unlikely]] {
-        return false;
-    }
-    if (fine_) [[unlikely]] {
-        rt::ReadGuard eg(elock_);
-        rt::OptGuard pg(peer(dst).lock);
-        return send_now_locked(data, dst, tag, ctx);
-    }
-    return send_now_locked(data, dst, tag, ctx);
-}
-
 // send_now() once the locks it needs are held (none below fine locks).
 bool Engine::send_now_locked(const DataRef& data, int dst, int tag, ContextId ctx)
 {
@@ -146,6 +133,24 @@ bool Engine::send_now_locked(const DataRef& data, int dst, int tag, ContextId ct
     ++p.next_msg_out;
     ++p.counters.msgs_sent;
     return true;
+}
+
+bool Engine::send_now_fine(const DataRef& data, int dst, int tag, ContextId ctx)
+{
+    rt::ReadGuard eg(elock_);
+    rt::OptGuard pg(peer(dst).lock);
+    return send_now_locked(data, dst, tag, ctx);
+}
+
+bool Engine::send_now(const DataRef& data, int dst, int tag, ContextId ctx)
+{
+    if (dst < 0 || dst >= size_ || rep_ != nullptr) [[unlikely]] {
+        return false;
+    }
+    if (fine_) [[unlikely]] {
+        return send_now_fine(data, dst, tag, ctx);
+    }
+    return send_now_locked(data, dst, tag, ctx);
 }
 
 Status Engine::irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvMsg** out)
@@ -646,19 +651,6 @@ void Engine::maybe_free(SendMsg* s)
 // ---------------------------------------------------------------------------
 // Receive side
 
-void Engine::on_frag(path::Path& path, path::RxFrag& frag)
-{
-    if (frag.len < sizeof(BaseHeader) || frag.peer < 0 || frag.peer >= size_) [[unlikely]] {
-        return;
-    }
-    if (fine_) [[unlikely]] {
-        rt::OptGuard pg(peer(frag.peer).lock); // under the engine's read lock (progress)
-        on_frag_locked(path, frag);
-        return;
-    }
-    on_frag_locked(path, frag);
-}
-
 // on_frag() with the sender's lock held (none below fine locks).
 void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
 {
@@ -739,6 +731,24 @@ void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
         return;
     }
     links_.delivered(l, b);
+}
+
+void Engine::on_frag_fine(path::Path& path, path::RxFrag& frag)
+{
+    rt::OptGuard pg(peer(frag.peer).lock); // under the engine's read lock (progress)
+    on_frag_locked(path, frag);
+}
+
+void Engine::on_frag(path::Path& path, path::RxFrag& frag)
+{
+    if (frag.len < sizeof(BaseHeader) || frag.peer < 0 || frag.peer >= size_) [[unlikely]] {
+        return;
+    }
+    if (fine_) [[unlikely]] {
+        on_frag_fine(path, frag);
+        return;
+    }
+    on_frag_locked(path, frag);
 }
 
 void Engine::on_match(Peer& p, path::Path& via, const MatchHeader& h, const std::byte* payload,
