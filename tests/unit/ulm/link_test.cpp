@@ -178,7 +178,12 @@ TEST(Link, silent_rail_goes_down_and_its_fragments_arrive_over_the_other)
     EXPECT_FALSE(l.rails[1].up());
     EXPECT_EQ(l.rails[1].counters.downs, 1u);
     EXPECT_TRUE(l.rails[0].up());
-    EXPECT_GT(c.e(0).counters(1).resent_failover, 0u);
+    // What rail 1 swallowed was sent again over rail 0: by the fail-over
+    // when the rail went down, or already before it by the retransmission
+    // timer or fast retransmission (which of them depends on timing: under
+    // a loaded machine 1 run in 6 resent everything before the rail fell).
+    const auto& k = c.e(0).counters(1);
+    EXPECT_GT(k.resent_failover + k.resent_timer + k.resent_fast + k.resent_recovery, 0u);
     EXPECT_FALSE(c.e(0).peer_failed(1));
     EXPECT_EQ(c.e(0).unacked_frags(), 0u);
 }
