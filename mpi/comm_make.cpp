@@ -24,6 +24,7 @@
 #include "mpi/comm_make.h"
 
 #include "mpi/comm_coll.h"
+#include "mpi/ft_comm.h"
 #include "mpi/comm_ctx.h"
 #include "mpi/ftmpi.h"
 #include "mpi/state.h"
@@ -47,10 +48,12 @@ int no_context(Comm* parent, const char* fn)
                  context_used_count(), kContextPairs);
 }
 
-int phase_failed(Comm* parent, int e, const char* fn)
+// `why`: what went wrong, when more is known than the error class.
+int phase_failed(Comm* parent, int e, const char* fn, const char* why = nullptr)
 {
-    return raise(parent, e, fn, "the agreement among the members of %s failed",
-                 parent->display_name().c_str());
+    return raise(parent, e, fn, "the agreement among the members of %s failed%s%s",
+                 parent->display_name().c_str(), why != nullptr ? ": " : "",
+                 why != nullptr ? why : "");
 }
 
 // An attempt whose candidate some member could not reserve (comm_ctx.h):
@@ -153,8 +156,14 @@ int unconfirmed(int e, Comm* parent, const char* fn)
     return e == kRetry ? kRetry : phase_failed(parent, e, fn);
 }
 
-int intra_agree(Comm* c, ContextMask& mask)
+// The AND of the members' context masks. `why` is set when the error class
+// alone does not say what happened.
+int intra_agree(Comm* c, ContextMask& mask, const char** why)
 {
+    if (ft_enabled() && !ftmpi_on()) {
+        // ULFM: a uniform result even when a member dies during it.
+        return ft_agree_words(c, mask.data(), kContextWords, why);
+    }
     Phase ph(c);
     ph.allreduce_band(local_members(c), mask.data(), kContextWords);
     return ph.run();
@@ -203,8 +212,8 @@ int make_dup(Comm* parent, Comm** out, const char* fn, int attempt)
         if (int e = inter_exchange(parent, mask, none, none)) {
             return phase_failed(parent, e, fn);
         }
-    } else if (int e = intra_agree(parent, mask)) {
-        return phase_failed(parent, e, fn);
+    } else if (const char* why = nullptr; int e = intra_agree(parent, mask, &why)) {
+        return phase_failed(parent, e, fn, why);
     }
     int pair = context_pick(mask, context_key(parent->ctx_pair, 0), attempt);
     if (pair < 0) {
@@ -232,9 +241,9 @@ int make_intra(Comm* parent, Group* group, Comm** out, const char* fn, int attem
         }
     };
     ContextMask mask = context_contribution(member);
-    if (int e = intra_agree(parent, mask)) {
+    if (const char* why = nullptr; int e = intra_agree(parent, mask, &why)) {
         drop();
-        return phase_failed(parent, e, fn);
+        return phase_failed(parent, e, fn, why);
     }
     int pair = context_pick(mask, context_key(parent->ctx_pair, 0), attempt);
     if (pair < 0) {

@@ -82,6 +82,20 @@ std::string ft_failed_text(const Comm* c);
 // most `room` characters; empty without fault tolerance or failures.
 std::string ft_failure_note(std::size_t room);
 
+// ULFM: the AND of `n` words over the members of c by the fault-tolerant
+// agreement (ft/agree.h) instead of an allreduce, for the communicator
+// constructors: the result is the same at every member, even when a member
+// dies during the call after some others already returned (an allreduce
+// interrupted by the failure failed at some members only, and the new
+// communicator existed at some and not at others). Every member takes
+// part. Not raised: MPI_SUCCESS; MPIX_ERR_REVOKED when some member knew c
+// revoked; MPIX_ERR_PROC_FAILED when some member knew of a failed member of
+// c, or a member failed before it contributed (one that contributed and
+// died after is in the new communicator, and later operations with it
+// fail); MPI_ERR_OTHER with `why` when other members called
+// MPIX_Comm_agree or shrink in the same place.
+int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why);
+
 // Checks at the start of an operation on c; MPI_SUCCESS or the error raised.
 int ft_check_p2p(Comm* c, const char* fn);   // revoked
 int ft_check_coll(Comm* c, const char* fn);  // revoked, or a member failed

@@ -44,6 +44,7 @@ namespace {
 // for each other in what they do next.
 constexpr std::uint32_t kKindAgree = 1;
 constexpr std::uint32_t kKindShrink = 2;
+constexpr std::uint32_t kKindCreate = 4; // a communicator constructor (ft_agree_words)
 
 bool mixed_calls(const ft::AgreeOutcome& o, std::uint32_t mine)
 {
@@ -51,11 +52,14 @@ bool mixed_calls(const ft::AgreeOutcome& o, std::uint32_t mine)
 }
 
 constexpr const char* kMixedAgree =
-    "other members called MPIX_Comm_shrink (or ishrink) where this one called agree: the "
-    "program called different collectives on the communicator";
+    "other members called MPIX_Comm_shrink (or ishrink) or a communicator constructor where this "
+    "one called agree: the program called different collectives on the communicator";
 constexpr const char* kMixedShrink =
-    "other members called MPIX_Comm_agree (or iagree) where this one called shrink: the "
-    "program called different collectives on the communicator";
+    "other members called MPIX_Comm_agree (or iagree) or a communicator constructor where this "
+    "one called shrink: the program called different collectives on the communicator";
+constexpr const char* kMixedCreate =
+    "other members called MPIX_Comm_agree or shrink (or their nonblocking forms) where this one "
+    "created a communicator: the program called different collectives on the communicator";
 
 // Starts the agreement behind agree (flag) and shrink (the context mask).
 int agreement_start(Comm* c, const ft::AgreeValue& mine)
@@ -188,6 +192,43 @@ int shrink_make(Comm* c, const ft::AgreeOutcome& o, const std::vector<int>& fail
     *out = n->handle;
     return MPI_SUCCESS;
 }
+
+} // namespace
+
+int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why)
+{
+    // Every member takes part, whatever it knows: one that returned at once
+    // (a failure or a revoke it had heard of) would leave the others waiting
+    // in the agreement for its contribution. What each knew goes into the
+    // flag, so that all decide alike: bit 0 "no member failed", bit 1 "not
+    // revoked".
+    ft::AgreeValue v;
+    v.flag = (c->ft_failed.empty() ? 1u : 0u) | (c->revoked ? 0u : 2u);
+    v.kinds = kKindCreate;
+    v.mask.assign(words, words + n);
+    ft::Agreements& a = *ft_machinery().agreements;
+    const int h = agreement_start(c, v);
+    state().engine.wait([&] { return a.done(h); });
+    const ft::AgreeOutcome o = a.outcome(h);
+    a.finish(h);
+    if (mixed_calls(o, kKindCreate) || o.value.mask.size() != static_cast<std::size_t>(n)) {
+        *why = kMixedCreate;
+        return MPI_ERR_OTHER;
+    }
+    if ((o.value.flag & 2u) == 0) {
+        return kErrRevoked;
+    }
+    // A member that failed before it contributed: the constructor fails at
+    // every member. One that contributed and died after (it may have
+    // returned already, with the new communicator): it succeeds everywhere.
+    if ((o.value.flag & 1u) == 0 || !o.failed.empty()) {
+        return kErrProcFailed;
+    }
+    std::copy(o.value.mask.begin(), o.value.mask.end(), words);
+    return MPI_SUCCESS;
+}
+
+namespace {
 
 // Progress for the nonblocking forms: finishes each operation whose
 // agreement is done.
