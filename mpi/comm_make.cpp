@@ -273,7 +273,22 @@ int make_split(Comm* parent, int color, int key, Comm** out, const char* fn, int
     Words local(2 * static_cast<std::size_t>(parent->size()));
     Words remote;
     Members lm = local_members(parent);
-    if (!parent->inter()) {
+    if (!parent->inter() && ft_enabled() && !ftmpi_on()) {
+        // ULFM: the colours by an allgather, which a failure may cut at
+        // some members only; then every member, whether its allgather
+        // ended or not, takes part in the agreement on the context (what
+        // it saw ANDed in), so that all succeed or all fail alike.
+        int e = MPI_SUCCESS;
+        {
+            Phase ph(parent);
+            ph.allgather(lm, mine, 2, local.data());
+            e = ph.run();
+        }
+        const char* why = nullptr;
+        if (int ea = ft_agree_words(parent, mask.data(), kContextWords, &why, e)) {
+            return phase_failed(parent, ea, fn, why);
+        }
+    } else if (!parent->inter()) {
         Phase ph(parent);
         ph.allgather(lm, mine, 2, local.data());
         ph.fence();

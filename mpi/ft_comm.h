@@ -93,8 +93,11 @@ std::string ft_failure_note(std::size_t room);
 // c, or a member failed before it contributed (one that contributed and
 // died after is in the new communicator, and later operations with it
 // fail); MPI_ERR_OTHER with `why` when other members called
-// MPIX_Comm_agree or shrink in the same place.
-int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why);
+// MPIX_Comm_agree or shrink in the same place. `local_error`: what an
+// earlier step of the constructor raised here (MPIX_ERR_REVOKED counts as a
+// revoke, any other class as a failure), so that every member fails alike.
+int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why,
+                   int local_error = MPI_SUCCESS);
 
 // Checks at the start of an operation on c; MPI_SUCCESS or the error raised.
 int ft_check_p2p(Comm* c, const char* fn);   // revoked

@@ -195,7 +195,7 @@ int shrink_make(Comm* c, const ft::AgreeOutcome& o, const std::vector<int>& fail
 
 } // namespace
 
-int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why)
+int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why, int local_error)
 {
     // Every member takes part, whatever it knows: one that returned at once
     // (a failure or a revoke it had heard of) would leave the others waiting
@@ -203,7 +203,9 @@ int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why)
     // flag, so that all decide alike: bit 0 "no member failed", bit 1 "not
     // revoked".
     ft::AgreeValue v;
-    v.flag = (c->ft_failed.empty() ? 1u : 0u) | (c->revoked ? 0u : 2u);
+    const bool revoked = c->revoked || local_error == kErrRevoked;
+    const bool failed = !c->ft_failed.empty() || (local_error != MPI_SUCCESS && !revoked);
+    v.flag = (failed ? 0u : 1u) | (revoked ? 0u : 2u);
     v.kinds = kKindCreate;
     v.mask.assign(words, words + n);
     ft::Agreements& a = *ft_machinery().agreements;

@@ -4,8 +4,9 @@
  * np >= 3; arguments: rounds, seed).
  *
  * Each round, on the survivors' communicator `cur` (MPI_COMM_WORLD at
- * first), a seeded victim (never rank 0 of cur) calls MPI_Comm_dup (odd
- * rounds: MPI_Comm_create of the whole group) and dies as soon as the call
+ * first), a seeded victim (never rank 0 of cur) calls MPI_Comm_dup (rounds
+ * 1, 4, ...: MPI_Comm_create of the whole group; rounds 2, 5, ...:
+ * MPI_Comm_split with one colour) and dies as soon as the call
  * returns, or a seeded 0-2 ms before its call; the others call it too.
  * MPICH's ft/agree_shrink does the first (the others' dup failed there in 14
  * runs of 20 when the constructor was an allreduce that the failure
@@ -19,10 +20,17 @@
  */
 #include "fttest.h"
 
+static const char* const kWhat[3] = {"dup", "create", "split"};
+
 static int make(MPI_Comm cur, int round, MPI_Comm* out)
 {
-    if (round % 2 == 0) {
+    if (round % 3 == 0) {
         return MPI_Comm_dup(cur, out);
+    }
+    if (round % 3 == 2) {
+        int me;
+        MPI_Comm_rank(cur, &me);
+        return MPI_Comm_split(cur, 0, me, out);
     }
     MPI_Group g;
     MPI_Comm_group(cur, &g);
@@ -65,13 +73,15 @@ int main(int argc, char** argv)
         }
         const int cls = ft_class(rc);
         if (!before) {
-            FT_CLASS(rc, MPI_SUCCESS, round % 2 == 0 ? "dup, the victim died after it"
-                                                     : "create, the victim died after it");
+            char what[64];
+            snprintf(what, sizeof what, "round %d: %s, the victim died after it", round,
+                     kWhat[round % 3]);
+            FT_CLASS(rc, MPI_SUCCESS, what);
         } else {
             MT_CHECK(cls == MPI_SUCCESS || cls == MPIX_ERR_PROC_FAILED ||
                          cls == MPIX_ERR_REVOKED,
-                     "round %d: constructor with the victim dead before it: %s", round,
-                     mt_errname(rc));
+                     "round %d: %s with the victim dead before it: %s", round,
+                     kWhat[round % 3], mt_errname(rc));
         }
         /* The same result everywhere: agree on "I succeeded" and on "I
          * failed" (both ANDs must not be 0 and 0). The agreement raises
@@ -84,8 +94,8 @@ int main(int argc, char** argv)
         MT_CHECK((rca == MPI_SUCCESS || ft_class(rca) == MPIX_ERR_PROC_FAILED) &&
                      (rcb == MPI_SUCCESS || ft_class(rcb) == MPIX_ERR_PROC_FAILED),
                  "round %d: agree: %s / %s", round, mt_errname(rca), mt_errname(rcb));
-        MT_CHECK(ok || bad, "round %d: the constructor succeeded at some survivors only",
-                 round);
+        MT_CHECK(ok || bad, "round %d: %s succeeded at some survivors only", round,
+                 kWhat[round % 3]);
         MPI_Comm next = MPI_COMM_NULL;
         if (made != MPI_COMM_NULL) {
             MPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN);
