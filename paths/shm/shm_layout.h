@@ -19,7 +19,10 @@
 // counter; the receiver reads `rings` on every poll (one line that changes
 // only when a new sender comes) and, when it moved, adds the new bits'
 // FIFOs to the ones it polls. Setting a bit twice is harmless, so a
-// replaced process (FT-MPI REBUILD) just announces itself again.
+// replaced process (FT-MPI REBUILD) just announces itself again. The
+// doorbell's head also carries the owner's pid and the address of a word a
+// peer reads to learn whether single copy works (no bootstrap key: every
+// rank would otherwise receive every other rank's probe at the fence).
 #pragma once
 
 #include "paths/shm/shm_fifo.h"
@@ -34,6 +37,11 @@ inline constexpr std::uint64_t kSegMagic = 0x756c6d7069736d32ULL; // "ulmpism2"
 
 struct alignas(kSlotBytes) DoorbellHead {
     std::atomic<std::uint64_t> rings; // bumped after a sender sets its bit
+    // Written by the owner in connect(), read by a peer after the next
+    // fence: where a peer tests whether it may read the owner's memory
+    // (process_vm_readv; 0: no process holds this region).
+    std::atomic<std::uint64_t> pid;
+    std::atomic<std::uint64_t> probe_addr;
 };
 static_assert(sizeof(DoorbellHead) == kSlotBytes);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);

@@ -142,7 +142,7 @@ Status ShmPath::attach_segment()
     return Errc::ok;
 }
 
-Status ShmPath::open(rt::Bootstrap& boot)
+Status ShmPath::open(rt::Bootstrap&)
 {
     if (job_.spawned) {
         // A spawned process (MPI_Comm_spawn): the segment is the job's, and
@@ -170,12 +170,10 @@ Status ShmPath::open(rt::Bootstrap& boot)
         h->region_bytes = layout_.region_size();
         h->magic = shm::kSegMagic;
     }
-    std::uint64_t probe[2] = {static_cast<std::uint64_t>(::getpid()),
-                              reinterpret_cast<std::uint64_t>(&g_cma_probe)};
-    return boot.put("shm.probe", probe, sizeof probe);
+    return Errc::ok;
 }
 
-Status ShmPath::connect(rt::Bootstrap& boot)
+Status ShmPath::connect(rt::Bootstrap&)
 {
     if (me_ != 0 && job_.incarnation == 0 && !job_.spawned) {
         if (Status st = attach_segment(); !st.ok()) {
@@ -194,6 +192,8 @@ Status ShmPath::connect(rt::Bootstrap& boot)
     doorbell_ = reinterpret_cast<shm::DoorbellHead*>(at(layout_.doorbell_offset(me_)));
     doorbell_bits_ = reinterpret_cast<std::atomic<std::uint64_t>*>(
         at(layout_.doorbell_offset(me_) + sizeof(shm::DoorbellHead)));
+    doorbell_->probe_addr.store(reinterpret_cast<std::uint64_t>(&g_cma_probe), std::memory_order_relaxed);
+    doorbell_->pid.store(static_cast<std::uint64_t>(::getpid()), std::memory_order_release);
     active_.assign(layout_.local_size, 0);
     nactive_.store(0, std::memory_order_relaxed);
     rings_seen_.store(0, std::memory_order_relaxed);
@@ -208,6 +208,14 @@ Status ShmPath::connect(rt::Bootstrap& boot)
     lent_[0].assign(layout_.small_count, -1);
     lent_[1].assign(layout_.large_count, -1);
 
+    info_.has_get = false; // until connected() has tested it
+    describe_ = std::string("shm: ") + std::to_string(layout_.local_size) + " local ranks";
+    open_ = true;
+    return Errc::ok;
+}
+
+Status ShmPath::connected(rt::Bootstrap&)
+{
     // Single copy works only if we can read the local peers' memory. The
     // kernel decides that from the credentials of the two processes and
     // its ptrace policy, which are the same for every pair of ranks that
@@ -218,18 +226,19 @@ Status ShmPath::connect(rt::Bootstrap& boot)
     std::string why = cma ? "" : "switched off by ULMPI_SHM_SINGLE_COPY";
     for (std::uint32_t step = 1; cma && step < layout_.local_size; ++step) {
         const std::uint32_t j = (me_ + step) % layout_.local_size;
-        std::vector<std::byte> v;
-        const bool have = boot.get(locals_[j].rank, "shm.probe", v).ok();
-        if (!have && job_.is_spawn_slot(locals_[j].rank)) {
+        // Every process wrote its probe in connect(), before the fence
+        // that precedes this call.
+        const auto* head = reinterpret_cast<const shm::DoorbellHead*>(at(layout_.doorbell_offset(j)));
+        const auto pid = static_cast<pid_t>(head->pid.load(std::memory_order_acquire));
+        const std::uint64_t addr = head->probe_addr.load(std::memory_order_relaxed);
+        if (pid == 0 && job_.is_spawn_slot(locals_[j].rank)) {
             continue; // a spawn slot without a process (yet)
         }
-        if (!have || v.size() != 2 * sizeof(std::uint64_t)) {
+        if (pid == 0) {
             cma = false;
             why = "peer did not publish its probe";
             break;
         }
-        auto pid = static_cast<pid_t>(load<std::uint64_t>(v.data()));
-        auto addr = load<std::uint64_t>(v.data() + 8);
         std::uint64_t got = 0;
         iovec liov{&got, sizeof got};
         iovec riov{reinterpret_cast<void*>(addr), sizeof got};
@@ -244,12 +253,7 @@ Status ShmPath::connect(rt::Bootstrap& boot)
     info_.get_max = cma_max_param.get();
     describe_ = std::string("shm: ") + std::to_string(layout_.local_size) + " local ranks, " +
                 (cma ? "single copy by process_vm_readv" : "copy in/out (" + why + ")");
-    open_ = true;
-    return Errc::ok;
-}
 
-Status ShmPath::connected(rt::Bootstrap&)
-{
     // Everyone on this host has attached: the name can go now, so nothing is
     // left in /dev/shm however the job ends. Unless a respawned process may
     // have to attach later, or a spawned one (the launcher removes the name
