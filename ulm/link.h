@@ -30,6 +30,7 @@
 #include "ulm/wire.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace ulmpi::ulm {
@@ -94,7 +95,11 @@ public:
     bool paced = false;            // a network rail: bulk data kept under its in-flight cap
                                    // even when it is the only rail (rail_cap)
 
-    Rail rails[kMaxRails];
+    // The paths that reach the peer, allocated when the link is bound with
+    // room for exactly those (one, between two ranks of a host): a job's
+    // links cost memory per peer, and 8 rails inline were 1.7 KB of each.
+    // The fast path goes through ctrl_ and bulk_rail(), not this array.
+    std::unique_ptr<Rail[]> rails;
     int nrails = 0;
 
     // Sender side.
@@ -170,7 +175,7 @@ public:
         }
         return nullptr;
     }
-    int index_of(const Rail* r) const { return static_cast<int>(r - rails); }
+    int index_of(const Rail* r) const { return static_cast<int>(r - rails.get()); }
     std::uint64_t rail_cap(const Rail& r) const;
     // A paced rail that holds its cap: `bytes` more would only lengthen the
     // queue before the slowest link on the way (or before a receiver that

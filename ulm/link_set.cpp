@@ -150,8 +150,14 @@ void LinkSet::bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& path
     const std::string& rel = reliability_param.get();
     const std::string& sum = checksum_param.get();
     const bool stripe = stripe_param.get() == "on";
+    int reach = 0;
     for (const auto& p : paths) {
-        if (!p->can_reach(l.rank) || l.nrails >= Link::kMaxRails) {
+        reach += p->can_reach(l.rank) ? 1 : 0;
+    }
+    reach = std::min(reach, Link::kMaxRails);
+    l.rails = reach > 0 ? std::make_unique<Rail[]>(static_cast<std::size_t>(reach)) : nullptr;
+    for (const auto& p : paths) {
+        if (!p->can_reach(l.rank) || l.nrails >= reach) {
             continue;
         }
         const path::PathInfo& info = p->info();

@@ -32,6 +32,10 @@ const rt::SizeParam cma_max_param{
     "shm_single_copy_max", 2 * 1024 * 1024,
     "largest message read straight from the sender; larger ones stream through shared fragments (0: no limit)"};
 
+// What progress() reads before connect() (and after a failed one): a
+// doorbell nobody rings, so the poll needs no test of its own.
+shm::DoorbellHead g_silent_doorbell{};
+
 // Each rank publishes the address of this word; peers read it back with
 // process_vm_readv to learn whether single copy is allowed here.
 volatile std::uint64_t g_cma_probe = 0x636d6170726f6265ULL;
@@ -80,7 +84,7 @@ template <class T> T load(const std::byte* p)
 
 } // namespace
 
-ShmPath::ShmPath(const rt::JobInfo& job) : job_(job)
+ShmPath::ShmPath(const rt::JobInfo& job) : job_(job), doorbell_(&g_silent_doorbell)
 {
     local_of_.assign(job.node_of_rank.size(), -1);
     for (std::size_t r = 0; r < job.node_of_rank.size(); ++r) {
@@ -138,7 +142,7 @@ Status ShmPath::attach_segment()
     return Errc::ok;
 }
 
-Status ShmPath::open(rt::Bootstrap& boot)
+Status ShmPath::open(rt::Bootstrap&)
 {
     if (job_.spawned) {
         // A spawned process (MPI_Comm_spawn): the segment is the job's, and
@@ -154,7 +158,8 @@ Status ShmPath::open(rt::Bootstrap& boot)
         if (Status st = attach_segment(); !st.ok()) {
             return st;
         }
-        std::memset(at(layout_.region_offset(me_)), 0, layout_.region_size());
+        // (Its FIFOs and doorbell; what its buffers hold does not matter.)
+        std::memset(at(layout_.region_offset(me_)), 0, layout_.fifos_size() + layout_.doorbell_size());
     } else if (me_ == 0) {
         if (Status st = seg_.create(seg_name_, layout_.total_size()); !st.ok()) {
             return st;
@@ -165,27 +170,33 @@ Status ShmPath::open(rt::Bootstrap& boot)
         h->region_bytes = layout_.region_size();
         h->magic = shm::kSegMagic;
     }
-    std::uint64_t probe[2] = {static_cast<std::uint64_t>(::getpid()),
-                              reinterpret_cast<std::uint64_t>(&g_cma_probe)};
-    return boot.put("shm.probe", probe, sizeof probe);
+    return Errc::ok;
 }
 
-Status ShmPath::connect(rt::Bootstrap& boot)
+Status ShmPath::connect(rt::Bootstrap&)
 {
     if (me_ != 0 && job_.incarnation == 0 && !job_.spawned) {
         if (Status st = attach_segment(); !st.ok()) {
             return st;
         }
     }
-    // Touch my own region first so its pages are local to me.
-    std::memset(at(layout_.region_offset(me_) + layout_.fifos_size()), 0,
-                layout_.smalls_size() + layout_.larges_size());
-
+    // Nothing of my region is touched here (shm_layout.h): its pages come
+    // when I first write a FIFO or a buffer, on my NUMA node.
     for (std::uint32_t j = 0; j < layout_.local_size; ++j) {
         Local& l = locals_[j];
         l.to = shm::FifoWriter(at(layout_.fifo_offset(me_, j)), layout_.fifo_slots);
         l.from = shm::FifoReader(at(layout_.fifo_offset(j, me_)), layout_.fifo_slots);
+        l.announced = false;
+        l.polled = false;
     }
+    doorbell_ = reinterpret_cast<shm::DoorbellHead*>(at(layout_.doorbell_offset(me_)));
+    doorbell_bits_ = reinterpret_cast<std::atomic<std::uint64_t>*>(
+        at(layout_.doorbell_offset(me_) + sizeof(shm::DoorbellHead)));
+    doorbell_->probe_addr.store(reinterpret_cast<std::uint64_t>(&g_cma_probe), std::memory_order_relaxed);
+    doorbell_->pid.store(static_cast<std::uint64_t>(::getpid()), std::memory_order_release);
+    active_.assign(layout_.local_size, 0);
+    nactive_.store(0, std::memory_order_relaxed);
+    rings_seen_.store(0, std::memory_order_relaxed);
     free_small_.clear();
     free_large_.clear();
     for (std::uint32_t i = layout_.small_count; i-- > 0;) {
@@ -197,25 +208,37 @@ Status ShmPath::connect(rt::Bootstrap& boot)
     lent_[0].assign(layout_.small_count, -1);
     lent_[1].assign(layout_.large_count, -1);
 
-    // Single copy works only if we can read every local peer's memory.
+    info_.has_get = false; // until connected() has tested it
+    describe_ = std::string("shm: ") + std::to_string(layout_.local_size) + " local ranks";
+    open_ = true;
+    return Errc::ok;
+}
+
+Status ShmPath::connected(rt::Bootstrap&)
+{
+    // Single copy works only if we can read the local peers' memory. The
+    // kernel decides that from the credentials of the two processes and
+    // its ptrace policy, which are the same for every pair of ranks that
+    // one launcher started, so one peer (the next on this host) answers
+    // for all of them: testing every peer cost each rank a system call per
+    // local rank, the host one per pair.
     bool cma = cma_param.get();
     std::string why = cma ? "" : "switched off by ULMPI_SHM_SINGLE_COPY";
-    for (std::uint32_t j = 0; cma && j < layout_.local_size; ++j) {
-        if (j == me_) {
-            continue;
-        }
-        std::vector<std::byte> v;
-        const bool have = boot.get(locals_[j].rank, "shm.probe", v).ok();
-        if (!have && job_.is_spawn_slot(locals_[j].rank)) {
+    for (std::uint32_t step = 1; cma && step < layout_.local_size; ++step) {
+        const std::uint32_t j = (me_ + step) % layout_.local_size;
+        // Every process wrote its probe in connect(), before the fence
+        // that precedes this call.
+        const auto* head = reinterpret_cast<const shm::DoorbellHead*>(at(layout_.doorbell_offset(j)));
+        const auto pid = static_cast<pid_t>(head->pid.load(std::memory_order_acquire));
+        const std::uint64_t addr = head->probe_addr.load(std::memory_order_relaxed);
+        if (pid == 0 && job_.is_spawn_slot(locals_[j].rank)) {
             continue; // a spawn slot without a process (yet)
         }
-        if (!have || v.size() != 2 * sizeof(std::uint64_t)) {
+        if (pid == 0) {
             cma = false;
             why = "peer did not publish its probe";
             break;
         }
-        auto pid = static_cast<pid_t>(load<std::uint64_t>(v.data()));
-        auto addr = load<std::uint64_t>(v.data() + 8);
         std::uint64_t got = 0;
         iovec liov{&got, sizeof got};
         iovec riov{reinterpret_cast<void*>(addr), sizeof got};
@@ -224,17 +247,13 @@ Status ShmPath::connect(rt::Bootstrap& boot)
             cma = false;
             why = std::string("process_vm_readv: ") + (n < 0 ? std::strerror(errno) : "short read");
         }
+        break; // one process tested answers for all (above)
     }
     info_.has_get = cma;
     info_.get_max = cma_max_param.get();
     describe_ = std::string("shm: ") + std::to_string(layout_.local_size) + " local ranks, " +
                 (cma ? "single copy by process_vm_readv" : "copy in/out (" + why + ")");
-    open_ = true;
-    return Errc::ok;
-}
 
-Status ShmPath::connected(rt::Bootstrap&)
-{
     // Everyone on this host has attached: the name can go now, so nothing is
     // left in /dev/shm however the job ends. Unless a respawned process may
     // have to attach later, or a spawned one (the launcher removes the name
@@ -259,6 +278,7 @@ Status ShmPath::reset_peer(int peer)
     l.to = shm::FifoWriter(at(layout_.fifo_offset(me_, ju)), layout_.fifo_slots);
     l.from = shm::FifoReader(at(layout_.fifo_offset(ju, me_)), layout_.fifo_slots);
     l.ready = false;
+    l.announced = false; // the new process starts with an empty doorbell
     pending_returns_ -= static_cast<std::uint32_t>(l.returns.size());
     l.returns.clear(); // its buffers are gone with it
     // My buffers it had not given back are mine again.
@@ -333,9 +353,47 @@ bool ShmPath::flush_returns(Local& l)
     return l.returns.empty();
 }
 
+// Called with l.tx held, before the first slot written to local peer j.
+void ShmPath::announce(Local& l, std::uint32_t j)
+{
+    const std::size_t db = layout_.doorbell_offset(j);
+    auto* head = reinterpret_cast<shm::DoorbellHead*>(at(db));
+    auto* bits = reinterpret_cast<std::atomic<std::uint64_t>*>(at(db + sizeof(shm::DoorbellHead)));
+    bits[me_ / 64].fetch_or(std::uint64_t{1} << (me_ % 64), std::memory_order_relaxed);
+    head->rings.fetch_add(1, std::memory_order_release);
+    l.announced = true;
+}
+
+// A sender rang: poll the FIFOs of the bits not seen yet.
+void ShmPath::answer_doorbell()
+{
+    rt::OptGuard g(doorbell_lock_);
+    const std::uint64_t rings = doorbell_->rings.load(std::memory_order_acquire);
+    if (rings == rings_seen_.load(std::memory_order_relaxed)) {
+        return; // another thread answered it
+    }
+    std::uint32_t n = nactive_.load(std::memory_order_relaxed);
+    for (std::size_t w = 0; w < layout_.doorbell_words(); ++w) {
+        std::uint64_t word = doorbell_bits_[w].load(std::memory_order_relaxed);
+        while (word != 0) {
+            const auto j = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(word)));
+            word &= word - 1;
+            if (j < layout_.local_size && j != me_ && !locals_[j].polled) {
+                locals_[j].polled = true;
+                active_[n++] = j;
+            }
+        }
+    }
+    nactive_.store(n, std::memory_order_release);
+    rings_seen_.store(rings, std::memory_order_relaxed);
+}
+
 void ShmPath::return_frag(Local& l, const shm::FragRef& ref)
 {
     rt::OptGuard g(l.tx);
+    if (!l.announced) [[unlikely]] {
+        announce(l, static_cast<std::uint32_t>(&l - locals_.data()));
+    }
     if (l.returns.empty()) {
         if (shm::Slot* s = l.to.reserve()) {
             std::memcpy(s->data, &ref, sizeof ref);
@@ -357,6 +415,9 @@ bool ShmPath::acquire(int peer, std::size_t len, TxBuffer& out)
     // Held until commit() (ULM commits every buffer it acquired), so a
     // buffer return from another thread's poll cannot take the slot.
     l.tx.lock();
+    if (!l.announced) [[unlikely]] {
+        announce(l, static_cast<std::uint32_t>(&l - locals_.data()));
+    }
     if (!l.returns.empty() && !flush_returns(l)) {
         l.tx.unlock();
         bump(counters_.send_again);
@@ -434,12 +495,14 @@ int ShmPath::progress(Sink& sink)
             }
         }
     }
-    const std::uint32_t count = layout_.local_size;
+    if (doorbell_->rings.load(std::memory_order_relaxed) !=
+        rings_seen_.load(std::memory_order_relaxed)) [[unlikely]] {
+        answer_doorbell();
+    }
+    const std::uint32_t count = nactive_.load(std::memory_order_acquire);
     const bool fine = rt::fine_locks();
-    for (std::uint32_t j = 0; j < count; ++j) {
-        if (j == me_) {
-            continue;
-        }
+    for (std::uint32_t a = 0; a < count; ++a) {
+        const std::uint32_t j = active_[a];
         Local& l = locals_[j];
         if (!l.ready) [[unlikely]] {
             continue;

@@ -3,7 +3,8 @@
 // (header + payload) travel inside a FIFO slot; larger ones in a buffer of
 // the sender's region, referenced from the slot and handed back by the
 // receiver through its own FIFO towards the sender (every FIFO keeps a
-// single writer). Large rendezvous messages are read once, straight from the
+// single writer). A rank polls only the FIFOs of the peers that rang its
+// doorbell (shm_layout.h). Large rendezvous messages are read once, straight from the
 // sender's memory, with process_vm_readv where the kernel allows it.
 #pragma once
 
@@ -41,6 +42,8 @@ public:
 
     // Whether process_vm_readv works between the ranks of this host.
     bool single_copy() const { return info_.has_get; }
+    // How many local peers' FIFOs progress() polls (those that rang).
+    std::uint32_t polled_peers() const { return nactive_.load(std::memory_order_relaxed); }
     // Threads (rt::fine_locks): each local peer's FIFO towards us is read by
     // one thread at a time (a poller that finds it busy skips it), its FIFO
     // from us is written under a lock held from acquire() to commit() and
@@ -54,6 +57,8 @@ private:
         shm::FifoReader from;            // its FIFO towards me
         std::vector<shm::FragRef> returns; // buffers to hand back when `to` has room
         bool ready = true;               // false while the peer is being replaced
+        bool announced = false;          // my bit is set in its doorbell (under tx)
+        bool polled = false;             // its FIFO is in active_ (under doorbell_lock_)
         rt::OptMutex rx;                 // reading `from` (try-locked by pollers)
         rt::OptMutex tx;                 // writing `to` and `returns`
     };
@@ -64,6 +69,8 @@ private:
     }
     std::byte* at(std::size_t offset) const { return static_cast<std::byte*>(seg_.base()) + offset; }
     Status attach_segment();
+    void announce(Local& l, std::uint32_t j);
+    void answer_doorbell();
     void return_frag(Local& l, const shm::FragRef& ref);
     bool flush_returns(Local& l);
 
@@ -82,6 +89,15 @@ private:
     // sent to and not yet given back, or -1 (reset_peer takes them back).
     std::vector<std::int32_t> lent_[2];
     std::atomic<std::uint32_t> pending_returns_{0}; // total entries in Local::returns
+    // The peers whose FIFOs towards me I poll (local indices, the first
+    // nactive_ entries; sized for all, so a poller in another thread reads
+    // it while answer_doorbell() appends), and the doorbell they rang.
+    std::vector<std::uint32_t> active_;
+    std::atomic<std::uint32_t> nactive_{0};
+    shm::DoorbellHead* doorbell_; // set in the constructor, then by connect()
+    std::atomic<std::uint64_t>* doorbell_bits_ = nullptr;
+    std::atomic<std::uint64_t> rings_seen_{0}; // written under doorbell_lock_
+    rt::OptMutex doorbell_lock_;
     std::string describe_;
     bool open_ = false;
 };

@@ -47,6 +47,13 @@ void check_layout(const SegmentLayout& l)
             pieces.push_back(
                 {off, off + l.fifo_size(), "fifo " + std::to_string(s) + "->" + std::to_string(r)});
         }
+        const std::size_t db = l.doorbell_offset(s);
+        EXPECT_EQ(db % kSlotBytes, 0u) << "doorbell " << s;
+        EXPECT_GE(db, region);
+        EXPECT_LE(db + sizeof(DoorbellHead) + l.doorbell_words() * 8, region + l.region_size());
+        EXPECT_GE(l.doorbell_words() * 64, l.local_size) << "a bit for every local rank";
+        pieces.push_back({db, db + sizeof(DoorbellHead) + l.doorbell_words() * 8,
+                          "doorbell " + std::to_string(s)});
         for (std::uint32_t i = 0; i < l.small_count; ++i) {
             std::size_t off = l.frag_offset(s, 0, i);
             EXPECT_EQ(off % 64, 0u);
@@ -76,7 +83,7 @@ void check_layout(const SegmentLayout& l)
 
 TEST(SegmentLayout, pieces_do_not_overlap_and_are_aligned)
 {
-    for (std::uint32_t local : {1u, 2u, 3u, 8u}) {
+    for (std::uint32_t local : {1u, 2u, 3u, 8u, 64u, 65u}) {
         for (std::uint32_t slots : {2u, 64u, 1024u}) {
             SCOPED_TRACE(testing::Message() << "local " << local << " slots " << slots);
             check_layout(make(local, slots, 128, 4224, 32, 65664));
@@ -90,6 +97,7 @@ TEST(SegmentLayout, region_size_is_whole_pages)
 {
     SegmentLayout l = make(3, 64, 5, 192, 3, 4160);
     EXPECT_EQ(l.fifos_size() % SegmentLayout::kPage, 0u);
+    EXPECT_EQ(l.doorbell_size() % SegmentLayout::kPage, 0u);
     EXPECT_EQ(l.smalls_size() % SegmentLayout::kPage, 0u);
     EXPECT_EQ(l.larges_size() % SegmentLayout::kPage, 0u);
     EXPECT_EQ(l.total_size(), l.header_size() + 3 * l.region_size());

@@ -342,6 +342,59 @@ TEST(ShmPath, full_ring_answers_again_and_recovers_without_loss)
     EXPECT_EQ(child, 0);
 }
 
+TEST(ShmPath, a_peer_is_polled_only_once_it_rang_and_nothing_sent_before_is_lost)
+{
+    ShmConfig cfg(16, 8, 4, 1024, 8192);
+    int child = run_pair([&](SocketBootstrap& boot) -> int {
+        const int me = boot.job().rank;
+        const int peer = 1 - me;
+        auto path = wire_up(boot);
+        if (!path) {
+            return 1;
+        }
+        Checker chk(peer);
+        for (int k = 0; k < 10; ++k) {
+            poll(*path, chk.sink);
+        }
+        EXPECT_EQ(path->polled_peers(), 0u) << "rank " << me << " polls a peer that never sent";
+        if (!boot.fence().ok()) {
+            return 1;
+        }
+        if (me == 1) {
+            // Three fragments (inline, small buffer, large buffer) before the
+            // receiver looks: all of them must arrive once it does.
+            EXPECT_TRUE(try_send(*path, peer, me, 0, 40));
+            EXPECT_TRUE(try_send(*path, peer, me, 1, 600));
+            EXPECT_TRUE(try_send(*path, peer, me, 2, 5000));
+        }
+        if (!boot.fence().ok()) {
+            return 1;
+        }
+        Deadline d(20);
+        if (me == 0) {
+            while (chk.next < 3 && !d.passed()) {
+                poll(*path, chk.sink);
+            }
+            EXPECT_EQ(chk.next, 3u);
+            EXPECT_EQ(chk.bad, 0u);
+            EXPECT_EQ(path->polled_peers(), 1u);
+        }
+        if (!boot.fence().ok()) {
+            return 1;
+        }
+        if (me == 1) {
+            // Rank 0 handed the two buffers back, ringing my doorbell first:
+            // now I poll it.
+            while (path->polled_peers() == 0 && !d.passed()) {
+                poll(*path, chk.sink);
+            }
+            EXPECT_EQ(path->polled_peers(), 1u);
+        }
+        return boot.fence().ok() ? 0 : 1;
+    });
+    EXPECT_EQ(child, 0);
+}
+
 // Remote memory of the single-copy test: three pieces of one buffer.
 constexpr std::size_t kGetBuf = 1000000;
 struct Piece {
