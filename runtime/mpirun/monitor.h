@@ -1,4 +1,8 @@
 // Monitor: runs one job from start to end in mpirun's single poll() loop.
+// Its parts: monitor.cpp (set-up, the loop, children, timers, outputs),
+// local_ranks.cpp (this machine's ranks), hosts.cpp (the other hosts'
+// daemons), failures.cpp (judging ends, announcing failures, ending the
+// job), respawn.cpp (FT-MPI REBUILD) and spawn.cpp (MPI_Comm_spawn).
 //
 // It owns the job's identity (id, secret), the key-value service, the rank
 // processes and their output, the timers (time limit, kill after grace,
@@ -218,5 +222,8 @@ private:
 
 // Writes "mpirun: <text>\n" to stderr with one write.
 void report(const std::string& text);
+// report(), but for a failure the job lives on with: nothing under MPICH's
+// rule (--disable-auto-cleanup), whose tests take any line as an error.
+void report_ft(const FailurePolicy& policy, const std::string& text);
 
 } // namespace ulmpi::rt::mpirun
