@@ -141,11 +141,15 @@ Status ShmPath::attach_segment()
 Status ShmPath::open(rt::Bootstrap& boot)
 {
     if (job_.spawned) {
-        // A spawned process (MPI_Comm_spawn): the segment is the job's, and
-        // my region in it has never been used (a spawn slot holds one
-        // process for the life of the job).
+        // A spawned process (MPI_Comm_spawn): the segment is the job's. In
+        // a slot used before (incarnation > 0) my region is the last
+        // process's: emptied before my parents and siblings read it (they
+        // do after the wire-up's first fence).
         if (Status st = attach_segment(); !st.ok()) {
             return st;
+        }
+        if (job_.incarnation > 0) {
+            std::memset(at(layout_.region_offset(me_)), 0, layout_.region_size());
         }
     } else if (job_.incarnation > 0) {
         // A respawned process: the segment is the survivors'. My region is
@@ -170,6 +174,12 @@ Status ShmPath::open(rt::Bootstrap& boot)
     return boot.put("shm.probe", probe, sizeof probe);
 }
 
+bool ShmPath::spawn_partner(int rank) const
+{
+    return std::find(job_.parents.begin(), job_.parents.end(), rank) != job_.parents.end() ||
+           std::find(job_.world.begin(), job_.world.end(), rank) != job_.world.end();
+}
+
 Status ShmPath::connect(rt::Bootstrap& boot)
 {
     if (me_ != 0 && job_.incarnation == 0 && !job_.spawned) {
@@ -185,6 +195,13 @@ Status ShmPath::connect(rt::Bootstrap& boot)
         Local& l = locals_[j];
         l.to = shm::FifoWriter(at(layout_.fifo_offset(me_, j)), layout_.fifo_slots);
         l.from = shm::FifoReader(at(layout_.fifo_offset(j, me_)), layout_.fifo_slots);
+        if (job_.spawned && job_.incarnation > 0 && !spawn_partner(l.rank)) {
+            // A slot used again: the FIFO of a process that took no part in
+            // this spawn may still hold what it sent the slot's last
+            // process (only my parents reset theirs): not read
+            // (docs/dynamic_processes.md, "Limits").
+            l.ready = false;
+        }
     }
     free_small_.clear();
     free_large_.clear();

@@ -101,12 +101,12 @@ void Monitor::start_daemon(Daemon& d, const std::string& daemon_path,
     }
 }
 
-void Monitor::send_launch(Daemon& d)
+wire::Launch Monitor::launch_frame(int node) const
 {
     wire::Launch l;
     l.jobid = jobid_;
-    l.host = host_name(d.node);
-    l.node = d.node;
+    l.host = host_name(node);
+    l.node = node;
     l.size = static_cast<std::uint32_t>(map_.total());
     l.num_nodes = static_cast<std::uint32_t>(map_.num_nodes());
     l.universe_size = static_cast<std::uint32_t>(map_.universe_size());
@@ -126,6 +126,17 @@ void Monitor::send_launch(Daemon& d)
     if (map_.total() > map_.size()) {
         l.env.push_back(std::string(wire::env::first_slot) + "=" + std::to_string(map_.size()));
     }
+    if (respawnable_) {
+        // Failed ranks may be started again there (FT-MPI REBUILD): the
+        // daemon keeps the notice board open, shm its segment's name.
+        l.env.push_back(std::string(wire::env::respawnable) + "=1");
+    }
+    return l;
+}
+
+void Monitor::send_launch(Daemon& d)
+{
+    wire::Launch l = launch_frame(d.node);
     for (int r : map_.host(d.node).ranks) {
         wire::LaunchRank lr;
         lr.rank = r;
@@ -223,11 +234,19 @@ void Monitor::remote_exit(int r, int status)
     if (r == stdin_remote_rank_) {
         stdin_remote_eof_ = true;
     }
+    if (rank.respawn_pending > 0) {
+        // The old process of a rank being replaced: judged already.
+        start_again(r);
+        return;
+    }
     judge_exit(r, status);
     kv_->rank_gone(r);
     std::vector<KvServer::Note> more = kv_->take_notes();
     handle_notes(more, false);
     handle_notes(more, true);
+    if (!waiting_spawns_.empty()) {
+        retry_spawns(now_ns()); // a slot may be free now
+    }
 }
 
 void Monitor::host_lost(int node, const std::string& reason)

@@ -103,10 +103,29 @@ void Monitor::launch_all()
     }
 }
 
+RankEnv Monitor::rank_env(int r, int appnum, int local_size) const
+{
+    const MapRank& mr = map_.rank(r);
+    RankEnv e;
+    e.rank = r;
+    e.size = map_.total();
+    e.local_rank = mr.local_rank;
+    e.local_size = local_size;
+    e.node = mr.node;
+    e.num_nodes = map_.num_nodes();
+    e.host = map_.host(mr.node).name;
+    e.jobid = jobid_;
+    e.boot_addr = wire::format_boot_addr(listener_.address());
+    e.secret = wire::secret_to_hex(secret_);
+    e.universe_size = map_.universe_size();
+    e.appnum = appnum;
+    e.notice_fd = board_.fd();
+    return e;
+}
+
 SpawnSpec Monitor::local_spec(int r) const
 {
     const MapRank& mr = map_.rank(r);
-    const MapHost& host = map_.host(mr.node);
     SpawnSpec spec;
     spec.argv = opts_.apps[static_cast<std::size_t>(mr.app)].argv;
     // --wdir must not change where a program given as ./prog is found.
@@ -115,26 +134,8 @@ SpawnSpec Monitor::local_spec(int r) const
         spec.argv[0] = cwd_ + "/" + spec.argv[0];
     }
     spec.env = base_env_;
-    auto set = [&](const char* name, const std::string& value) {
-        spec.env.push_back(std::string(name) + "=" + value);
-    };
-    set(wire::env::rank, std::to_string(r));
-    set(wire::env::size, std::to_string(map_.total()));
-    set(wire::env::local_rank, std::to_string(mr.local_rank));
-    set(wire::env::local_size, std::to_string(map_.local_size(mr.node)));
-    set(wire::env::local_cpus, std::to_string(usable_cpus()));
-    set(wire::env::node_id, std::to_string(mr.node));
-    set(wire::env::num_nodes, std::to_string(map_.num_nodes()));
-    set(wire::env::host, host.name);
-    set(wire::env::jobid, jobid_);
-    set(wire::env::boot_addr, wire::format_boot_addr(listener_.address()));
-    set(wire::env::job_secret, wire::secret_to_hex(secret_));
-    set(wire::env::universe_size, std::to_string(map_.universe_size()));
-    set(wire::env::appnum, std::to_string(mr.app));
-    if (board_.fd() >= 0) {
-        set(wire::env::notice_fd, std::to_string(board_.fd()));
-        spec.keep_fd = board_.fd();
-    }
+    append_rank_env(spec.env, rank_env(r, mr.app, map_.local_size(mr.node)));
+    spec.keep_fd = board_.fd();
     spec.wdir = opts_.wdir;
     spec.stdin_pipe = stdin_usable_ && r == opts_.stdin_rank;
     spec.sigpipe_ignored = sigpipe_ignored_;

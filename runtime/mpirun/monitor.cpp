@@ -280,7 +280,7 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
         }
         case Kind::daemon_msg: on_daemon_msg(n); break;
         case Kind::respawn: on_respawn(n.rank, n.code); break;
-        case Kind::spawn: on_spawn(n); break;
+        case Kind::spawn: on_spawn(n, now_ns() + kSpawnSlotWait); break;
         case Kind::daemon_lost: {
             Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
             d.conn = -1;
@@ -354,6 +354,9 @@ void Monitor::reap_children()
         notes.insert(notes.end(), more.begin(), more.end());
         handle_notes(notes, true);
     }
+    if (!waiting_spawns_.empty()) {
+        retry_spawns(now_ns()); // a slot may be free now
+    }
 }
 
 Nanos Monitor::next_deadline() const
@@ -383,6 +386,9 @@ Nanos Monitor::next_deadline() const
     }
     for (const Rank& r : ranks_) {
         consider(r.lost_deadline);
+    }
+    for (const WaitingSpawn& w : waiting_spawns_) {
+        consider(w.until);
     }
     return next;
 }
@@ -434,6 +440,12 @@ void Monitor::check_timers(Nanos now)
                        " s of the job's end; not waiting for it (processes may be left there)");
                 host_lost(d.node, "");
             }
+        }
+    }
+    for (const WaitingSpawn& w : waiting_spawns_) {
+        if (now >= w.until || ending_) {
+            retry_spawns(now); // its answer (no free slot, or the job ends) is due
+            break;
         }
     }
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
