@@ -190,7 +190,7 @@ bool ftmpi_rebuild_join(FtmpiSnapshot& out)
 {
     State& s = state();
     const rt::JobInfo& job = s.boot->job();
-    if (job.incarnation == 0) {
+    if (job.incarnation == 0 || job.spawned) { // a spawn slot used again is no respawn
         return false;
     }
     // The newest state any survivor published (a process that published an

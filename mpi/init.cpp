@@ -83,7 +83,7 @@ int init(int required, int* provided, const char* fn)
         s.boot->abort(1, "rank " + std::to_string(job.rank) + ": MPI_Init: " +
                              (why.empty() ? "no usable path" : why));
     }
-    if (job.incarnation > 0) {
+    if (job.incarnation > 0 && !job.spawned) {
         ftmpi_rebuild_announce(); // a respawned process joins a running job (REBUILD)
     }
     if (rt::Status st = s.engine.init(*s.boot, std::move(paths), why); !st.ok()) {

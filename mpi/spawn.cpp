@@ -168,7 +168,7 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
     // 2. The root asks the launcher.
     enum : std::uint32_t { ok = 0, bad_arg = 1, refused = 2, no_ctx = 3 };
     Words head = {ok, 0, 0, 0}; // status, pair, group, number of processes
-    Words procs;                // world rank (or ~0u) per process, then errno per process
+    Words procs; // world rank (or ~0u) per process, then errno, then incarnation per process
     std::string why;
     int total = 0;
     if (is_root) {
@@ -205,11 +205,14 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
                 for (int e : reply.errs) {
                     procs.push_back(static_cast<std::uint32_t>(e));
                 }
+                for (int k : reply.incarnations) {
+                    procs.push_back(static_cast<std::uint32_t>(k));
+                }
             }
         }
         if (head[0] != ok && head[3] == 0) {
             head[3] = static_cast<std::uint32_t>(total > 0 ? total : 0);
-            procs.assign(2 * static_cast<std::size_t>(head[3]), static_cast<std::uint32_t>(-1));
+            procs.assign(3 * static_cast<std::size_t>(head[3]), static_cast<std::uint32_t>(-1));
         }
     }
     // 3. Everyone learns the outcome.
@@ -220,7 +223,7 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
             return raise(c, e, fn, "the root could not tell the outcome to the parents");
         }
     }
-    procs.resize(2 * static_cast<std::size_t>(head[3]));
+    procs.resize(3 * static_cast<std::size_t>(head[3]));
     if (head[3] > 0) {
         Phase ph(c);
         ph.bcast(lm, root, procs.data(), static_cast<int>(procs.size()));
@@ -257,6 +260,25 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
     const int pair = static_cast<int>(head[1]);
     const int group = static_cast<int>(head[2]);
     int unreached = -1; // a child no path reaches (it died before it published)
+    // A child in a slot that held another process (incarnation k > 0): my
+    // link to the slot starts again in k, and the paths that reached the
+    // old process forget it before the children read from them (their
+    // first fence), then connect to the new one (round 0 done).
+    std::vector<bool> replaced(n, false);
+    for (std::size_t i = 0; i < n; ++i) {
+        const int w = static_cast<int>(procs[i]);
+        const int k = static_cast<int>(procs[2 * n + i]);
+        if (k == s.engine.link(w).peer_incarnation) {
+            continue;
+        }
+        if (s.engine.link(w).nrails == 0) {
+            s.engine.reset_peer(w, k); // no path reached the slot yet
+        } else if (s.engine.replace_peer(w, k).ok()) {
+            replaced[i] = true;
+        } else {
+            unreached = w;
+        }
+    }
     for (int round = 0; round < 2; ++round) {
         if (ulmpi::rt::Status st = group_fence(group); !st.ok()) {
             *intercomm = MPI_COMM_NULL;
@@ -269,8 +291,10 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
             // links (on this host shared memory reached their slots already).
             // Round 2 is entered whatever happens: the others wait for it.
             for (std::size_t i = 0; i < n; ++i) {
-                if (!s.engine.connect_spawned(static_cast<int>(procs[i])).ok()) {
-                    unreached = static_cast<int>(procs[i]);
+                const int w = static_cast<int>(procs[i]);
+                if (!(replaced[i] ? s.engine.connect_replaced(w) : s.engine.connect_spawned(w))
+                         .ok()) {
+                    unreached = w;
                 }
             }
         }

@@ -228,6 +228,7 @@ struct BodyEncoder {
             w.i32(r.local_rank);
             w.i32(r.app);
             w.u8(r.stdin_pipe ? 1 : 0);
+            w.i32(r.incarnation);
         }
     }
     void operator()(const Spawned& m)
@@ -283,6 +284,7 @@ struct BodyEncoder {
         for (const SpawnedRank& p : m.procs) {
             w.i32(p.rank);
             w.i32(p.err);
+            w.i32(p.incarnation);
         }
     }
     void operator()(const GroupFence& m) { w.i32(m.group); }
@@ -427,14 +429,14 @@ bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
         }
         std::uint32_t nranks = 0;
         if (!ok || !read_strings(r, m.env, kMaxFrame) || !r.u32(nranks) ||
-            nranks > r.left() / 13) {
+            nranks > r.left() / 17) {
             break;
         }
         m.ranks.resize(nranks);
         for (LaunchRank& lr : m.ranks) {
             std::uint8_t in = 0;
             if (!r.i32(lr.rank) || !r.i32(lr.local_rank) || !r.i32(lr.app) || !r.u8(in) ||
-                in > 1) {
+                in > 1 || !r.i32(lr.incarnation) || lr.incarnation < 0) {
                 ok = false;
                 break;
             }
@@ -536,13 +538,14 @@ bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
         SpawnResult m;
         std::uint32_t n = 0;
         if (!r.u32(m.id) || !r.i32(m.group) || !r.i32(m.world_group) ||
-            !r.str(m.reason, kMaxText) || !r.u32(n) || n > r.left() / 8) {
+            !r.str(m.reason, kMaxText) || !r.u32(n) || n > r.left() / 12) {
             break;
         }
         m.procs.resize(n);
         bool ok = true;
         for (SpawnedRank& p : m.procs) {
-            ok = ok && r.i32(p.rank) && r.i32(p.err);
+            ok = ok && r.i32(p.rank) && r.i32(p.err) && r.i32(p.incarnation) &&
+                 p.incarnation >= 0;
         }
         if (!ok) {
             break;
@@ -872,9 +875,10 @@ const RealParam boot_keepalive{"boot_keepalive", 10.0,
                                "declared lost (TCP keepalive and user timeout)"};
 const RealParam boot_launch_timeout{"boot_launch_timeout", 60.0,
                                     "seconds a host's daemon may take to connect to mpirun"};
-const IntParam spawn_slots{"spawn_slots", 0,
-                           "processes per host that MPI_Comm_spawn may start into a job "
-                           "(mpirun --spawn-slots wins over it)"};
+const IntParam spawn_slots{"spawn_slots", -1,
+                           "processes per host that MPI_Comm_spawn may start into a job at "
+                           "once; -1: the host's slots, at least 8 (mpirun --spawn-slots "
+                           "wins over it)"};
 
 } // namespace
 
@@ -885,7 +889,7 @@ double keepalive_param() { return boot_keepalive.get(); }
 double launch_timeout_param() { return boot_launch_timeout.get(); }
 int spawn_slots_param()
 {
-    return static_cast<int>(std::clamp<std::int64_t>(spawn_slots.get(), 0, 4096));
+    return static_cast<int>(std::clamp<std::int64_t>(spawn_slots.get(), -1, 4096));
 }
 
 } // namespace ulmpi::rt::boot

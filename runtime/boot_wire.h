@@ -37,8 +37,9 @@
 //                                                       rank -> server: start new
 //                 processes into the job (MPI_Comm_spawn[_multiple]); see struct Spawn
 //     SPAWN_RESULT u32 id i32 group i32 world_group str reason
-//                 u32 n { i32 rank i32 err } x n        server -> rank: the world
-//                 ranks given to the new processes (-1 and an errno: not started)
+//                 u32 n { i32 rank i32 err i32 incarnation } x n   server -> rank: the
+//                 world ranks given to the new processes (-1 and an errno: not
+//                 started) and their incarnations (> 0: a slot used again)
 //     GROUP_FENCE i32 group                             rank -> server: a fence over
 //                 the members of a spawn's group, not the whole job (FENCE_DONE
 //                 to each member, with what the members put since its last round)
@@ -192,6 +193,9 @@ struct LaunchRank {
     std::int32_t local_rank = 0;
     std::int32_t app = 0;
     bool stdin_pipe = false; // this rank reads mpirun's stdin (STDIN frames)
+    // > 0: the process replaces an earlier one of the rank (FT-MPI REBUILD)
+    // or of the spawn slot (ULMPI_INCARNATION).
+    std::int32_t incarnation = 0;
 };
 // The host's part of the job. The daemon adds the launcher contract
 // variables (env::*) to `env` for every rank; its own ranks connect to it.
@@ -256,6 +260,7 @@ struct Spawn {
 struct SpawnedRank {
     std::int32_t rank = -1; // world rank of the new process, -1: not started
     std::int32_t err = 0;   // errno of what failed (ENOENT: no such command ...)
+    std::int32_t incarnation = 0; // > 0: the slot held processes before (ULMPI_INCARNATION)
 };
 struct SpawnResult {
     std::uint32_t id = 0;

@@ -49,7 +49,9 @@ struct JobInfo {
     std::vector<int> node_of_rank; // host index of every rank (size entries)
     int universe_size = 1;
     int appnum = 0;
-    int incarnation = 0; // > 0 for a process respawned by fault recovery
+    // > 0 for a process respawned by fault recovery, or spawned into a
+    // spawn slot that held processes before (then `spawned` too).
+    int incarnation = 0;
     // Failed ranks may be started again (FT-MPI REBUILD): paths keep what a
     // new process needs to join (shm: the segment's name) until they close.
     bool respawnable = false;
@@ -94,6 +96,7 @@ struct SpawnReply {
     std::string reason;    // why processes were not started ("" : all were)
     std::vector<int> ranks; // per process asked for: its world rank, -1 if not started
     std::vector<int> errs;  // per process: 0, or the errno of what failed
+    std::vector<int> incarnations; // per process: > 0 when its slot held processes before
 };
 
 struct FailureEvent {

@@ -256,9 +256,11 @@ Status OurBootstrap::spawn(const SpawnRequest& req, SpawnReply& out)
     out.reason = r.reason;
     out.ranks.clear();
     out.errs.clear();
+    out.incarnations.clear();
     for (const wire::SpawnedRank& p : r.procs) {
         out.ranks.push_back(p.rank);
         out.errs.push_back(p.err);
+        out.incarnations.push_back(p.incarnation);
         if (p.rank >= 0) {
             // A spawn slot used before held another process: its values go.
             std::erase_if(cache_, [&](const auto& kv) { return kv.first.first == p.rank; });
@@ -293,7 +295,7 @@ Status OurBootstrap::open_board(std::string& why)
     // about processes being replaced along with it (their old deaths, a
     // mark the launcher has not cleared yet). After that fence the board
     // says exactly who is failed now: it is read then, in full.
-    muted_ = job_.incarnation > 0;
+    muted_ = job_.incarnation > 0 && !job_.spawned; // REBUILD, not a slot used again
     return Errc::ok;
 }
 

@@ -145,11 +145,15 @@ Status ShmPath::attach_segment()
 Status ShmPath::open(rt::Bootstrap&)
 {
     if (job_.spawned) {
-        // A spawned process (MPI_Comm_spawn): the segment is the job's, and
-        // my region in it has never been used (a spawn slot holds one
-        // process for the life of the job).
+        // A spawned process (MPI_Comm_spawn): the segment is the job's. In
+        // a slot used before (incarnation > 0) my region is the last
+        // process's: emptied before my parents and siblings read it (they
+        // do after the wire-up's first fence).
         if (Status st = attach_segment(); !st.ok()) {
             return st;
+        }
+        if (job_.incarnation > 0) {
+            std::memset(at(layout_.region_offset(me_)), 0, layout_.region_size());
         }
     } else if (job_.incarnation > 0) {
         // A respawned process: the segment is the survivors'. My region is
@@ -173,6 +177,12 @@ Status ShmPath::open(rt::Bootstrap&)
     return Errc::ok;
 }
 
+bool ShmPath::spawn_partner(int rank) const
+{
+    return std::find(job_.parents.begin(), job_.parents.end(), rank) != job_.parents.end() ||
+           std::find(job_.world.begin(), job_.world.end(), rank) != job_.world.end();
+}
+
 Status ShmPath::connect(rt::Bootstrap&)
 {
     if (me_ != 0 && job_.incarnation == 0 && !job_.spawned) {
@@ -188,6 +198,13 @@ Status ShmPath::connect(rt::Bootstrap&)
         l.from = shm::FifoReader(at(layout_.fifo_offset(j, me_)), layout_.fifo_slots);
         l.announced = false;
         l.polled = false;
+        if (job_.spawned && job_.incarnation > 0 && !spawn_partner(l.rank)) {
+            // A slot used again: the FIFO of a process that took no part in
+            // this spawn may still hold what it sent the slot's last
+            // process (only my parents reset theirs): not read
+            // (docs/dynamic_processes.md, "Limits").
+            l.ready = false;
+        }
     }
     doorbell_ = reinterpret_cast<shm::DoorbellHead*>(at(layout_.doorbell_offset(me_)));
     doorbell_bits_ = reinterpret_cast<std::atomic<std::uint64_t>*>(

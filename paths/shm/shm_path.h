@@ -63,6 +63,8 @@ private:
         rt::OptMutex tx;                 // writing `to` and `returns`
     };
 
+    // A spawned process: `rank` is one of my parents or of my MPI_COMM_WORLD.
+    bool spawn_partner(int rank) const;
     int local_index(int world) const
     {
         return world >= 0 && static_cast<std::size_t>(world) < local_of_.size() ? local_of_[static_cast<std::size_t>(world)] : -1;

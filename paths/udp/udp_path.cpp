@@ -473,6 +473,22 @@ void UdpPath::close()
     open_ = false;
 }
 
+Status UdpPath::reset_peer(int peer)
+{
+    if (!open_ || peer < 0 || static_cast<std::size_t>(peer) >= peers_.size() ||
+        peer == job_.rank) {
+        return Errc::invalid_arg;
+    }
+    // Nothing is sent to it until connect_peer() (can_reach() is false), and
+    // datagrams from its old addresses are not accepted (known_source()).
+    // Datagrams already queued on a socket go to the old address and are
+    // lost there; the new process would refuse their epoch anyway (ULM).
+    peers_[static_cast<std::size_t>(peer)] = PeerAddr{};
+    std::erase(credit_due_, peer);
+    std::erase(down_due_, peer);
+    return Errc::ok;
+}
+
 Status UdpPath::connect_peer(int peer, rt::Bootstrap& boot)
 {
     if (!open_ || peer < 0 || static_cast<std::size_t>(peer) >= peers_.size() ||

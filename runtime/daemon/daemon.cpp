@@ -2,6 +2,7 @@
 
 #include "runtime/log.h"
 #include "runtime/mpirun/launcher.h"
+#include "runtime/mpirun/rank_env.h"
 #include "runtime/mpirun/net.h"
 #include "runtime/ft_mode.h"
 #include "runtime/mpirun/options.h"
@@ -270,7 +271,8 @@ void Daemon::on_event(const wire::Event& ev)
 void Daemon::launch(const wire::Launch& l)
 {
     // The first LAUNCH is the host's part of the job; a later one starts
-    // processes of an MPI_Comm_spawn in spawn slots of this host.
+    // processes of an MPI_Comm_spawn in spawn slots of this host, or the
+    // new process of a failed rank (FT-MPI REBUILD; incarnation > 0).
     const bool spawn = launched_;
     launched_ = true;
     const std::size_t first = ranks_.size();
@@ -289,6 +291,11 @@ void Daemon::launch(const wire::Launch& l)
     if (spawn) {
         for (int r : mine) {
             relay_->add_rank(r);
+        }
+        for (const wire::LaunchRank& lr : l.ranks) {
+            if (lr.incarnation > 0) {
+                board_.clear_rank(lr.rank); // a new process: not failed
+            }
         }
     } else {
         relay_ = std::make_unique<Relay>(args_.secret, mine, down_, *this);
@@ -325,9 +332,11 @@ void Daemon::launch(const wire::Launch& l)
     // the ranks of this host read failure notices from a board kept here.
     FtMode ft = FtMode::none;
     bool replicated = false;
-    bool slots = false; // spawn slots: keep the board for processes spawned later
+    // Spawn slots or respawn: keep the board for processes started later.
+    bool slots = false;
     for (const std::string& e : l.env) {
-        slots = slots || e.starts_with(std::string(wire::env::first_slot) + "=");
+        slots = slots || e.starts_with(std::string(wire::env::first_slot) + "=") ||
+                e == std::string(wire::env::respawnable) + "=1";
         if (e.starts_with("ULMPI_FT=") && !parse_ft_mode(std::string_view(e).substr(9), ft)) {
             ft = FtMode::none; // the ranks refuse the bad value themselves
         }
@@ -356,26 +365,26 @@ void Daemon::launch(const wire::Launch& l)
         mpirun::SpawnSpec spec;
         spec.argv = l.apps[static_cast<std::size_t>(lr.app)];
         spec.env = base;
-        auto set = [&](const char* name, const std::string& value) {
-            spec.env.push_back(std::string(name) + "=" + value);
-        };
-        set(wire::env::rank, std::to_string(lr.rank));
-        set(wire::env::size, std::to_string(l.size));
-        set(wire::env::local_rank, std::to_string(lr.local_rank));
-        set(wire::env::local_size, std::to_string(spawn ? ranks_.size() : l.ranks.size()));
-        set(wire::env::local_cpus, std::to_string(mpirun::usable_cpus()));
-        set(wire::env::node_id, std::to_string(l.node));
-        set(wire::env::num_nodes, std::to_string(l.num_nodes));
-        set(wire::env::host, l.host);
-        set(wire::env::jobid, l.jobid);
-        set(wire::env::boot_addr, boot);
-        set(wire::env::job_secret, secret);
-        set(wire::env::universe_size, std::to_string(l.universe_size));
-        set(wire::env::appnum, std::to_string(lr.app));
-        if (board_.fd() >= 0) {
-            set(wire::env::notice_fd, std::to_string(board_.fd()));
-            spec.keep_fd = board_.fd();
+        mpirun::RankEnv e;
+        e.rank = lr.rank;
+        e.size = static_cast<int>(l.size);
+        e.local_rank = lr.local_rank;
+        e.local_size = static_cast<int>(spawn ? ranks_.size() : l.ranks.size());
+        e.node = l.node;
+        e.num_nodes = static_cast<int>(l.num_nodes);
+        e.host = l.host;
+        e.jobid = l.jobid;
+        e.boot_addr = boot;
+        e.secret = secret;
+        e.universe_size = static_cast<int>(l.universe_size);
+        e.appnum = lr.app;
+        e.notice_fd = board_.fd();
+        mpirun::append_rank_env(spec.env, e);
+        if (lr.incarnation > 0) {
+            spec.env.push_back(std::string(wire::env::incarnation) + "=" +
+                               std::to_string(lr.incarnation));
         }
+        spec.keep_fd = board_.fd();
         spec.wdir = wdir;
         spec.stdin_pipe = lr.stdin_pipe;
         if (!cpus.empty() && !spawn) {

@@ -111,6 +111,19 @@ void Relay::handle(ConnId id, Conn& c, wire::Message& m)
     }
 }
 
+void Relay::add_rank(int rank)
+{
+    if (std::find(my_ranks_.begin(), my_ranks_.end(), rank) == my_ranks_.end()) {
+        my_ranks_.push_back(rank);
+    }
+    if (auto it = conn_of_rank_.find(rank); it != conn_of_rank_.end()) {
+        if (auto c = conns_.find(it->second); c != conns_.end()) {
+            std::erase(c->second.ranks, rank);
+        }
+        conn_of_rank_.erase(it);
+    }
+}
+
 void Relay::on_close(ConnId conn)
 {
     auto it = conns_.find(conn);

@@ -48,8 +48,11 @@ public:
     // A frame from mpirun for the ranks (WELCOME, REFUSED, VALUE, FENCE_DONE, EVENT).
     void from_up(const wire::Message& m);
 
-    // A process spawned on this host later (MPI_Comm_spawn) may connect too.
-    void add_rank(int rank) { my_ranks_.push_back(rank); }
+    // A process started on this host later (MPI_Comm_spawn, a new process
+    // for a failed rank or in a spawn slot used again) may connect too. A
+    // connection of the rank's last process that is still open no longer
+    // speaks for it (mpirun knows that process ended: no RANK_CLOSED).
+    void add_rank(int rank);
     // The connection that introduced `rank`, or -1.
     ConnId conn_of(int rank) const;
     unsigned refused_count() const { return refused_; }

@@ -201,8 +201,22 @@ std::string JobMap::describe(int replicas) const
 
 void JobMap::add_spawn_slots(int per_host)
 {
-    for (std::size_t h = 0; h < hosts_.size(); ++h) {
-        for (int k = 0; k < per_host; ++k) {
+    add_spawn_slots(std::vector<int>(hosts_.size(), per_host));
+}
+
+void JobMap::add_spawn_slots_auto(int at_least)
+{
+    std::vector<int> count;
+    for (const MapHost& h : hosts_) {
+        count.push_back(std::max(h.slots, at_least));
+    }
+    add_spawn_slots(count);
+}
+
+void JobMap::add_spawn_slots(const std::vector<int>& per_host)
+{
+    for (std::size_t h = 0; h < hosts_.size() && h < per_host.size(); ++h) {
+        for (int k = 0; k < per_host[h]; ++k) {
             MapRank r;
             r.node = static_cast<int>(h);
             r.local_rank = static_cast<int>(hosts_[h].ranks.size() + hosts_[h].spawn_slots.size());
@@ -211,8 +225,8 @@ void JobMap::add_spawn_slots(int per_host)
             ranks_.push_back(r);
         }
     }
-    // What the job can hold: its ranks and every free slot.
-    universe_size_ = launched_ + per_host * static_cast<int>(hosts_.size());
+    // What the job can hold: its ranks and every slot.
+    universe_size_ = static_cast<int>(ranks_.size());
 }
 
 std::vector<std::int32_t> JobMap::node_of_rank() const

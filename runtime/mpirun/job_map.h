@@ -54,6 +54,12 @@ public:
     bool is_spawn_slot(int r) const { return r >= launched_; }
     // Gives every host `per_host` spawn slots (after build).
     void add_spawn_slots(int per_host);
+    // Gives host h per_host[h] spawn slots (after build).
+    void add_spawn_slots(const std::vector<int>& per_host);
+    // mpirun without --spawn-slots: every host as many spawn slots as it
+    // has slots (-H host:N, hostfile slots=N, else this machine's CPUs), at
+    // least `at_least`.
+    void add_spawn_slots_auto(int at_least);
     int num_nodes() const { return static_cast<int>(hosts_.size()); }
     const MapHost& host(int node) const { return hosts_[static_cast<std::size_t>(node)]; }
     // r < total(); a spawn slot has app -1.

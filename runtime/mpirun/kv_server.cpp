@@ -457,7 +457,7 @@ void KvServer::reserve_slots(int first)
     }
 }
 
-void KvServer::rank_spawned(int rank)
+void KvServer::rank_spawned(int rank, int incarnation)
 {
     if (rank < 0 || rank >= size()) {
         return;
@@ -473,8 +473,11 @@ void KvServer::rank_spawned(int rank)
     r = RankState{};
     r.failed = true; // the job's own fences never wait for it
     r.fenced = fenced;
-    r.incarnation = keep;
+    r.incarnation = std::max(keep, incarnation);
     r.spawned = true;
+    for (auto& [gid, g] : groups_) {
+        std::replace(g.members.begin(), g.members.end(), rank, -1);
+    }
     std::erase_if(store_, [rank](const auto& kv) { return kv.first.first == rank; });
     std::erase_if(since_fence_, [rank](const auto& key) { return key.first == rank; });
 }
@@ -523,9 +526,9 @@ void KvServer::check_groups()
         bool any = false;
         bool all = true;
         for (std::size_t i = 0; i < g.members.size(); ++i) {
-            const RankState& r = ranks_[idx(g.members[i])];
+            const bool gone = g.members[i] < 0 || ranks_[idx(g.members[i])].gone;
             any = any || g.in[i];
-            all = all && (g.in[i] || r.gone);
+            all = all && (g.in[i] || gone);
         }
         if (!any || !all) {
             continue;

@@ -130,9 +130,12 @@ public:
     int incarnation(int rank) const { return ranks_[idx(rank)].incarnation; }
     // Ranks from `first` on are spawn slots (see above).
     void reserve_slots(int first);
-    // A process is started in spawn slot `rank`: it may say HELLO; it
-    // fences in groups only.
-    void rank_spawned(int rank);
+    // A process is started in spawn slot `rank` as `incarnation` (> 0: the
+    // slot held processes before): it may say HELLO; it fences in groups
+    // only. The slot's earlier processes leave their groups (their fences
+    // no longer wait for the slot). Call it before make_group() for the
+    // new process's groups.
+    void rank_spawned(int rank, int incarnation = 0);
     // A new fence group of these ranks; returns its id (>= 1).
     int make_group(std::vector<int> members);
     // A frame to one rank (on the connection that carries it), if connected.
@@ -175,7 +178,7 @@ private:
         bool spawned = false;  // a spawn slot that has a process
     };
     struct Group {
-        std::vector<int> members;
+        std::vector<int> members; // -1: a slot's process that left it (slot used again)
         std::vector<bool> in;  // by member: entered the current round
         std::set<std::pair<int, std::string>> since; // keys members put since the last round
     };

@@ -87,6 +87,8 @@ int main(int argc, char** argv)
     }
     if (opts.spawn_slots > 0) {
         map.add_spawn_slots(opts.spawn_slots);
+    } else if (opts.spawn_slots < 0) {
+        map.add_spawn_slots_auto(mr::kAutoSpawnSlots);
     }
     if (opts.display_map) {
         std::fprintf(stderr, "mpirun: job map (%d processes on %d host(s)):\n%s", map.size(),

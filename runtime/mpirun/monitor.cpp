@@ -3,6 +3,7 @@
 #include "runtime/log.h"
 #include "runtime/mpirun/exit_codes.h"
 #include "runtime/mpirun/launcher.h"
+#include "runtime/mpirun/monitor_timing.h"
 #include "runtime/mpirun/net.h"
 
 #include <algorithm>
@@ -10,142 +11,11 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
-#include <cmath>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace ulmpi::rt::mpirun {
-namespace {
-
-constexpr Nanos kMs = 1000 * 1000;
-constexpr Nanos kSec = 1000 * kMs;
-constexpr Nanos kFailureGrace = 500 * kMs;   // SIGTERM -> SIGKILL after a failure
-constexpr Nanos kInterruptGrace = 2 * kSec;  // ... after Ctrl-C / SIGTERM of mpirun
-constexpr Nanos kLostGrace = 1 * kSec;       // connection gone, process still there
-constexpr Nanos kDrainGrace = 1 * kSec;      // output still open after every rank ended
-constexpr Nanos kDaemonExitGrace = 5 * kSec; // SHUTDOWN -> the launch agents must have ended
-constexpr Nanos kSilentHostGrace = 10 * kSec; // job ending -> a daemon must have reported its ranks
-constexpr std::size_t kStdinQueue = 256 * 1024; // stdin bytes queued for a daemon at most
-
-const char* signal_name(int sig)
-{
-    switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "a signal";
-    }
-}
-
-std::string describe_status(int status)
-{
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        const char* desc = ::strsignal(sig);
-        return "was killed by signal " + std::to_string(sig) + " (" + (desc ? desc : "?") + ")";
-    }
-    return "exited with status " + std::to_string(WEXITSTATUS(status));
-}
-
-// Words of a launch agent template, split at blanks; '...' and "..." group.
-std::vector<std::string> split_words(const std::string& text)
-{
-    std::vector<std::string> out;
-    std::string cur;
-    bool in_word = false;
-    char quote = 0;
-    for (char c : text) {
-        if (quote != 0) {
-            if (c == quote) {
-                quote = 0;
-            } else {
-                cur.push_back(c);
-            }
-        } else if (c == '\'' || c == '"') {
-            quote = c;
-            in_word = true;
-        } else if (c == ' ' || c == '\t' || c == '\n') {
-            if (in_word) {
-                out.push_back(cur);
-                cur.clear();
-                in_word = false;
-            }
-        } else {
-            cur.push_back(c);
-            in_word = true;
-        }
-    }
-    if (in_word) {
-        out.push_back(cur);
-    }
-    return out;
-}
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to)
-{
-    for (std::size_t pos = s.find(from); pos != std::string::npos;
-         pos = s.find(from, pos + to.size())) {
-        s.replace(pos, from.size(), to);
-    }
-    return s;
-}
-
-// A word a remote shell (ssh) reads back as itself.
-std::string shell_quote(const std::string& w)
-{
-    if (!w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                          "0123456789_-+=/.,:@%") == std::string::npos) {
-        return w;
-    }
-    return "'" + replace_all(w, "'", "'\\''") + "'";
-}
-
-bool is_executable(const std::string& path)
-{
-    return ::access(path.c_str(), X_OK) == 0;
-}
-
-// ulmpi_daemon: ULMPI_BOOT_DAEMON, else next to mpirun (installed: both in
-// bindir), else where the build tree puts it (runtime/daemon/ beside
-// runtime/mpirun/).
-std::string find_daemon(std::string& why)
-{
-    const std::string& forced = boot::daemon_param();
-    if (!forced.empty()) {
-        return forced;
-    }
-    char self[PATH_MAX] = {};
-    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        why = "cannot find mpirun's own path to look for ulmpi_daemon next to it";
-        return {};
-    }
-    std::string dir(self, static_cast<std::size_t>(n));
-    dir = dir.substr(0, dir.rfind('/'));
-    for (const std::string& candidate :
-         {dir + "/ulmpi_daemon", dir + "/../daemon/ulmpi_daemon"}) {
-        if (is_executable(candidate)) {
-            char real[PATH_MAX] = {};
-            return ::realpath(candidate.c_str(), real) != nullptr ? std::string(real) : candidate;
-        }
-    }
-    why = "cannot find ulmpi_daemon in " + dir + " (set ULMPI_BOOT_DAEMON)";
-    return {};
-}
-
-// A line about a failure the job lives on with: none under MPICH's rule
-// (--disable-auto-cleanup), whose tests take any line as an error.
-void report_ft(const FailurePolicy& policy, const std::string& text)
-{
-    if (!policy.mpich_rule()) {
-        report(text);
-    }
-}
-
-} // namespace
-
 void report(const std::string& text)
 {
     std::string line = "mpirun: " + text + "\n";
@@ -159,6 +29,13 @@ void report(const std::string& text)
             return;
         }
         off += static_cast<std::size_t>(n);
+    }
+}
+
+void report_ft(const FailurePolicy& policy, const std::string& text)
+{
+    if (!policy.mpich_rule()) {
+        report(text);
     }
 }
 
@@ -279,496 +156,6 @@ bool Monitor::setup()
     return true;
 }
 
-void Monitor::launch_all()
-{
-    std::vector<std::string> warnings;
-    base_env_ = base_environment(opts_, warnings);
-    for (const std::string& w : warnings) {
-        report("warning: " + w);
-    }
-    respawnable_ = policy_.tolerant() &&
-                   std::find(base_env_.begin(), base_env_.end(), "ULMPI_FT_MODE=rebuild") !=
-                       base_env_.end();
-    if (respawnable_) {
-        base_env_.push_back(std::string(wire::env::respawnable) + "=1");
-    }
-    if (map_.total() > map_.size()) {
-        base_env_.push_back(std::string(wire::env::first_slot) + "=" +
-                            std::to_string(map_.size()));
-    }
-    // The daemons start first: they take longest, and run meanwhile.
-    start_daemons();
-
-    // A background mpirun must not read its terminal (it would be stopped by
-    // SIGTTIN): then the stdin rank reads /dev/null like the others.
-    stdin_usable_ = !(::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) != ::getpgrp());
-    if (stdin_usable_ && opts_.stdin_rank >= 0 &&
-        !map_.host(map_.rank(opts_.stdin_rank).node).local) {
-        stdin_remote_rank_ = opts_.stdin_rank;
-        stdin_remote_eof_ = false;
-    }
-    int local_node = -1;
-    for (int n = 0; n < map_.num_nodes(); ++n) {
-        if (map_.host(n).local) {
-            local_node = n;
-        }
-    }
-    if (local_node >= 0) {
-        cpus_ = binding_sets(opts_.bind, map_.local_size(local_node));
-    }
-
-    for (int r = 0; r < map_.size() && !ending_; ++r) {
-        const MapRank& mr = map_.rank(r);
-        const MapHost& host = map_.host(mr.node);
-        Rank& rank = ranks_[static_cast<std::size_t>(r)];
-        if (!host.local) {
-            rank.remote = true;
-            rank.rout = std::make_unique<OutputSink>(out_sink(r, STDOUT_FILENO));
-            rank.rerr = std::make_unique<OutputSink>(out_sink(r, STDERR_FILENO));
-            continue; // its daemon starts it
-        }
-        SpawnSpec spec = local_spec(r);
-        Child child;
-        SpawnFailure fail;
-        Status st = spawn_rank(spec, child, fail);
-        if (child.pid > 0) {
-            rank.pid = child.pid;
-            rank_of_pid_[child.pid] = r;
-            rank.out = std::make_unique<OutputStream>(child.out_fd, out_sink(r, STDOUT_FILENO));
-            rank.err = std::make_unique<OutputStream>(child.err_fd, out_sink(r, STDERR_FILENO));
-            if (child.in_fd >= 0) {
-                stdin_.start(STDIN_FILENO, child.in_fd);
-            }
-            ULMPI_DEBUG("started rank %d: pid %d", r, static_cast<int>(child.pid));
-        } else {
-            rank.reaped = true; // nothing to wait for
-        }
-        if (!st.ok()) {
-            std::string what;
-            if (std::strcmp(fail.step, "exec") == 0) {
-                what = "cannot run '" + spec.argv[0] + "': " + std::strerror(fail.err);
-                if (fail.err == ENOENT && spec.argv[0].find('/') == std::string::npos) {
-                    what = "cannot run '" + spec.argv[0] + "': not found in PATH";
-                }
-            } else if (std::strcmp(fail.step, "chdir") == 0) {
-                what = "cannot change to directory '" + spec.wdir + "': " + std::strerror(fail.err);
-            } else {
-                what = std::string("cannot start rank ") + std::to_string(r) + " (" + fail.step +
-                       "): " + std::strerror(fail.err);
-            }
-            int code = child.pid > 0 ? spawn_exit_status(fail) : exit_code::failure;
-            end_job(code, r > 0 ? what + "; ending the job" : what, kFailureGrace);
-        }
-    }
-    for (Rank& r : ranks_) {
-        if (r.pid < 0 && !r.remote) {
-            r.reaped = true; // never started: nothing to wait for
-        }
-    }
-    if (!respawnable_ && map_.total() == map_.size()) {
-        board_.close_fd(); // every local rank has it; the mapping stays
-    }
-}
-
-SpawnSpec Monitor::local_spec(int r) const
-{
-    const MapRank& mr = map_.rank(r);
-    const MapHost& host = map_.host(mr.node);
-    SpawnSpec spec;
-    spec.argv = opts_.apps[static_cast<std::size_t>(mr.app)].argv;
-    // --wdir must not change where a program given as ./prog is found.
-    if (!opts_.wdir.empty() && !cwd_.empty() && spec.argv[0].find('/') != std::string::npos &&
-        spec.argv[0][0] != '/') {
-        spec.argv[0] = cwd_ + "/" + spec.argv[0];
-    }
-    spec.env = base_env_;
-    auto set = [&](const char* name, const std::string& value) {
-        spec.env.push_back(std::string(name) + "=" + value);
-    };
-    set(wire::env::rank, std::to_string(r));
-    set(wire::env::size, std::to_string(map_.total()));
-    set(wire::env::local_rank, std::to_string(mr.local_rank));
-    set(wire::env::local_size, std::to_string(map_.local_size(mr.node)));
-    set(wire::env::local_cpus, std::to_string(usable_cpus()));
-    set(wire::env::node_id, std::to_string(mr.node));
-    set(wire::env::num_nodes, std::to_string(map_.num_nodes()));
-    set(wire::env::host, host.name);
-    set(wire::env::jobid, jobid_);
-    set(wire::env::boot_addr, wire::format_boot_addr(listener_.address()));
-    set(wire::env::job_secret, wire::secret_to_hex(secret_));
-    set(wire::env::universe_size, std::to_string(map_.universe_size()));
-    set(wire::env::appnum, std::to_string(mr.app));
-    if (board_.fd() >= 0) {
-        set(wire::env::notice_fd, std::to_string(board_.fd()));
-        spec.keep_fd = board_.fd();
-    }
-    spec.wdir = opts_.wdir;
-    spec.stdin_pipe = stdin_usable_ && r == opts_.stdin_rank;
-    spec.sigpipe_ignored = sigpipe_ignored_;
-    if (!cpus_.empty()) {
-        spec.bind = true;
-        spec.cpus = cpus_[static_cast<std::size_t>(mr.local_rank)];
-    }
-    return spec;
-}
-
-void Monitor::start_daemons()
-{
-    if (!map_.has_remote()) {
-        return;
-    }
-    std::string why;
-    std::string daemon = find_daemon(why);
-    if (daemon.empty()) {
-        end_job(exit_code::failure, why, kFailureGrace);
-        return;
-    }
-    std::string tmpl = opts_.launch_agent.empty() ? boot::launch_agent_param() : opts_.launch_agent;
-    std::vector<std::string> agent = split_words(tmpl);
-    if (agent.empty()) {
-        end_job(exit_code::failure, "the launch agent is empty (--launch-agent)", kFailureGrace);
-        return;
-    }
-    for (Daemon& d : daemons_) {
-        if (d.node >= 0 && !ending_) {
-            start_daemon(d, daemon, agent);
-        }
-    }
-}
-
-void Monitor::start_daemon(Daemon& d, const std::string& daemon_path,
-                           const std::vector<std::string>& agent)
-{
-    const std::string& host = host_name(d.node);
-    SpawnSpec spec;
-    bool has_host = false;
-    for (const std::string& w : agent) {
-        has_host = has_host || w.find("{host}") != std::string::npos;
-        spec.argv.push_back(replace_all(w, "{host}", host));
-    }
-    if (!has_host) {
-        spec.argv.push_back(host);
-    }
-    // A remote shell (ssh, rsh) reads the command back as a line: quote it.
-    std::string agent0 = spec.argv[0].substr(spec.argv[0].rfind('/') + 1);
-    bool shell = agent0 == "ssh" || agent0 == "rsh";
-    std::vector<std::string> cmd = {daemon_path, "--boot",  boot_tcp_, "--node",
-                                    std::to_string(d.node), "--host", host, "--jobid", jobid_};
-    // Over ssh the daemon does not see mpirun's environment: pass what it needs.
-    char keepalive[32];
-    std::snprintf(keepalive, sizeof keepalive, "%g", boot::keepalive_param());
-    cmd.insert(cmd.end(), {"--keepalive", keepalive});
-    if (opts_.verbose) {
-        cmd.push_back("--verbose");
-    }
-    for (const std::string& w : cmd) {
-        spec.argv.push_back(shell ? shell_quote(w) : w);
-    }
-    for (const std::string& w : spec.argv) {
-        d.agent_cmd += (d.agent_cmd.empty() ? "" : " ") + w;
-    }
-    std::vector<std::string> warnings;
-    spec.env = base_environment(opts_, warnings);
-    spec.stdin_pipe = true; // the secret
-    spec.sigpipe_ignored = sigpipe_ignored_;
-    spec.death_signal = SIGTERM; // the daemon cleans up its host, then exits
-    Child child;
-    SpawnFailure fail;
-    Status st = spawn_rank(spec, child, fail);
-    if (child.pid > 0) {
-        d.agent_pid = child.pid;
-        d.agent_reaped = false;
-        node_of_agent_[child.pid] = d.node;
-        d.agent_out = std::make_unique<OutputStream>(child.out_fd, STDERR_FILENO, "");
-        d.agent_err = std::make_unique<OutputStream>(child.err_fd, STDERR_FILENO, "");
-        d.connect_deadline = now_ns() + static_cast<Nanos>(boot::launch_timeout_param() * 1e9);
-        ULMPI_DEBUG("host %s: started its daemon: %s (pid %d)", host.c_str(), d.agent_cmd.c_str(),
-                    static_cast<int>(child.pid));
-    }
-    if (child.in_fd >= 0) {
-        std::string line = wire::secret_to_hex(secret_) + "\n";
-        ssize_t n = ::write(child.in_fd, line.data(), line.size()); // fits in the pipe
-        (void)n;
-        ::close(child.in_fd);
-    }
-    if (!st.ok()) {
-        std::string what = "cannot start the daemon of host '" + host + "': cannot run '" +
-                           spec.argv[0] + "': " + std::strerror(fail.err);
-        d.lost = true;
-        end_job(child.pid > 0 ? spawn_exit_status(fail) : exit_code::failure, what,
-                kFailureGrace);
-    }
-}
-
-void Monitor::send_launch(Daemon& d)
-{
-    wire::Launch l;
-    l.jobid = jobid_;
-    l.host = host_name(d.node);
-    l.node = d.node;
-    l.size = static_cast<std::uint32_t>(map_.total());
-    l.num_nodes = static_cast<std::uint32_t>(map_.num_nodes());
-    l.universe_size = static_cast<std::uint32_t>(map_.universe_size());
-    l.bind = static_cast<std::uint8_t>(opts_.bind);
-    l.cwd = cwd_;
-    l.wdir = opts_.wdir;
-    for (const AppContext& app : opts_.apps) {
-        std::vector<std::string> argv = app.argv;
-        // ./prog is found from mpirun's directory, whatever --wdir says.
-        if (!cwd_.empty() && argv[0].find('/') != std::string::npos && argv[0][0] != '/') {
-            argv[0] = cwd_ + "/" + argv[0];
-        }
-        l.apps.push_back(std::move(argv));
-    }
-    std::vector<std::string> warnings;
-    l.env = base_environment(opts_, warnings);
-    if (map_.total() > map_.size()) {
-        l.env.push_back(std::string(wire::env::first_slot) + "=" + std::to_string(map_.size()));
-    }
-    for (int r : map_.host(d.node).ranks) {
-        wire::LaunchRank lr;
-        lr.rank = r;
-        lr.local_rank = map_.rank(r).local_rank;
-        lr.app = map_.rank(r).app;
-        lr.stdin_pipe = r == stdin_remote_rank_;
-        l.ranks.push_back(lr);
-    }
-    listener_.send(d.conn, wire::encode(wire::Message{-1, std::move(l)}));
-    // Failures announced before this daemon connected: its board must show
-    // them to the ranks it starts.
-    for (const wire::Event& ev : announced_) {
-        listener_.send(d.conn, wire::encode(wire::Message{-1, ev}));
-    }
-}
-
-void Monitor::on_daemon_msg(const KvServer::Note& n)
-{
-    const wire::Message& m = n.msg;
-    int r = m.rank;
-    Rank* rank = r >= 0 && r < map_.total() ? &ranks_[static_cast<std::size_t>(r)] : nullptr;
-    if (const auto* s = std::get_if<wire::Spawned>(&m.body)) {
-        if (rank == nullptr) {
-            return;
-        }
-        if (s->pid > 0) {
-            rank->pid = static_cast<pid_t>(s->pid);
-            rank->rout_open = rank->rerr_open = true;
-            ULMPI_DEBUG("host %s started rank %d: pid %u", host_name(n.node).c_str(), r, s->pid);
-        } else {
-            rank->reaped = true; // no EXITED will come
-        }
-        if (s->err != 0) {
-            const int app = map_.rank(r).app; // -1: a spawned process
-            const std::string& prog = app < 0 ? rank->spawn_cmd
-                                              : opts_.apps[static_cast<std::size_t>(app)].argv[0];
-            std::string what;
-            SpawnFailure fail{s->err, s->step == "exec" ? "exec" : "other"};
-            if (s->step == "exec") {
-                what = "cannot run '" + prog + "' on host " + host_name(n.node) + ": " +
-                       (s->err == ENOENT && prog.find('/') == std::string::npos
-                            ? std::string("not found in PATH")
-                            : std::string(std::strerror(s->err)));
-            } else if (s->step == "chdir") {
-                what = "cannot change to directory '" + (app < 0 ? rank->spawn_wdir : opts_.wdir) +
-                       "' on host " +
-                       host_name(n.node) + ": " + std::strerror(s->err);
-            } else {
-                what = "cannot start rank " + std::to_string(r) + " on host " +
-                       host_name(n.node) + " (" + s->step + "): " + std::strerror(s->err);
-            }
-            end_job(s->pid > 0 ? spawn_exit_status(fail) : exit_code::failure,
-                    what + "; ending the job", kFailureGrace);
-        }
-        return;
-    }
-    if (const auto* o = std::get_if<wire::Output>(&m.body)) {
-        if (rank == nullptr || !rank->rout) {
-            return;
-        }
-        bool& open = o->stream == 1 ? rank->rout_open : rank->rerr_open;
-        OutputSink& lines = o->stream == 1 ? *rank->rout : *rank->rerr;
-        if (o->data.empty()) {
-            if (open) {
-                lines.finish();
-                open = false;
-            }
-        } else {
-            lines.feed(reinterpret_cast<const char*>(o->data.data()), o->data.size());
-        }
-        return;
-    }
-    if (const auto* e = std::get_if<wire::Exited>(&m.body)) {
-        if (rank != nullptr && !rank->reaped) {
-            remote_exit(r, e->status);
-        }
-        return;
-    }
-    if (const auto* b = std::get_if<wire::Bye>(&m.body)) {
-        Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
-        d.bye = true;
-        daemon_refused_ += b->refused;
-        ULMPI_DEBUG("host %s: daemon done (%u shared-memory file(s) removed, %u refused)",
-                    host_name(n.node).c_str(), b->shm_removed, b->refused);
-    }
-}
-
-// A remote rank's process ended: the same steps as reap_children() for a
-// local one (its frames before EXITED have been handled already).
-void Monitor::remote_exit(int r, int status)
-{
-    Rank& rank = ranks_[static_cast<std::size_t>(r)];
-    rank.reaped = true;
-    rank.lost_deadline = 0;
-    if (r == stdin_remote_rank_) {
-        stdin_remote_eof_ = true;
-    }
-    judge_exit(r, status);
-    kv_->rank_gone(r);
-    std::vector<KvServer::Note> more = kv_->take_notes();
-    handle_notes(more, false);
-    handle_notes(more, true);
-}
-
-void Monitor::host_lost(int node, const std::string& reason)
-{
-    Daemon& d = daemons_[static_cast<std::size_t>(node)];
-    bool first = !d.lost;
-    d.lost = true;
-    std::vector<int> lost; // ranks still running there: they are the failed ones
-    for (int r : map_.host(node).ranks) {
-        Rank& rank = ranks_[static_cast<std::size_t>(r)];
-        if (!rank.reaped && !policy_.failed(r)) {
-            lost.push_back(r);
-        }
-        rank.reaped = true; // its process is gone with the daemon (or soon will be)
-        rank.lost_deadline = 0;
-        for (auto [lines, open] : {std::pair{rank.rout.get(), &rank.rout_open},
-                                   std::pair{rank.rerr.get(), &rank.rerr_open}}) {
-            if (lines != nullptr && *open) {
-                lines->finish();
-                *open = false;
-            }
-        }
-        if (r == stdin_remote_rank_) {
-            stdin_remote_eof_ = true;
-        }
-    }
-    if (d.conn >= 0) {
-        listener_.close(d.conn);
-    }
-    if (!d.agent_reaped) {
-        signal_group(d.agent_pid, SIGTERM);
-    }
-    if (first && !reason.empty() && !ending_ && !finishing_) {
-        if (policy_.on_host_lost(lost, d.connected) == FailurePolicy::Action::announce) {
-            std::string which = lost.empty() ? std::string("no rank was running there")
-                                : (lost.size() == 1 ? "rank " : "ranks ") + rank_list(lost) +
-                                      " failed";
-            report_ft(policy_, "host '" + host_name(node) + "' lost: " + reason + "; " + which +
-                   "; the job goes on " + why_alive());
-            announce_host(node, "host " + host_name(node) + " " + reason);
-        } else {
-            wire::Event ev;
-            ev.kind = wire::EventKind::host_failed;
-            ev.node = node;
-            ev.detail = "host " + host_name(node) + " " + reason;
-            kv_->broadcast(ev);
-            end_job(exit_code::failure,
-                    "host '" + host_name(node) + "' lost: " + reason + "; ending the job",
-                    kFailureGrace);
-        }
-    }
-    for (int r : map_.host(node).ranks) {
-        kv_->rank_gone(r);
-    }
-}
-
-void Monitor::agent_ended(Daemon& d, int status)
-{
-    d.agent_reaped = true;
-    d.closed_deadline = 0;
-    if (d.bye || d.lost) {
-        return;
-    }
-    std::string reason;
-    if (!d.connected) {
-        reason = "its daemon never connected: the launch agent (" + d.agent_cmd + ") " +
-                 describe_status(status);
-    } else if (d.daemon_pid == static_cast<std::uint32_t>(d.agent_pid)) {
-        reason = "its daemon (pid " + std::to_string(d.agent_pid) + ") " + describe_status(status);
-    } else {
-        reason = "the launch agent of its daemon (pid " + std::to_string(d.agent_pid) + ") " +
-                 describe_status(status);
-    }
-    host_lost(d.node, reason);
-}
-void Monitor::end_job(int code, const std::string& message, Nanos grace)
-{
-    if (ending_) {
-        return;
-    }
-    ending_ = true;
-    exit_code_ = code;
-    if (!message.empty()) {
-        report(message);
-    }
-    if (kv_) {
-        wire::Event ev;
-        ev.kind = wire::EventKind::job_ending;
-        ev.detail = message;
-        kv_->broadcast(ev);
-    }
-    stdin_.stop();
-    stdin_remote_eof_ = true;
-    kill_all(SIGTERM);
-    kill_at_ = now_ns() + grace;
-    give_up_at_ = kill_at_ + kSilentHostGrace;
-}
-
-void Monitor::interrupted(int sig)
-{
-    if (!ending_) {
-        ending_ = true;
-        exit_code_ = exit_code::signal_base + sig;
-        report(std::string("caught ") + signal_name(sig) +
-               "; passing it to the ranks (repeat it to kill them at once)");
-        wire::Event ev;
-        ev.kind = wire::EventKind::job_ending;
-        ev.detail = std::string("mpirun caught ") + signal_name(sig);
-        kv_->broadcast(ev);
-        stdin_.stop();
-        stdin_remote_eof_ = true;
-        kill_all(sig);
-        kill_at_ = now_ns() + kInterruptGrace;
-        give_up_at_ = kill_at_ + kSilentHostGrace;
-        return;
-    }
-    kill_all(SIGKILL);
-    kill_at_ = 0;
-}
-
-void Monitor::kill_all(int sig)
-{
-    // Reaped ranks too: their process groups may still hold what they started.
-    for (const Rank& r : ranks_) {
-        if (r.pid > 0 && !r.remote) {
-            signal_group(r.pid, sig);
-        }
-    }
-    wire::Bytes order = wire::encode(wire::Message{-1, wire::Signal{sig}});
-    for (Daemon& d : daemons_) {
-        if (d.node < 0 || d.lost) {
-            continue;
-        }
-        if (d.conn >= 0 && !d.bye) {
-            listener_.send(d.conn, order);
-        } else if (!d.connected) {
-            // Not connected yet: it will not be given any rank to start.
-            host_lost(d.node, "");
-        }
-    }
-}
-
 bool Monitor::all_reaped() const
 {
     for (const Rank& r : ranks_) {
@@ -829,106 +216,6 @@ void Monitor::close_outputs(bool remote)
         for (auto& s : retired_) {
             s->close_now();
         }
-    }
-}
-
-void Monitor::judge_exit(int rank, int status)
-{
-    if (ending_ || policy_.failed(rank)) {
-        return; // a consequence, or announced already (its connection went first)
-    }
-    ExitReading e = read_exit(status, kv_->said_hello(rank), kv_->finalized(rank));
-    if (e.success) {
-        return;
-    }
-    switch (policy_.on_exit(rank, e)) {
-    case FailurePolicy::Action::end_job: {
-        wire::Event ev;
-        ev.kind = wire::EventKind::rank_failed;
-        ev.rank = rank;
-        ev.node = map_.rank(rank).node;
-        ev.detail = e.detail;
-        kv_->broadcast(ev);
-        end_job(e.code, who(rank) + " " + e.detail + e.when + "; ending the job", kFailureGrace);
-        break;
-    }
-    case FailurePolicy::Action::announce:
-        report_ft(policy_, who(rank) + " " + e.detail + e.when + "; the job goes on " + why_alive());
-        announce_rank(rank, e.detail);
-        break;
-    case FailurePolicy::Action::remember:
-        report_ft(policy_, who(rank) + " " + e.detail + " after MPI_Finalize");
-        break;
-    }
-}
-
-void Monitor::announce_rank(int rank, const std::string& detail, bool fences)
-{
-    Rank& r = ranks_[static_cast<std::size_t>(rank)];
-    // Fail-stop: whatever is left of it goes (a rank that lost its
-    // connection may still run).
-    if (!r.reaped && r.pid > 0) {
-        if (r.remote) {
-            int node = map_.rank(rank).node;
-            ConnId conn = daemons_[static_cast<std::size_t>(node)].conn;
-            if (conn >= 0) {
-                listener_.send(conn, wire::encode(wire::Message{rank, wire::Signal{SIGKILL}}));
-            }
-        } else {
-            signal_group(r.pid, SIGKILL);
-        }
-    }
-    r.lost_deadline = 0;
-    // The frame first, then the board: a rank that sees the board change
-    // finds the details in its socket.
-    wire::Event ev;
-    ev.kind = wire::EventKind::rank_failed;
-    ev.rank = rank;
-    ev.node = map_.rank(rank).node;
-    ev.detail = detail;
-    kv_->broadcast(ev);
-    announced_.push_back(ev);
-    board_.mark_rank(rank);
-    if (fences) {
-        kv_->rank_failed(rank);
-    }
-}
-
-void Monitor::announce_host(int node, const std::string& detail)
-{
-    wire::Event ev;
-    ev.kind = wire::EventKind::host_failed;
-    ev.node = node;
-    ev.detail = detail;
-    kv_->broadcast(ev);
-    announced_.push_back(ev);
-    board_.mark_node(node);
-    for (int r : map_.host(node).ranks) {
-        kv_->rank_failed(r);
-    }
-}
-
-void Monitor::rank_lost(int rank, const std::string& reason)
-{
-    Rank& r = ranks_[static_cast<std::size_t>(rank)];
-    if (policy_.failed(rank)) {
-        return; // announced already
-    }
-    if (r.reaped) {
-        // Its exit has been judged already; if that was fine, the reason stands.
-        if (policy_.on_lost(rank) == FailurePolicy::Action::announce) {
-            report_ft(policy_, who(rank) + " " + reason + "; the job goes on " + why_alive());
-            announce_rank(rank, reason);
-            return;
-        }
-        end_job(exit_code::failure, who(rank) + " " + reason + "; ending the job", kFailureGrace);
-        return;
-    }
-    // Most likely the process is dying and its exit status will say more:
-    // wait a little for it.
-    if (r.lost_deadline == 0) {
-        r.lost_deadline = now_ns() + kLostGrace;
-        r.lost_reason = reason;
     }
 }
 
@@ -993,7 +280,7 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
         }
         case Kind::daemon_msg: on_daemon_msg(n); break;
         case Kind::respawn: on_respawn(n.rank, n.code); break;
-        case Kind::spawn: on_spawn(n); break;
+        case Kind::spawn: on_spawn(n, now_ns() + kSpawnSlotWait); break;
         case Kind::daemon_lost: {
             Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
             d.conn = -1;
@@ -1067,6 +354,9 @@ void Monitor::reap_children()
         notes.insert(notes.end(), more.begin(), more.end());
         handle_notes(notes, true);
     }
+    if (!waiting_spawns_.empty()) {
+        retry_spawns(now_ns()); // a slot may be free now
+    }
 }
 
 Nanos Monitor::next_deadline() const
@@ -1096,6 +386,9 @@ Nanos Monitor::next_deadline() const
     }
     for (const Rank& r : ranks_) {
         consider(r.lost_deadline);
+    }
+    for (const WaitingSpawn& w : waiting_spawns_) {
+        consider(w.until);
     }
     return next;
 }
@@ -1149,6 +442,12 @@ void Monitor::check_timers(Nanos now)
             }
         }
     }
+    for (const WaitingSpawn& w : waiting_spawns_) {
+        if (now >= w.until || ending_) {
+            retry_spawns(now); // its answer (no free slot, or the job ends) is due
+            break;
+        }
+    }
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
         Rank& r = ranks_[i];
         if (r.lost_deadline != 0 && now >= r.lost_deadline) {
@@ -1165,38 +464,6 @@ void Monitor::check_timers(Nanos now)
                 }
             }
         }
-    }
-}
-
-// Copies mpirun's stdin to the remote stdin rank, a bounded amount at a time.
-void Monitor::pump_remote_stdin(bool readable)
-{
-    if (stdin_remote_rank_ < 0) {
-        return;
-    }
-    int node = map_.rank(stdin_remote_rank_).node;
-    ConnId conn = daemons_[static_cast<std::size_t>(node)].conn;
-    if (conn < 0) {
-        return;
-    }
-    wire::StdinData data;
-    if (!stdin_remote_eof_ && readable) {
-        char buf[16384];
-        ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
-        if (n > 0) {
-            const auto* b = reinterpret_cast<const std::byte*>(buf);
-            data.data.assign(b, b + n);
-        } else if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
-            return;
-        } else {
-            stdin_remote_eof_ = true;
-        }
-    } else if (!stdin_remote_eof_) {
-        return;
-    }
-    listener_.send(conn, wire::encode(wire::Message{stdin_remote_rank_, std::move(data)}));
-    if (stdin_remote_eof_) {
-        stdin_remote_rank_ = -1; // end of file sent: done
     }
 }
 
@@ -1331,62 +598,6 @@ void Monitor::loop()
         }
         poll_once(timeout_ms, true);
         check_timers(now_ns());
-    }
-}
-
-// Every rank has ended: each daemon removes the job's files on its host,
-// says BYE and exits; then its launch agent ends.
-void Monitor::finish_daemons()
-{
-    finishing_ = true;
-    bool any = false;
-    for (Daemon& d : daemons_) {
-        if (d.node < 0) {
-            continue;
-        }
-        if (d.conn >= 0 && !d.bye) {
-            listener_.send(d.conn, wire::encode(wire::Message{-1, wire::Shutdown{}}));
-        }
-        any = any || !d.agent_reaped;
-    }
-    if (!any) {
-        return;
-    }
-    Nanos deadline = now_ns() + kDaemonExitGrace;
-    bool killed = false;
-    for (;;) {
-        bool waiting = false;
-        for (const Daemon& d : daemons_) {
-            waiting = waiting || !d.agent_reaped ||
-                      (d.agent_out && d.agent_out->open()) || (d.agent_err && d.agent_err->open());
-        }
-        if (!waiting) {
-            return;
-        }
-        Nanos now = now_ns();
-        if (now >= deadline) {
-            if (killed) {
-                // Agents that do not die even from SIGKILL are not waited for.
-                ULMPI_WARN("launch agents still running after SIGKILL");
-                return;
-            }
-            for (Daemon& d : daemons_) {
-                if (!d.agent_reaped) {
-                    ULMPI_DEBUG("host %s: daemon still running; killing its launch agent",
-                                host_name(d.node).c_str());
-                    signal_group(d.agent_pid, SIGKILL);
-                }
-                for (OutputStream* s : {d.agent_out.get(), d.agent_err.get()}) {
-                    if (s != nullptr && d.agent_reaped) {
-                        s->close_now();
-                    }
-                }
-            }
-            killed = true;
-            deadline = now + kDaemonExitGrace;
-        }
-        Nanos wait = deadline - now;
-        poll_once(static_cast<int>((wait + kMs - 1) / kMs), false);
     }
 }
 

@@ -1,4 +1,8 @@
 // Monitor: runs one job from start to end in mpirun's single poll() loop.
+// Its parts: monitor.cpp (set-up, the loop, children, timers, outputs),
+// local_ranks.cpp (this machine's ranks), hosts.cpp (the other hosts'
+// daemons), failures.cpp (judging ends, announcing failures, ending the
+// job), respawn.cpp (FT-MPI REBUILD) and spawn.cpp (MPI_Comm_spawn).
 //
 // It owns the job's identity (id, secret), the key-value service, the rank
 // processes and their output, the timers (time limit, kill after grace,
@@ -66,6 +70,7 @@
 #include "runtime/mpirun/kv_server.h"
 #include "runtime/mpirun/launcher.h"
 #include "runtime/mpirun/options.h"
+#include "runtime/mpirun/rank_env.h"
 
 #include <cstdint>
 #include <memory>
@@ -134,15 +139,26 @@ private:
     void launch_all();
     // The spawn of a local rank: program, environment, binding.
     SpawnSpec local_spec(int rank) const;
+    // The launcher contract's variables of a process of this machine.
+    RankEnv rank_env(int rank, int appnum, int local_size) const;
     // Respawn (runtime/mpirun/respawn.cpp): a rank asked for a new process
     // for a failed rank; start_again() starts it once the old one is reaped.
     void on_respawn(int rank, int incarnation);
     void start_again(int rank);
+    void start_again_remote(int rank, const std::string& peers);
     // MPI_Comm_spawn (runtime/mpirun/spawn.cpp): a root asked for processes.
-    void on_spawn(const KvServer::Note& n);
+    // Until `wait_until` (0: not at all), when every slot it could take
+    // holds a running spawned process, the request waits (retry_spawns)
+    // for one to end.
+    void on_spawn(const KvServer::Note& n, Nanos wait_until);
+    // A spawned process ended, or a waiting request's time is up.
+    void retry_spawns(Nanos now);
     void start_daemons();
     void start_daemon(Daemon& d, const std::string& daemon_path,
                       const std::vector<std::string>& agent);
+    // A LAUNCH for host `node` without ranks: the job, its programs and
+    // the environment every rank there starts from.
+    wire::Launch launch_frame(int node) const;
     void send_launch(Daemon& d);
     void on_daemon_msg(const KvServer::Note& n);
     void remote_exit(int rank, int status);
@@ -197,6 +213,12 @@ private:
     // FT-MPI REBUILD (ft_mode=rebuild with fault tolerance): failed ranks
     // may be started again; the notice board's descriptor stays open.
     bool respawnable_ = false;
+    // SPAWN requests waiting for a slot to be free (spawn.cpp).
+    struct WaitingSpawn {
+        KvServer::Note note;
+        Nanos until = 0;
+    };
+    std::vector<WaitingSpawn> waiting_spawns_;
     // Output of processes that were replaced, still drained.
     std::vector<std::unique_ptr<OutputStream>> retired_;
     std::unordered_map<pid_t, int> node_of_agent_;
@@ -218,5 +240,8 @@ private:
 
 // Writes "mpirun: <text>\n" to stderr with one write.
 void report(const std::string& text);
+// report(), but for a failure the job lives on with: nothing under MPICH's
+// rule (--disable-auto-cleanup), whose tests take any line as an error.
+void report_ft(const FailurePolicy& policy, const std::string& text);
 
 } // namespace ulmpi::rt::mpirun

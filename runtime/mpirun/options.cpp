@@ -560,6 +560,21 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
     if (o.spawn_slots < 0) {
         o.spawn_slots = rt::boot::spawn_slots_param(); // not given: ULMPI_SPAWN_SLOTS
     }
+    if (o.spawn_slots < 0) {
+        // Neither: automatic (main.cpp), except where slots are not
+        // combined: replication and the FT-MPI modes.
+        bool ftmpi = false;
+        if (const char* m = std::getenv("ULMPI_FT_MODE");
+            m != nullptr && *m != '\0' && std::string_view(m) != "abort") {
+            ftmpi = true;
+        }
+        for (const auto& [name, value] : o.params) {
+            ftmpi = ftmpi || (name == "ft_mode" && value != "abort");
+        }
+        if (o.replicas > 1 || ftmpi) {
+            o.spawn_slots = 0;
+        }
+    }
     if (o.spawn_slots > 0 && o.replicas > 1) {
         return fail("--spawn-slots cannot be combined with --replicas");
     }
@@ -661,10 +676,12 @@ Options (also accepted with a single dash, e.g. -np 4):
                        (with 3 or more, the outvoted replica leaves the job)
   --display-map        print which host runs every process (and replica)
   --spawn-slots N      keep room on every host of the job for N processes
-                       started later by MPI_Comm_spawn[_multiple] (default 0:
-                       spawning fails with MPI_ERR_SPAWN); MPI_UNIVERSE_SIZE
-                       counts them (also ULMPI_SPAWN_SLOTS;
-                       docs/dynamic_processes.md)
+                       started later by MPI_Comm_spawn[_multiple] at once (a
+                       slot whose process ended is used again); default: the
+                       host's slots (-H host:N, hostfile, else its CPUs), at
+                       least 8; 0 with --replicas or --ft-mode, and 0 turns
+                       spawning off; MPI_UNIVERSE_SIZE counts them (also
+                       ULMPI_SPAWN_SLOTS; docs/dynamic_processes.md)
   -v, --verbose        log what mpirun does
   -h, --help           this text
   -V, --version        print "ulmpi <version>"

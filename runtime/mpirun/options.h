@@ -63,8 +63,13 @@ struct Options {
     bool display_map = false; // --display-map: print where every process runs
     // --spawn-slots N: room on every host of the job for N processes that
     // MPI_Comm_spawn may start later (docs/dynamic_processes.md).
-    int spawn_slots = -1; // -1 while parsing: not given (then ULMPI_SPAWN_SLOTS)
+    // -1 after parsing too: neither given nor ULMPI_SPAWN_SLOTS, so the
+    // job map gives every host its slot count, at least kAutoSpawnSlots.
+    int spawn_slots = -1;
 };
+
+// The least spawn slots per host when --spawn-slots is not given.
+inline constexpr int kAutoSpawnSlots = 8;
 
 enum class ParseOutcome { run, help, version, error };
 

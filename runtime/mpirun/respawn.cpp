@@ -47,12 +47,16 @@ void Monitor::on_respawn(int rank, int incarnation)
         return;
     }
     if (r.remote) {
-        end_job(exit_code::failure,
-                "cannot start rank " + std::to_string(rank) + " again on host " +
-                    host_name(map_.rank(rank).node) +
-                    ": respawn is done for ranks on mpirun's own host only; ending the job",
-                kRespawnFailGrace);
-        return;
+        const Daemon& d = daemons_[static_cast<std::size_t>(map_.rank(rank).node)];
+        if (d.lost || d.conn < 0) {
+            // The rank's host is gone: no new process there. The survivors'
+            // fence goes on without it (it stays failed; a later recovery
+            // asks again).
+            ULMPI_DEBUG("rank %d: its host %s is lost; not started again", rank,
+                        host_name(map_.rank(rank).node).c_str());
+            kv_->rank_failed(rank);
+            return;
+        }
     }
     if (!policy_.failed(rank)) {
         // The survivors agreed it failed while its process still runs (no
@@ -82,10 +86,6 @@ void Monitor::start_again(int rank)
             retired_.push_back(std::move(*s)); // the old process's last words
         }
     }
-    SpawnSpec spec = local_spec(rank);
-    spec.stdin_pipe = false; // stdin went to the old process
-    spec.env.push_back(std::string(wire::env::incarnation) + "=" + std::to_string(r.incarnation));
-    spec.env.push_back(std::string(wire::env::restarted) + "=1");
     std::string peers;
     for (int p = 0; p < map_.size(); ++p) {
         // A rank whose new process is asked for but not started yet (its
@@ -97,6 +97,14 @@ void Monitor::start_again(int rank)
             peers += (peers.empty() ? "" : ",") + std::to_string(p) + ":" + std::to_string(k);
         }
     }
+    if (r.remote) {
+        start_again_remote(rank, peers);
+        return;
+    }
+    SpawnSpec spec = local_spec(rank);
+    spec.stdin_pipe = false; // stdin went to the old process
+    spec.env.push_back(std::string(wire::env::incarnation) + "=" + std::to_string(r.incarnation));
+    spec.env.push_back(std::string(wire::env::restarted) + "=1");
     spec.env.push_back(std::string(wire::env::peer_incarnations) + "=" + peers);
 
     Child child;
@@ -121,6 +129,44 @@ void Monitor::start_again(int rank)
     policy_.revive(rank);
     report("rank " + std::to_string(rank) + " started again (pid " + std::to_string(child.pid) +
            ", incarnation " + std::to_string(r.incarnation) + ")");
+}
+
+// A rank of another host: its daemon starts the new process (a LAUNCH of
+// that one rank, as incarnation k); SPAWNED and EXITED come back as for
+// the host's first processes.
+void Monitor::start_again_remote(int rank, const std::string& peers)
+{
+    Rank& r = ranks_[static_cast<std::size_t>(rank)];
+    const int node = map_.rank(rank).node;
+    const Daemon& d = daemons_[static_cast<std::size_t>(node)];
+    for (auto [lines, open] : {std::pair{r.rout.get(), &r.rout_open},
+                               std::pair{r.rerr.get(), &r.rerr_open}}) {
+        if (lines != nullptr && *open) {
+            lines->finish(); // the old process's last words
+            *open = false;
+        }
+    }
+    if (d.lost || d.conn < 0) {
+        kv_->rank_failed(rank); // the host went meanwhile: the fence goes on without it
+        return;
+    }
+    wire::Launch l = launch_frame(node);
+    l.bind = static_cast<std::uint8_t>(BindMode::none); // the CPU of a rank that is gone
+    l.env.push_back(std::string(wire::env::restarted) + "=1");
+    l.env.push_back(std::string(wire::env::peer_incarnations) + "=" + peers);
+    wire::LaunchRank lr;
+    lr.rank = rank;
+    lr.local_rank = map_.rank(rank).local_rank;
+    lr.app = map_.rank(rank).app;
+    lr.incarnation = r.incarnation;
+    l.ranks.push_back(lr);
+    r.reaped = false; // until its daemon says how it ended
+    r.pid = -1;
+    r.lost_deadline = 0;
+    listener_.send(d.conn, wire::encode(wire::Message{-1, std::move(l)}));
+    policy_.revive(rank);
+    report("rank " + std::to_string(rank) + " starting again on host " + host_name(node) +
+           " (incarnation " + std::to_string(r.incarnation) + ")");
 }
 
 } // namespace ulmpi::rt::mpirun

@@ -14,13 +14,17 @@
 // and children) carries their wire-up, group wg (the children) their own
 // fences afterwards (MPI_Finalize).
 //
-// Slots: a slot holds one process for the life of the job (a process that
-// ends does not give its slot back: its peers' links to it would have to be
-// reset first). Placement: a command with the info key "host" takes slots
+// Slots: a slot holds one process at a time. One whose process has ended
+// (well: a failed one stays failed) is given again, never-used ones first;
+// its new process is the slot's next incarnation (SPAWN_RESULT and
+// ULMPI_INCARNATION say which), so that the parents reset their links to
+// it (mpi/spawn.cpp) and nothing of the last process reaches the new one.
+// Placement: a command with the info key "host" takes slots
 // of that host only (these commands are placed first); the others take
 // slots of the root's host first, then of the other hosts in job-map order.
 #include "runtime/log.h"
 #include "runtime/mpirun/monitor.h"
+#include "runtime/mpirun/monitor_timing.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -83,7 +87,18 @@ int check_command(const std::string& cmd, const std::string& path_env)
 
 } // namespace
 
-void Monitor::on_spawn(const KvServer::Note& n)
+void Monitor::retry_spawns(Nanos now)
+{
+    std::vector<WaitingSpawn> waiting;
+    waiting.swap(waiting_spawns_);
+    for (WaitingSpawn& w : waiting) {
+        // In order, so that an earlier request gets the slots first; one
+        // whose time is up gets its answer (no slot) now.
+        on_spawn(w.note, now < w.until ? w.until : 0);
+    }
+}
+
+void Monitor::on_spawn(const KvServer::Note& n, Nanos wait_until)
 {
     const auto& q = std::get<wire::Spawn>(n.msg.body);
     const int root = n.rank;
@@ -146,11 +161,18 @@ void Monitor::on_spawn(const KvServer::Note& n)
         if (!map_.host(h).local && (d.lost || d.conn < 0)) {
             continue; // its daemon is gone (or not there yet): nothing starts there
         }
+        // Never used first, then those whose process has ended well.
+        std::vector<int> again;
         for (int s : map_.host(h).spawn_slots) {
-            if (!ranks_[static_cast<std::size_t>(s)].spawned) {
+            const Rank& r = ranks_[static_cast<std::size_t>(s)];
+            if (!r.spawned) {
                 free[static_cast<std::size_t>(h)].push_back(s);
+            } else if (r.reaped && !policy_.failed(s)) {
+                again.push_back(s);
             }
         }
+        free[static_cast<std::size_t>(h)].insert(free[static_cast<std::size_t>(h)].end(),
+                                                 again.begin(), again.end());
     }
     std::string path_env;
     for (const std::string& e : base_env_) {
@@ -234,12 +256,36 @@ void Monitor::on_spawn(const KvServer::Note& n)
                     break;
                 }
             }
+            if (slot < 0 && wait_until != 0 && !ending_) {
+                // Every slot it could take holds a spawned process: wait a
+                // little for one to end (a manager that spawns the next
+                // worker as the last one leaves MPI).
+                bool busy = false;
+                for (int h : nodes) {
+                    for (int s : map_.host(h).spawn_slots) {
+                        const Rank& o = ranks_[static_cast<std::size_t>(s)];
+                        busy = busy || (o.spawned && !o.reaped && !policy_.failed(s));
+                    }
+                }
+                if (busy) {
+                    ULMPI_DEBUG("spawn asked by rank %d waits for a free slot", root);
+                    waiting_spawns_.push_back(WaitingSpawn{n, wait_until});
+                    return;
+                }
+            }
             if (slot < 0) {
-                refuse("no free spawn slot " +
-                           (a.host.empty() ? std::string("left in the job")
-                                           : "left on host '" + a.host + "'") +
-                           " for " + std::to_string(total) + " process(es) (mpirun --spawn-slots " +
-                           std::to_string(opts_.spawn_slots) + " per host)",
+                const std::string where =
+                    a.host.empty() ? std::string("in the job") : "on host '" + a.host + "'";
+                refuse("no free spawn slot " + where + " for " + std::to_string(total) +
+                           " process(es): every slot holds a running process, and none ended "
+                           "within " + std::to_string(kSpawnSlotWait / kSec) + " s (" +
+                           (opts_.spawn_slots > 0
+                                ? "mpirun --spawn-slots " + std::to_string(opts_.spawn_slots) +
+                                      " per host"
+                                : "by default as many per host as its slots, at least " +
+                                      std::to_string(kAutoSpawnSlots) +
+                                      "; give more with mpirun --spawn-slots N") +
+                           ")",
                        i, EAGAIN);
                 return;
             }
@@ -255,6 +301,36 @@ void Monitor::on_spawn(const KvServer::Note& n)
     std::vector<int> world;
     for (const Proc& p : procs) {
         world.push_back(p.slot);
+    }
+    // A slot used before: its new process is the slot's next incarnation
+    // (the peers' links to it start again). The key-value service takes
+    // the slots now, before the new groups name them.
+    for (const Proc& p : procs) {
+        Rank& rank = ranks_[static_cast<std::size_t>(p.slot)];
+        if (rank.spawned) {
+            ++rank.incarnation;
+            for (auto* s : {&rank.out, &rank.err}) {
+                if (*s) {
+                    retired_.push_back(std::move(*s)); // the last process's last words
+                }
+            }
+            for (auto [lines, open] : {std::pair{rank.rout.get(), &rank.rout_open},
+                                       std::pair{rank.rerr.get(), &rank.rerr_open}}) {
+                if (lines != nullptr && *open) {
+                    lines->finish();
+                    *open = false;
+                }
+            }
+            rank.discarded = false;
+            rank.lost_deadline = 0;
+        }
+        kv_->rank_spawned(p.slot, rank.incarnation);
+    }
+    std::string peer_inc; // every slot's incarnation that is not 0
+    for (int s = map_.size(); s < map_.total(); ++s) {
+        if (const int k = ranks_[static_cast<std::size_t>(s)].incarnation; k > 0) {
+            peer_inc += (peer_inc.empty() ? "" : ",") + std::to_string(s) + ":" + std::to_string(k);
+        }
     }
     std::vector<int> members = q.parents;
     members.insert(members.end(), world.begin(), world.end());
@@ -289,40 +365,31 @@ void Monitor::on_spawn(const KvServer::Note& n)
         }
         int local_size = static_cast<int>(host.ranks.size());
         for (int s : host.spawn_slots) {
-            local_size += ranks_[static_cast<std::size_t>(s)].spawned ? 1 : 0;
+            const Rank& o = ranks_[static_cast<std::size_t>(s)];
+            local_size += s != p.slot && o.spawned && !o.reaped ? 1 : 0;
         }
         SpawnSpec spec;
         spec.argv = argvs[static_cast<std::size_t>(p.app)];
         spec.env = base_env_;
+        append_rank_env(spec.env, rank_env(p.slot, p.app, local_size + 1));
         auto set = [&](const char* name, const std::string& value) {
             spec.env.push_back(std::string(name) + "=" + value);
         };
-        set(wire::env::rank, std::to_string(p.slot));
-        set(wire::env::size, std::to_string(map_.total()));
-        set(wire::env::local_rank, std::to_string(mr.local_rank));
-        set(wire::env::local_size, std::to_string(local_size + 1));
-        set(wire::env::local_cpus, std::to_string(usable_cpus()));
-        set(wire::env::node_id, std::to_string(mr.node));
-        set(wire::env::num_nodes, std::to_string(map_.num_nodes()));
-        set(wire::env::host, host.name);
-        set(wire::env::jobid, jobid_);
-        set(wire::env::boot_addr, wire::format_boot_addr(listener_.address()));
-        set(wire::env::job_secret, wire::secret_to_hex(secret_));
-        set(wire::env::universe_size, std::to_string(map_.universe_size()));
-        set(wire::env::appnum, std::to_string(p.app));
         set(wire::env::world_ranks, world_text);
         set(wire::env::spawn_groups, std::to_string(group) + ":" + std::to_string(world_group));
         set(wire::env::parent, parent_text);
-        if (board_.fd() >= 0) {
-            set(wire::env::notice_fd, std::to_string(board_.fd()));
-            spec.keep_fd = board_.fd();
+        if (rank.incarnation > 0) {
+            set(wire::env::incarnation, std::to_string(rank.incarnation));
         }
+        if (!peer_inc.empty()) {
+            set(wire::env::peer_incarnations, peer_inc);
+        }
+        spec.keep_fd = board_.fd();
         spec.wdir = a.wdir.empty() ? opts_.wdir : a.wdir;
         spec.stdin_pipe = false;
         spec.sigpipe_ignored = sigpipe_ignored_;
 
         rank.spawned = true;
-        kv_->rank_spawned(p.slot);
         policy_.born(p.slot);
         Child child;
         SpawnFailure fail;
@@ -386,6 +453,9 @@ void Monitor::on_spawn(const KvServer::Note& n)
             l.env.push_back(std::string(wire::env::spawn_groups) + "=" + std::to_string(group) +
                             ":" + std::to_string(world_group));
             l.env.push_back(std::string(wire::env::parent) + "=" + parent_text);
+            if (!peer_inc.empty()) {
+                l.env.push_back(std::string(wire::env::peer_incarnations) + "=" + peer_inc);
+            }
             for (const Proc& p : list) {
                 if (p.app != i) {
                     continue;
@@ -394,14 +464,14 @@ void Monitor::on_spawn(const KvServer::Note& n)
                 lr.rank = p.slot;
                 lr.local_rank = map_.rank(p.slot).local_rank;
                 lr.app = i;
-                l.ranks.push_back(lr);
                 Rank& rank = ranks_[static_cast<std::size_t>(p.slot)];
+                lr.incarnation = rank.incarnation;
+                l.ranks.push_back(lr);
                 rank.spawned = true;
                 rank.remote = true;
                 rank.reaped = false; // until its daemon says how it ended
                 rank.rout = std::make_unique<OutputSink>(out_sink(p.slot, STDOUT_FILENO));
                 rank.rerr = std::make_unique<OutputSink>(out_sink(p.slot, STDERR_FILENO));
-                kv_->rank_spawned(p.slot);
                 policy_.born(p.slot);
             }
             if (!l.ranks.empty()) {
@@ -410,7 +480,8 @@ void Monitor::on_spawn(const KvServer::Note& n)
         }
     }
     for (std::size_t k = 0; k < procs.size(); ++k) {
-        res.procs[k] = wire::SpawnedRank{procs[k].slot, 0};
+        res.procs[k] = wire::SpawnedRank{
+            procs[k].slot, 0, ranks_[static_cast<std::size_t>(procs[k].slot)].incarnation};
     }
     res.group = group;
     res.world_group = world_group;

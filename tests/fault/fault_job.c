@@ -94,7 +94,9 @@ int main(int argc, char** argv)
 
     if (strncmp(what, "preinit_", 8) == 0) {
         const char* r = getenv("ULMPI_RANK");
-        const char* n = getenv("ULMPI_SIZE");
+        /* mpirun's ranks (spawn slots, after them, are not processes yet). */
+        const char* n = getenv("ULMPI_FIRST_SLOT") ? getenv("ULMPI_FIRST_SLOT")
+                                                   : getenv("ULMPI_SIZE");
         int rank = r != NULL ? atoi(r) : 0;
         int size = n != NULL ? atoi(n) : 1;
         int v = strcmp(victim_arg, "last") == 0 ? size - 1 : atoi(victim_arg);

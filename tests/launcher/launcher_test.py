@@ -82,6 +82,10 @@ def job_env(extra=None, drop=()):
     for k in list(env):
         if k.startswith("ULMPI_") or k == "MPIEXEC_TIMEOUT" or k in drop:
             del env[k]
+    # No spawn slots (mpirun keeps some by default): these jobs check the
+    # launcher contract of the job's own ranks (ULMPI_SIZE = -n), with raw
+    # bootstrap clients that know nothing of slots; tests/spawn has those.
+    env["ULMPI_SPAWN_SLOTS"] = "0"
     env.update(extra or {})
     return env
 

@@ -135,9 +135,13 @@ int main(int argc, char** argv)
         MT_OK(MPI_Comm_rank(MPI_COMM_SELF, &r));
         MT_OK(MPI_Comm_size(MPI_COMM_SELF, &s));
         MT_CHECK(r == 0 && s == 1, "MPI_COMM_SELF: rank %d size %d", r, s);
-        if (getenv("ULMPI_SIZE") != NULL) {
-            MT_CHECK(atoi(getenv("ULMPI_SIZE")) == mt_size, "ULMPI_SIZE %s, size %d",
-                     getenv("ULMPI_SIZE"), mt_size);
+        /* mpirun's ranks: ULMPI_SIZE, or with spawn slots (after the ranks)
+         * ULMPI_FIRST_SLOT. */
+        const char* launched = getenv("ULMPI_FIRST_SLOT") ? getenv("ULMPI_FIRST_SLOT")
+                                                          : getenv("ULMPI_SIZE");
+        if (launched != NULL) {
+            MT_CHECK(atoi(launched) == mt_size, "ULMPI_SIZE/ULMPI_FIRST_SLOT %s, size %d",
+                     launched, mt_size);
         }
         MT_CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD, "Comm c2f/f2c");
         MT_CHECK(MPI_Type_f2c(MPI_Type_c2f(MPI_DOUBLE)) == MPI_DOUBLE, "Type c2f/f2c");

@@ -191,6 +191,9 @@ def job_env(extra=None):
     for k in list(env):
         if k.startswith("ULMPI_") or k == "MPIEXEC_TIMEOUT":
             del env[k]
+    # No spawn slots unless a case asks (--spawn-slots): the raw bootstrap
+    # clients (boot_client) see the job's own ranks only.
+    env["ULMPI_SPAWN_SLOTS"] = "0"
     env.update(extra or {})
     return env
 
@@ -769,6 +772,34 @@ def case_spawn():
         except Failure as e:
             failed.append("%s: %s" % (" ".join(args), str(e)[-600:]))
     check(not failed, "spawn across hosts failed:\n" + "\n".join(failed))
+
+
+def case_ftmpi_rebuild():
+    # FT-MPI REBUILD across 3 namespace hosts: ranks of the other hosts
+    # (map-by node, 6 ranks: host h runs ranks h and h + 3) are killed and
+    # started again there by the host's daemon; the new processes reach the
+    # survivors over udp (UdpPath::reset_peer / connect_peer). The seeds
+    # pick the victims (tests/ft/ftmpi/ftmpi_rebuild.c): 5 kills rank 1;
+    # 6 kills 1, then 5; 15 kills 4 twice (its new process dies again);
+    # 22 kills 1 (remote), then 0 (mpirun's host).
+    udp = udp_params()
+    if udp is None:
+        raise Skip("paths/udp is not built: ranks on different hosts have no network path")
+    prog = os.path.join(os.environ["FTMPI_DIR"], "ftmpi_rebuild")
+    failed = []
+    for seed, kills, remote in ((5, 1, 1), (6, 2, 2), (15, 2, 2), (22, 2, 1)):
+        job = Job(udp + ["--timeout", "60", "--map-by", "node", "-n", "6", prog, str(seed),
+                         str(kills)], extra_env={"ULMPI_FT_MODE": "rebuild"},
+                  hosts=CL.hosts[:3], slots=2)
+        try:
+            r = job.finish(limit=80)
+            again = re.findall(r"rank \d+ (?:starting|started) again on host", r.err)
+            if r.rc != 0 or "No Errors" not in r.out or len(again) != remote:
+                failed.append("seed %d (rc %s, %d remote restarts, want %d):\n%s" %
+                              (seed, r.rc, len(again), remote, (r.out + r.err)[-1500:]))
+        except Failure as e:
+            failed.append("seed %d: %s" % (seed, str(e)[-1500:]))
+    check(not failed, "REBUILD across hosts failed:\n" + "\n".join(failed))
 
 
 def main():

@@ -152,13 +152,14 @@ TEST(BootWire, spawn_messages_round_trip)
     res.group = 3;
     res.world_group = 4;
     res.reason = "r";
-    res.procs = {SpawnedRank{9, 0}, SpawnedRank{-1, 2}};
+    res.procs = {SpawnedRank{9, 0, 3}, SpawnedRank{-1, 2}};
     auto rr = std::get<SpawnResult>(round_trip(Message{1, res}).body);
     EXPECT_EQ(rr.group, 3);
     EXPECT_EQ(rr.world_group, 4);
     EXPECT_EQ(rr.reason, "r");
     ASSERT_EQ(rr.procs.size(), 2u);
     EXPECT_EQ(rr.procs[0].rank, 9);
+    EXPECT_EQ(rr.procs[0].incarnation, 3); // a spawn slot used again
     EXPECT_EQ(rr.procs[1].err, 2);
 
     EXPECT_EQ(std::get<GroupFence>(round_trip(Message{1, GroupFence{6}}).body).group, 6);
@@ -359,7 +360,7 @@ TEST(BootWire, daemon_messages_round_trip)
     l.cwd = "/tmp";
     l.apps = {{"prog", "a b"}, {"other"}};
     l.env = {"A=1", "PATH=/bin"};
-    l.ranks = {{2, 0, 0, false}, {3, 1, 1, true}};
+    l.ranks = {{2, 0, 0, false}, {3, 1, 1, true, 4}};
     Bytes frame = encode(Message{-1, l});
     Message m;
     std::size_t used = 0;
@@ -373,6 +374,8 @@ TEST(BootWire, daemon_messages_round_trip)
     ASSERT_EQ(g.ranks.size(), 2u);
     EXPECT_EQ(g.ranks[1].rank, 3);
     EXPECT_TRUE(g.ranks[1].stdin_pipe);
+    EXPECT_EQ(g.ranks[0].incarnation, 0);
+    EXPECT_EQ(g.ranks[1].incarnation, 4); // a new process for rank 3 (REBUILD)
     EXPECT_EQ(g.bind, 2);
 
     Output o;

@@ -612,6 +612,37 @@ TEST_F(KvServerTest, a_group_fence_goes_on_without_a_member_that_is_gone)
     EXPECT_EQ(sink.take(1).size(), 1u) << "the group fence waits for a dead member";
 }
 
+// A slot used again: the last process's group no longer waits for the
+// slot (its new process never fences there), the new group does, and the
+// last process's values are gone.
+TEST_F(KvServerTest, a_slot_used_again_leaves_its_last_processs_groups)
+{
+    kv.reserve_slots(2);
+    hello(1, 0);
+    kv.rank_spawned(2);
+    hello(3, 2);
+    put(3, 2, "addr", "first");
+    kv.take_notes();
+    const int old_group = kv.make_group({0, 2});
+    kv.rank_gone(2);       // the first process ended
+    kv.rank_spawned(2, 1); // the slot's second process
+    EXPECT_EQ(kv.incarnation(2), 1);
+    feed(1, Message{0, GroupFence{old_group}});
+    EXPECT_EQ(sink.take(1).size(), 1u) << "the old group waits for the slot's new process";
+    const int g = kv.make_group({0, 2});
+    hello(4, 2);
+    kv.take_notes();
+    feed(1, Message{0, GroupFence{g}});
+    EXPECT_TRUE(sink.take(1).empty()) << "the new group did not wait for the new process";
+    put(4, 2, "other", "second");
+    feed(4, Message{2, GroupFence{g}});
+    auto got = sink.take(4);
+    ASSERT_EQ(got.size(), 1u);
+    const auto& entries = std::get<FenceDone>(got[0].body).entries;
+    ASSERT_EQ(entries.size(), 1u) << "the last process's values came along";
+    EXPECT_EQ(entries[0].key, "other");
+}
+
 TEST_F(KvServerTest, the_jobs_fence_done_does_not_reach_a_spawned_rank)
 {
     kv.reserve_slots(2);

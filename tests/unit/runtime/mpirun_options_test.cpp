@@ -171,6 +171,40 @@ TEST(JobMap, local_ranks_fill_this_host)
     EXPECT_EQ(m.node_of_rank(), (std::vector<std::int32_t>{0, 0, 0, 0, 0}));
 }
 
+TEST(JobMap, default_spawn_slots_are_each_hosts_slots_at_least_the_minimum)
+{
+    Options o;
+    std::string err;
+    ASSERT_EQ(parse({"-H", "a:2,b:12", "-n", "3", "prog"}, o, err), ParseOutcome::run);
+    JobMap m;
+    ASSERT_TRUE(JobMap::build_from(o, 2, "box", {false, false}, m, err)) << err;
+    m.add_spawn_slots_auto(8);
+    EXPECT_EQ(m.size(), 3);
+    EXPECT_EQ(m.host(0).spawn_slots.size(), 8u);  // 2 slots: the minimum
+    EXPECT_EQ(m.host(1).spawn_slots.size(), 12u); // its slots
+    EXPECT_EQ(m.total(), 3 + 8 + 12);
+    EXPECT_EQ(m.universe_size(), m.total());
+    EXPECT_TRUE(m.is_spawn_slot(3));
+    EXPECT_EQ(m.rank(3).node, 0);
+    EXPECT_EQ(m.rank(3 + 8).node, 1);
+}
+
+TEST(MpirunOptions, spawn_slots_default_to_automatic_but_not_with_replicas_or_ftmpi)
+{
+    Options o;
+    std::string err;
+    ::unsetenv("ULMPI_SPAWN_SLOTS");
+    ::unsetenv("ULMPI_FT_MODE");
+    ASSERT_EQ(parse({"-n", "2", "prog"}, o, err), ParseOutcome::run);
+    EXPECT_EQ(o.spawn_slots, -1); // the job map's default
+    ASSERT_EQ(parse({"-n", "2", "--spawn-slots", "3", "prog"}, o, err), ParseOutcome::run);
+    EXPECT_EQ(o.spawn_slots, 3);
+    ASSERT_EQ(parse({"-n", "2", "--replicas", "2", "prog"}, o, err), ParseOutcome::run);
+    EXPECT_EQ(o.spawn_slots, 0);
+    ASSERT_EQ(parse({"-n", "2", "--ft-mode", "rebuild", "prog"}, o, err), ParseOutcome::run);
+    EXPECT_EQ(o.spawn_slots, 0);
+}
+
 TEST(JobMap, names_of_this_machine_are_one_host_and_others_are_remote)
 {
     Options o;

@@ -1,0 +1,149 @@
+// This machine's ranks: the start of the job's own ranks (launch_all) and
+// the spawn description of a local rank (program, environment, binding).
+#include "runtime/log.h"
+#include "runtime/mpirun/exit_codes.h"
+#include "runtime/mpirun/monitor.h"
+#include "runtime/mpirun/monitor_timing.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+namespace ulmpi::rt::mpirun {
+
+void Monitor::launch_all()
+{
+    std::vector<std::string> warnings;
+    base_env_ = base_environment(opts_, warnings);
+    for (const std::string& w : warnings) {
+        report("warning: " + w);
+    }
+    respawnable_ = policy_.tolerant() &&
+                   std::find(base_env_.begin(), base_env_.end(), "ULMPI_FT_MODE=rebuild") !=
+                       base_env_.end();
+    if (respawnable_) {
+        base_env_.push_back(std::string(wire::env::respawnable) + "=1");
+    }
+    if (map_.total() > map_.size()) {
+        base_env_.push_back(std::string(wire::env::first_slot) + "=" +
+                            std::to_string(map_.size()));
+    }
+    // The daemons start first: they take longest, and run meanwhile.
+    start_daemons();
+
+    // A background mpirun must not read its terminal (it would be stopped by
+    // SIGTTIN): then the stdin rank reads /dev/null like the others.
+    stdin_usable_ = !(::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) != ::getpgrp());
+    if (stdin_usable_ && opts_.stdin_rank >= 0 &&
+        !map_.host(map_.rank(opts_.stdin_rank).node).local) {
+        stdin_remote_rank_ = opts_.stdin_rank;
+        stdin_remote_eof_ = false;
+    }
+    int local_node = -1;
+    for (int n = 0; n < map_.num_nodes(); ++n) {
+        if (map_.host(n).local) {
+            local_node = n;
+        }
+    }
+    if (local_node >= 0) {
+        cpus_ = binding_sets(opts_.bind, map_.local_size(local_node));
+    }
+
+    for (int r = 0; r < map_.size() && !ending_; ++r) {
+        const MapRank& mr = map_.rank(r);
+        const MapHost& host = map_.host(mr.node);
+        Rank& rank = ranks_[static_cast<std::size_t>(r)];
+        if (!host.local) {
+            rank.remote = true;
+            rank.rout = std::make_unique<OutputSink>(out_sink(r, STDOUT_FILENO));
+            rank.rerr = std::make_unique<OutputSink>(out_sink(r, STDERR_FILENO));
+            continue; // its daemon starts it
+        }
+        SpawnSpec spec = local_spec(r);
+        Child child;
+        SpawnFailure fail;
+        Status st = spawn_rank(spec, child, fail);
+        if (child.pid > 0) {
+            rank.pid = child.pid;
+            rank_of_pid_[child.pid] = r;
+            rank.out = std::make_unique<OutputStream>(child.out_fd, out_sink(r, STDOUT_FILENO));
+            rank.err = std::make_unique<OutputStream>(child.err_fd, out_sink(r, STDERR_FILENO));
+            if (child.in_fd >= 0) {
+                stdin_.start(STDIN_FILENO, child.in_fd);
+            }
+            ULMPI_DEBUG("started rank %d: pid %d", r, static_cast<int>(child.pid));
+        } else {
+            rank.reaped = true; // nothing to wait for
+        }
+        if (!st.ok()) {
+            std::string what;
+            if (std::strcmp(fail.step, "exec") == 0) {
+                what = "cannot run '" + spec.argv[0] + "': " + std::strerror(fail.err);
+                if (fail.err == ENOENT && spec.argv[0].find('/') == std::string::npos) {
+                    what = "cannot run '" + spec.argv[0] + "': not found in PATH";
+                }
+            } else if (std::strcmp(fail.step, "chdir") == 0) {
+                what = "cannot change to directory '" + spec.wdir + "': " + std::strerror(fail.err);
+            } else {
+                what = std::string("cannot start rank ") + std::to_string(r) + " (" + fail.step +
+                       "): " + std::strerror(fail.err);
+            }
+            int code = child.pid > 0 ? spawn_exit_status(fail) : exit_code::failure;
+            end_job(code, r > 0 ? what + "; ending the job" : what, kFailureGrace);
+        }
+    }
+    for (Rank& r : ranks_) {
+        if (r.pid < 0 && !r.remote) {
+            r.reaped = true; // never started: nothing to wait for
+        }
+    }
+    if (!respawnable_ && map_.total() == map_.size()) {
+        board_.close_fd(); // every local rank has it; the mapping stays
+    }
+}
+
+RankEnv Monitor::rank_env(int r, int appnum, int local_size) const
+{
+    const MapRank& mr = map_.rank(r);
+    RankEnv e;
+    e.rank = r;
+    e.size = map_.total();
+    e.local_rank = mr.local_rank;
+    e.local_size = local_size;
+    e.node = mr.node;
+    e.num_nodes = map_.num_nodes();
+    e.host = map_.host(mr.node).name;
+    e.jobid = jobid_;
+    e.boot_addr = wire::format_boot_addr(listener_.address());
+    e.secret = wire::secret_to_hex(secret_);
+    e.universe_size = map_.universe_size();
+    e.appnum = appnum;
+    e.notice_fd = board_.fd();
+    return e;
+}
+
+SpawnSpec Monitor::local_spec(int r) const
+{
+    const MapRank& mr = map_.rank(r);
+    SpawnSpec spec;
+    spec.argv = opts_.apps[static_cast<std::size_t>(mr.app)].argv;
+    // --wdir must not change where a program given as ./prog is found.
+    if (!opts_.wdir.empty() && !cwd_.empty() && spec.argv[0].find('/') != std::string::npos &&
+        spec.argv[0][0] != '/') {
+        spec.argv[0] = cwd_ + "/" + spec.argv[0];
+    }
+    spec.env = base_env_;
+    append_rank_env(spec.env, rank_env(r, mr.app, map_.local_size(mr.node)));
+    spec.keep_fd = board_.fd();
+    spec.wdir = opts_.wdir;
+    spec.stdin_pipe = stdin_usable_ && r == opts_.stdin_rank;
+    spec.sigpipe_ignored = sigpipe_ignored_;
+    if (!cpus_.empty()) {
+        spec.bind = true;
+        spec.cpus = cpus_[static_cast<std::size_t>(mr.local_rank)];
+    }
+    return spec;
+}
+
+} // namespace ulmpi::rt::mpirun
