@@ -1,5 +1,7 @@
 #include "ft/rep/ack_table.h"
 
+#include <utility>
+
 namespace ulmpi::rep {
 
 std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uint32_t want,
@@ -11,8 +13,8 @@ std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uin
             want &= ~(1u << l);
         }
     }
-    if (want != 0) {
-        pending_[static_cast<std::size_t>(dst)][m] = Entry{s, std::move(copy), want};
+    if (want != 0 || (parked(dst) && copy)) {
+        pending_[static_cast<std::size_t>(dst)][m] = Entry{want != 0 ? s : nullptr, std::move(copy), want};
     }
     return want;
 }
@@ -31,7 +33,11 @@ ulm::SendMsg* AckTable::ack(int dst, int replica, std::uint64_t m)
     ulm::SendMsg* s = it->second.send;
     it->second.waiting &= ~bit;
     if (it->second.waiting == 0) {
-        pend.erase(it);
+        if (parked(dst)) {
+            it->second.send = nullptr; // its copy stays
+        } else {
+            pend.erase(it);
+        }
     }
     return s;
 }
@@ -48,6 +54,11 @@ std::vector<ulm::SendMsg*> AckTable::drop_replica(int dst, int replica)
             }
             it->second.waiting &= ~bit;
         }
+        if (it->second.waiting == 0 && parked(dst)) {
+            it->second.send = nullptr;
+            ++it;
+            continue;
+        }
         it = it->second.waiting == 0 ? pend.erase(it) : std::next(it);
     }
     auto& early = early_[static_cast<std::size_t>(dst)];
@@ -55,6 +66,31 @@ std::vector<ulm::SendMsg*> AckTable::drop_replica(int dst, int replica)
         it = it->replica == static_cast<std::uint32_t>(replica) ? early.erase(it) : std::next(it);
     }
     return out;
+}
+
+void AckTable::park(int dst,
+                    const std::function<std::shared_ptr<HeldCopy>(const ulm::SendMsg&)>& copy_of)
+{
+    parked_[static_cast<std::size_t>(dst)] = true;
+    for (auto& [m, e] : pending_[static_cast<std::size_t>(dst)]) {
+        if (!e.copy && e.send != nullptr) {
+            e.copy = copy_of(*e.send);
+        }
+    }
+}
+
+void AckTable::unpark(int dst)
+{
+    parked_[static_cast<std::size_t>(dst)] = false;
+    std::erase_if(pending_[static_cast<std::size_t>(dst)],
+                  [](const auto& kv) { return kv.second.waiting == 0; });
+}
+
+std::map<std::uint64_t, AckTable::Entry> AckTable::take(int dst)
+{
+    early_[static_cast<std::size_t>(dst)].clear();
+    parked_[static_cast<std::size_t>(dst)] = false;
+    return std::exchange(pending_[static_cast<std::size_t>(dst)], {});
 }
 
 std::size_t AckTable::waiting() const

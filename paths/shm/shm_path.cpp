@@ -284,6 +284,50 @@ Status ShmPath::connect_peer(int peer, rt::Bootstrap&)
     return Errc::ok;
 }
 
+Status ShmPath::wipe_peer(int peer)
+{
+    const int j = local_index(peer);
+    if (j < 0 || static_cast<std::uint32_t>(j) == me_ || !open_) {
+        return Errc::invalid_arg;
+    }
+    // Its FIFOs towards every peer and its buffers: the region of the dead
+    // process, which nobody reads until the new process is connected.
+    std::memset(at(layout_.region_offset(static_cast<std::uint32_t>(j))), 0, layout_.region_size());
+    return Errc::ok;
+}
+
+Status ShmPath::become(int rank, int ready)
+{
+    const int me = local_index(rank);
+    if (me < 0 || !open_) {
+        return Errc::invalid_arg;
+    }
+    // The forking process cleared this region (wipe_peer) and its own FIFO
+    // towards it (reset_peer); every other peer clears its FIFO towards us
+    // when it hears of the new process, and is connected (connect_peer)
+    // only then.
+    me_ = static_cast<std::uint32_t>(me);
+    for (std::uint32_t j = 0; j < layout_.local_size; ++j) {
+        Local& l = locals_[j];
+        l.to = shm::FifoWriter(at(layout_.fifo_offset(me_, j)), layout_.fifo_slots);
+        l.from = shm::FifoReader(at(layout_.fifo_offset(j, me_)), layout_.fifo_slots);
+        l.returns.clear();
+        l.ready = l.rank == ready;
+    }
+    pending_returns_ = 0;
+    free_small_.clear();
+    free_large_.clear();
+    for (std::uint32_t i = layout_.small_count; i-- > 0;) {
+        free_small_.push_back(i);
+    }
+    for (std::uint32_t i = layout_.large_count; i-- > 0;) {
+        free_large_.push_back(i);
+    }
+    lent_[0].assign(layout_.small_count, -1);
+    lent_[1].assign(layout_.large_count, -1);
+    return Errc::ok;
+}
+
 void ShmPath::close()
 {
     if (open_ || seg_.base() != nullptr) {

@@ -30,6 +30,9 @@ public:
     void close() override;
     Status reset_peer(int peer) override;
     Status connect_peer(int peer, rt::Bootstrap& boot) override;
+    bool can_become() const override { return true; }
+    Status wipe_peer(int peer) override;
+    Status become(int rank, int ready) override;
     bool can_reach(int peer) const override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
