@@ -576,9 +576,11 @@ Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
         why = "mpirun refused the new process: " + a.reason;
         return Errc::not_supported;
     }
-    if (static_cast<std::size_t>(rank) < rank_told_.size()) {
-        rank_told_[static_cast<std::size_t>(rank)] = false;
-    }
+    // Notices the substitute had queued but not handed out are gone with its
+    // connection: the board says again who is failed (the caller ignores
+    // what it knew already).
+    rank_told_.assign(rank_told_.size(), false);
+    node_told_.assign(node_told_.size(), false);
     board_seen_ = 0;
     return Errc::ok;
 }

@@ -1,5 +1,6 @@
 #include "ft/rep/ack_table.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace ulmpi::rep {
@@ -10,6 +11,12 @@ std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uin
     auto& early = early_[static_cast<std::size_t>(dst)];
     for (std::uint32_t l = 0; l < 32 && want != 0 && !early.empty(); ++l) {
         if ((want & (1u << l)) && early.erase(Early{l, m}) > 0) {
+            want &= ~(1u << l);
+        }
+    }
+    for (const auto& [l, u] : upto_[static_cast<std::size_t>(dst)]) {
+        if ((want & (1u << l)) && m <= u.upto &&
+            std::find(u.missing.begin(), u.missing.end(), m) == u.missing.end()) {
             want &= ~(1u << l);
         }
     }
@@ -65,6 +72,7 @@ std::vector<ulm::SendMsg*> AckTable::drop_replica(int dst, int replica)
     for (auto it = early.begin(); it != early.end();) {
         it = it->replica == static_cast<std::uint32_t>(replica) ? early.erase(it) : std::next(it);
     }
+    upto_[static_cast<std::size_t>(dst)].erase(replica);
     return out;
 }
 
@@ -86,9 +94,55 @@ void AckTable::unpark(int dst)
                   [](const auto& kv) { return kv.second.waiting == 0; });
 }
 
+std::vector<ulm::SendMsg*> AckTable::wait_for_new(int dst, int replica)
+{
+    std::vector<ulm::SendMsg*> more;
+    const std::uint32_t bit = 1u << replica;
+    for (auto& [m, e] : pending_[static_cast<std::size_t>(dst)]) {
+        if (!(e.waiting & bit)) {
+            e.waiting |= bit;
+            if (e.send != nullptr) {
+                more.push_back(e.send);
+            }
+        }
+    }
+    return more;
+}
+
+std::vector<ulm::SendMsg*> AckTable::ack_upto(int dst, int replica, std::uint64_t upto,
+                                              const std::vector<std::uint64_t>& missing)
+{
+    std::vector<ulm::SendMsg*> out;
+    upto_[static_cast<std::size_t>(dst)][replica] = Upto{upto, missing};
+    auto& pend = pending_[static_cast<std::size_t>(dst)];
+    const std::uint32_t bit = 1u << replica;
+    for (auto it = pend.begin(); it != pend.end() && it->first <= upto;) {
+        Entry& e = it->second;
+        if (!(e.waiting & bit) ||
+            std::find(missing.begin(), missing.end(), it->first) != missing.end()) {
+            ++it;
+            continue;
+        }
+        if (e.send != nullptr) {
+            out.push_back(e.send);
+        }
+        e.waiting &= ~bit;
+        if (e.waiting == 0 && parked(dst)) {
+            e.send = nullptr;
+            ++it;
+        } else if (e.waiting == 0) {
+            it = pend.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return out;
+}
+
 std::map<std::uint64_t, AckTable::Entry> AckTable::take(int dst)
 {
     early_[static_cast<std::size_t>(dst)].clear();
+    upto_[static_cast<std::size_t>(dst)].clear();
     parked_[static_cast<std::size_t>(dst)] = false;
     return std::exchange(pending_[static_cast<std::size_t>(dst)], {});
 }

@@ -42,7 +42,8 @@ public:
     explicit AckTable(int logical_size)
         : pending_(static_cast<std::size_t>(logical_size)),
           early_(static_cast<std::size_t>(logical_size)),
-          parked_(static_cast<std::size_t>(logical_size), false)
+          parked_(static_cast<std::size_t>(logical_size), false),
+          upto_(static_cast<std::size_t>(logical_size))
     {
     }
 
@@ -72,6 +73,16 @@ public:
     void park(int dst, const std::function<std::shared_ptr<HeldCopy>(const ulm::SendMsg&)>& copy_of);
     bool parked(int dst) const { return parked_[static_cast<std::size_t>(dst)]; }
     void unpark(int dst);
+    // A re-created replica `replica` of `dst` (recovery): every message to
+    // `dst` still held waits for its acknowledgement too; the sends it
+    // holds once more are returned (one more release_hold each, later).
+    std::vector<ulm::SendMsg*> wait_for_new(int dst, int replica);
+    // That replica has every message up to `upto` but `missing`: released
+    // as by ack() (returns the sends to release once each), and a send of
+    // such a message posted later (a sender replica behind) does not wait
+    // for it.
+    std::vector<ulm::SendMsg*> ack_upto(int dst, int replica, std::uint64_t upto,
+                                        const std::vector<std::uint64_t>& missing);
     // Every entry to `dst`, taken out (a forked process's inheritance).
     std::map<std::uint64_t, Entry> take(int dst);
 
@@ -84,6 +95,12 @@ private:
     std::vector<std::map<std::uint64_t, Entry>> pending_;
     std::vector<std::set<Early>> early_;
     std::vector<bool> parked_;
+    // ack_upto(): per destination and replica, what it is known to have.
+    struct Upto {
+        std::uint64_t upto = 0;
+        std::vector<std::uint64_t> missing;
+    };
+    std::vector<std::map<int, Upto>> upto_;
 };
 
 } // namespace ulmpi::rep

@@ -47,7 +47,7 @@ namespace ulmpi::rep {
 
 namespace {
 
-enum class Kind : std::uint8_t { request = 2, notice = 4, welcome = 5, ready = 6 };
+enum class Kind : std::uint8_t { request = 2, notice = 4, welcome = 5, ready = 6, ack_upto = 7 };
 struct NoticeMsg {
     Kind kind;
     std::uint8_t pad[3];
@@ -265,6 +265,12 @@ void Replicator::become_new(int d, int incarnation)
         eng_.repost(r);
     }
     orphans_.clear();
+    // The links started afresh: the processes the substitute knew dead stay so.
+    for (int p = 0; p < eng_.phys_size(); ++p) {
+        if (p != d && set_.dead(p)) {
+            eng_.mark_peer_failed(p);
+        }
+    }
     k_ = set_.replica_of(d);
     char ident[64];
     std::snprintf(ident, sizeof ident, "ulmpi: rank %d replica %d", me_, k_);
@@ -302,12 +308,39 @@ void Replicator::become_new(int d, int incarnation)
     unready_count_ = static_cast<int>(std::count(unready_.begin(), unready_.end(), true));
     for (int x = 0; x < n; ++x) {
         if (x != me_ && server_[static_cast<std::size_t>(x)] >= 0) {
+            ULMPI_DEBUG("replication: new process asks %d for rank %d's messages from %llu (%zu "
+                        "holes), direct %d",
+                        server_[static_cast<std::size_t>(x)], x,
+                        static_cast<unsigned long long>(recv_next_[static_cast<std::size_t>(x)]),
+                        recv_holes_[static_cast<std::size_t>(x)].size(),
+                        static_cast<int>(direct_[static_cast<std::size_t>(x)]));
             send_request(x, server_[static_cast<std::size_t>(x)]);
+        }
+    }
+    // Tell the other replicas of every rank which of their messages I have
+    // (they hold the rest for me, on_notice).
+    for (int x = 0; x < n; ++x) {
+        const auto xi = static_cast<std::size_t>(x);
+        for (int r = 0; r < set_.replicas(); ++r) {
+            if (x == me_ || r == k_ || !set_.alive(r, x)) {
+                continue;
+            }
+            RequestMsg q{Kind::ack_upto, {}, static_cast<std::uint32_t>(recv_holes_[xi].size()),
+                         recv_next_[xi] - 1, 0, 0};
+            std::vector<std::byte> b = bytes_of(q);
+            for (std::uint64_t h : recv_holes_[xi]) {
+                const auto* p = reinterpret_cast<const std::byte*>(&h);
+                b.insert(b.end(), p, p + sizeof h);
+            }
+            queue_ctrl(set_.phys(r, x), std::move(b));
         }
     }
     born_at_ = rt::now_ns();
     child_ = -1;
     fork_for_ = -1;
+    // Deaths the substitute had not read yet went to its connection: the
+    // notice board has them (the bootstrap reads it afresh).
+    eng_.check_events();
     if (unready_count_ == 0) {
         on_ready(-1, 0);
     }
@@ -317,6 +350,8 @@ void Replicator::on_notice(int from, int d, int incarnation)
 {
     const int x = set_.logical_of(d);
     const int l = set_.replica_of(d);
+    ULMPI_DEBUG("replication: notice from %d: process %d re-created as incarnation %d", from, d,
+                incarnation);
     if (incarnation == 0) {
         if (acks_.parked(x)) {
             unpark(x); // it is not re-created: nobody will ask
@@ -345,8 +380,26 @@ void Replicator::on_notice(int from, int d, int incarnation)
         server_[xi] = d;
         send_request(x, d);
         direct_[xi] = false;
-    } else if (set_.server(me_, l) != eng_.phys_rank() && acks_.parked(x)) {
-        unpark(x); // it asks someone else for my rank's messages
+    } else {
+        // What I sent to rank x and still hold waits for the new process too
+        // (it says which it has, ack_upto): a later re-creation of its
+        // sibling may ask me for them.
+        for (ulm::SendMsg* s : acks_.wait_for_new(x, l)) {
+            ++s->holds;
+        }
+        // And the new process learns which of its rank's messages I have (it
+        // may be behind the dead one, whose acknowledgements are lost).
+        RequestMsg q{Kind::ack_upto, {}, static_cast<std::uint32_t>(recv_holes_[xi].size()),
+                     recv_next_[xi] - 1, 0, 0};
+        std::vector<std::byte> b = bytes_of(q);
+        for (std::uint64_t h : recv_holes_[xi]) {
+            const auto* p = reinterpret_cast<const std::byte*>(&h);
+            b.insert(b.end(), p, p + sizeof h);
+        }
+        queue_ctrl(d, std::move(b));
+        if (set_.server(me_, l) != eng_.phys_rank() && acks_.parked(x)) {
+            unpark(x); // it asks someone else for my rank's messages
+        }
     }
     queue_ctrl(from, bytes_of(NoticeMsg{Kind::welcome, {}, static_cast<std::uint32_t>(d),
                                         static_cast<std::uint32_t>(incarnation), 0}));
@@ -365,6 +418,7 @@ void Replicator::on_welcome(int from, int d, int incarnation)
 void Replicator::on_ready(int p, int incarnation)
 {
     (void)incarnation;
+    ULMPI_DEBUG("replication: process %d knows me (%d not yet)", p, unready_count_ - 1);
     if (p >= 0) {
         if (!unready_[static_cast<std::size_t>(p)]) {
             return;

@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <string>
 #include <unistd.h>
 
@@ -33,7 +34,15 @@ const rt::BoolParam recover_p{
     "replication: the substitute of a dead replica re-creates it by forking (two replicas, "
     "processes on mpirun's host; docs/replication.md)"};
 
-enum class Kind : std::uint8_t { ack = 1, request = 2, digest = 3, notice = 4, welcome = 5, ready = 6 };
+enum class Kind : std::uint8_t {
+    ack = 1,
+    request = 2,
+    digest = 3,
+    notice = 4,
+    welcome = 5,
+    ready = 6,
+    ack_upto = 7,
+};
 
 // The control messages, on kRepContext between physical processes.
 struct AckMsg {
@@ -449,6 +458,11 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
                   orphans.end());
     Orphan o{l, next, std::move(holes)};
     auto& stock = stock_[static_cast<std::size_t>(rank)];
+    ULMPI_DEBUG("replication: process %d asks for my messages to rank %d from %llu (%zu holes; "
+                "%zu held, %zu in stock, parked %d)",
+                from, rank, static_cast<unsigned long long>(next), o.holes.size(),
+                acks_.held(rank).size(), stock.size(), static_cast<int>(acks_.parked(rank)));
+    for (const auto& [m, e] : acks_.held(rank)) { ULMPI_DEBUG("  held %llu waiting %u", (unsigned long long)m, e.waiting); }
     for (const auto& [m, c] : stock) {
         if (o.wants(m) && acks_.held(rank).count(m) == 0) {
             outbox_.push_back(Out{from, {}, nullptr, c});
@@ -644,6 +658,21 @@ int Replicator::poll()
                 holes.push_back(m);
             }
             on_request(from, rank, q.next, std::move(holes), static_cast<int>(q.epoch));
+        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack_upto)} &&
+                   len >= sizeof(RequestMsg)) {
+            // A re-created replica has every message up to `next` but those
+            // listed (the request's layout).
+            RequestMsg q;
+            std::memcpy(&q, msg.data(), sizeof q);
+            std::vector<std::uint64_t> missing;
+            for (std::uint32_t i = 0; i < q.nholes && sizeof q + (i + 1) * 8 <= len; ++i) {
+                std::uint64_t m;
+                std::memcpy(&m, msg.data() + sizeof q + i * 8, 8);
+                missing.push_back(m);
+            }
+            for (ulm::SendMsg* sm : acks_.ack_upto(rank, set_.replica_of(from), q.next, missing)) {
+                eng_.release_hold(sm);
+            }
         } else if (len >= sizeof(NoticeMsg) &&
                    (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::notice)} ||
                     msg[0] == std::byte{static_cast<std::uint8_t>(Kind::welcome)} ||
@@ -662,6 +691,21 @@ int Replicator::poll()
             } else {
                 on_ready(p, k);
             }
+        }
+    }
+    {   // TEMP DEBUG
+        static rt::Nanos t0 = rt::now_ns();
+        static bool dumped = false;
+        if (!dumped && std::getenv("REPDUMP") && rt::now_ns() - t0 > 8'000'000'000LL) {
+            dumped = true;
+            report_waiting("DUMP");
+            std::string o;
+            for (int j = 0; j < set_.logical_size(); ++j) {
+                o += " [r" + std::to_string(j) + " srv=" + std::to_string(server_[j]) + " rn=" + std::to_string(recv_next_[j]) + " sn=" + std::to_string(send_next_[j]) + " dir=" + std::to_string((int)direct_[j]) + " park=" + std::to_string((int)acks_.parked(j)) + " orph=";
+                for (auto& oo : serve_[j]) o += std::to_string(oo.replica) + "@" + std::to_string(oo.next) + ",";
+                o += " holes=" + std::to_string(recv_holes_[j].size()) + "]";
+            }
+            rt::log(rt::LogLevel::warn, "DUMP k=%d%s rx=%p", k_, o.c_str(), (void*)rx_);
         }
     }
     if (fork_for_ >= 0 && rt::now_ns() >= fork_retry_at_) {
