@@ -148,6 +148,10 @@ void Replicator::try_fork()
         fork_for_ = -1;
         return;
     }
+    if (forks_held_ > 0) {
+        fork_retry_at_ = rt::now_ns() + kForkRetry / 10;
+        return;
+    }
     if (!eng_.can_fork()) {
         give_up_fork("a path in use cannot be handed to a forked process (recovery works over shm "
                      "between processes of one host)");
@@ -336,6 +340,7 @@ void Replicator::become_new(int d, int incarnation)
         }
     }
     born_at_ = rt::now_ns();
+    parent_ = s;
     child_ = -1;
     fork_for_ = -1;
     // Deaths the substitute had not read yet went to its connection: the

@@ -10,7 +10,6 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
-#include <cstdlib>
 #include <string>
 #include <unistd.h>
 
@@ -378,6 +377,15 @@ void Replicator::fail(int d, const char* detail)
             acks_.park(x, [this](const ulm::SendMsg& m) { return copy_of(m); });
         }
     }
+    if (born_at_ != 0 && d == parent_) {
+        // I am a new process that not every live process knows yet, and only
+        // my substitute could tell me when they do: the job cannot go on
+        // safely (docs/replication.md, "Recovery").
+        boot_.abort(1, "replication: process " + std::to_string(d) + " (replica " +
+                           std::to_string(set_.replica_of(d)) + " of rank " + std::to_string(me_) +
+                           ") died while it re-created process " +
+                           std::to_string(eng_.phys_rank()) + " (before every process knew it)");
+    }
     if (unready_[static_cast<std::size_t>(d)]) {
         unready_[static_cast<std::size_t>(d)] = false; // a new process waits for it no more
         --unready_count_;
@@ -462,7 +470,6 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
                 "%zu held, %zu in stock, parked %d)",
                 from, rank, static_cast<unsigned long long>(next), o.holes.size(),
                 acks_.held(rank).size(), stock.size(), static_cast<int>(acks_.parked(rank)));
-    for (const auto& [m, e] : acks_.held(rank)) { ULMPI_DEBUG("  held %llu waiting %u", (unsigned long long)m, e.waiting); }
     for (const auto& [m, c] : stock) {
         if (o.wants(m) && acks_.held(rank).count(m) == 0) {
             outbox_.push_back(Out{from, {}, nullptr, c});
@@ -691,21 +698,6 @@ int Replicator::poll()
             } else {
                 on_ready(p, k);
             }
-        }
-    }
-    {   // TEMP DEBUG
-        static rt::Nanos t0 = rt::now_ns();
-        static bool dumped = false;
-        if (!dumped && std::getenv("REPDUMP") && rt::now_ns() - t0 > 8'000'000'000LL) {
-            dumped = true;
-            report_waiting("DUMP");
-            std::string o;
-            for (int j = 0; j < set_.logical_size(); ++j) {
-                o += " [r" + std::to_string(j) + " srv=" + std::to_string(server_[j]) + " rn=" + std::to_string(recv_next_[j]) + " sn=" + std::to_string(send_next_[j]) + " dir=" + std::to_string((int)direct_[j]) + " park=" + std::to_string((int)acks_.parked(j)) + " orph=";
-                for (auto& oo : serve_[j]) o += std::to_string(oo.replica) + "@" + std::to_string(oo.next) + ",";
-                o += " holes=" + std::to_string(recv_holes_[j].size()) + "]";
-            }
-            rt::log(rt::LogLevel::warn, "DUMP k=%d%s rx=%p", k_, o.c_str(), (void*)rx_);
         }
     }
     if (fork_for_ >= 0 && rt::now_ns() >= fork_retry_at_) {

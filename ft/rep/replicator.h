@@ -97,6 +97,9 @@ public:
     std::uint64_t takeovers() const { return takeovers_; }
     // Recovery: replicas this process re-created (forked) so far.
     std::uint64_t recoveries() const { return recoveries_; }
+    // An intra-parallel section is open (ft/intra): a re-creation waits for
+    // its end (the new process would inherit a half-run section).
+    void hold_forks(bool on) { forks_held_ += on ? 1 : -1; }
     // Messages asked for again because their sender died during their transfer.
     std::uint64_t holes() const { return holes_; }
     // Cross-checking: messages compared, and those whose digests differed.
@@ -218,6 +221,7 @@ private:
     std::vector<int> inc_;                   // per process: its incarnation as I know it
     std::vector<bool> direct_;               // per rank: my replica of it gets my sends directly
     int fork_for_ = -1;                      // my dead sibling, to re-create
+    int forks_held_ = 0;
     rt::Nanos fork_retry_at_ = 0;
     std::uint64_t recoveries_ = 0;
     // The new process: what it inherited from the substitute's sends (per
@@ -228,6 +232,7 @@ private:
     int unready_count_ = 0;
     rt::Nanos born_at_ = 0;
     int child_ = -1;                         // the substitute: the process it forked
+    int parent_ = -1;                        // the new process: its substitute
     bool failing_ = false;
     bool polling_ = false;
     bool hooked_ = false;

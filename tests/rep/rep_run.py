@@ -172,7 +172,7 @@ def main():
 
     for i in range(a.recover_runs):
         n = a.np
-        if a.recover_all or i % 2 == 1:
+        if a.recover_all:
             ranks = list(range(n))
         else:
             ranks = [rng.randrange(n)]
