@@ -368,7 +368,7 @@ void Replicator::fail(int d, const char* detail)
     }
     ULMPI_DEBUG("replication: replica %d of rank %d (process %d) failed: %s", l, x, d,
                 detail != nullptr ? detail : "");
-    if (recovery_applies(d)) {
+    if (recovery_applies(d) && !finishing_) {
         if (x == me_) {
             fork_for_ = d; // my sibling: I re-create it (poll, try_fork)
             fork_retry_at_ = 0;
@@ -734,6 +734,7 @@ void Replicator::finalize()
     // Everything this process sent has been acknowledged by the live
     // replicas of its receivers before it may go: a later death of a
     // sibling must not leave them without a message.
+    finishing_ = true;
     if (fork_for_ >= 0) {
         give_up_fork("this process is finishing");
     }
@@ -756,6 +757,12 @@ void Replicator::finalize()
         }
         return done;
     });
+}
+
+void Replicator::detach()
+{
+    // Until now (the engine's last fence) this process answered the control
+    // messages of the others: a notice of a replica re-created meanwhile.
     eng_.remove_progress_hook(this);
     hooked_ = false;
     if (rx_ != nullptr) {

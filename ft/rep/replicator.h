@@ -89,8 +89,10 @@ public:
     Replicator& operator=(const Replicator&) = delete;
 
     // Before the engine finalizes: every held message acknowledged, every
-    // control message sent; then the hooks come off.
+    // control message sent. The hooks stay through the engine's finalize
+    // (its last fence): detach() after it takes them off.
     void finalize();
+    void detach();
 
     const ReplicaSet& set() const { return set_; }
     int replica() const { return k_; }
@@ -222,6 +224,7 @@ private:
     std::vector<bool> direct_;               // per rank: my replica of it gets my sends directly
     int fork_for_ = -1;                      // my dead sibling, to re-create
     int forks_held_ = 0;
+    bool finishing_ = false;                 // in MPI_Finalize: no more re-creation
     rt::Nanos fork_retry_at_ = 0;
     std::uint64_t recoveries_ = 0;
     // The new process: what it inherited from the substitute's sends (per

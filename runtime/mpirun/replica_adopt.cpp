@@ -92,6 +92,12 @@ void Monitor::replica_fork(int from, int d, int incarnation)
         refuse("the job is ending");
         return;
     }
+    if (kv_->fenced_count() > 0) {
+        // The last fence (MPI_Finalize) has begun: a process in it no longer
+        // keeps anything for a new replica.
+        refuse("a process is finishing (MPI_Finalize)");
+        return;
+    }
     for (int p = 0; p < size; ++p) {
         if (kv_->finalized(p)) {
             // Its messages to the rank would no longer be kept for the new
