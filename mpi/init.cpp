@@ -175,6 +175,9 @@ int PMPI_Finalize() try {
         s.replicator->finalize(); // every message acknowledged by every live replica
     }
     rt::Status st = s.engine.finalize();
+    if (s.replicator) {
+        s.replicator->detach();
+    }
     ft_finalize();
     if (!st.ok()) {
         return raise(nullptr, to_mpi_class(st.code()), fn, "could not shut down cleanly: %s",

@@ -183,6 +183,29 @@ public:
         return Errc::not_supported;
     }
 
+    // Replica recovery (ft/rep, docs/replication.md "Recovery"): a process
+    // forks a new process for a dead peer, which takes the dead one's place.
+    //   wipe_peer(): in the forking process, after reset_peer(peer): clear
+    //     what the dead process left in memory this path shares with it (shm:
+    //     its FIFOs and buffers), so the new process starts from nothing.
+    //   become(): in the new process (a copy of the forking one): this path
+    //     now serves process `rank`. Nothing is sent to or read from any
+    //     peer but `ready` (the forking process) until connect_peer(peer).
+    // can_become(): the path can do both (shm, self); a path that cannot is
+    // closed in the new process if it reaches no peer, else recovery is
+    // refused.
+    virtual bool can_become() const { return false; }
+    virtual Status wipe_peer(int peer)
+    {
+        (void)peer;
+        return Errc::not_supported;
+    }
+    virtual Status become(int rank, int ready)
+    {
+        (void)rank, (void)ready;
+        return Errc::not_supported;
+    }
+
     virtual bool can_reach(int peer) const = 0;
 
     // Buffered send. acquire() returns false (again) when no room now.

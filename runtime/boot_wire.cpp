@@ -288,6 +288,16 @@ struct BodyEncoder {
         }
     }
     void operator()(const GroupFence& m) { w.i32(m.group); }
+    void operator()(const Replica& m)
+    {
+        w.u8(static_cast<std::uint8_t>(m.op));
+        w.i32(m.rank);
+        w.i32(m.incarnation);
+        w.u32(m.pid);
+        w.i32(m.out_fd);
+        w.i32(m.err_fd);
+        w.str(m.reason);
+    }
 };
 
 // A list of strings; every entry takes at least 4 bytes, which bounds n.
@@ -561,6 +571,18 @@ bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
         body = m;
         return true;
     }
+    case MsgType::replica: {
+        Replica m;
+        std::uint8_t op = 0;
+        if (!r.u8(op) || op < 1 || op > static_cast<std::uint8_t>(ReplicaOp::back) ||
+            !r.i32(m.rank) || !r.i32(m.incarnation) || !r.u32(m.pid) || !r.i32(m.out_fd) ||
+            !r.i32(m.err_fd) || !r.str(m.reason, kMaxText)) {
+            break;
+        }
+        m.op = static_cast<ReplicaOp>(op);
+        body = std::move(m);
+        return true;
+    }
     }
     if (why.empty()) {
         why = std::string(msg_type_name(type)) + " body is malformed or truncated";
@@ -612,6 +634,7 @@ const char* msg_type_name(MsgType t) noexcept
     case MsgType::spawn: return "SPAWN";
     case MsgType::spawn_result: return "SPAWN_RESULT";
     case MsgType::group_fence: return "GROUP_FENCE";
+    case MsgType::replica: return "REPLICA";
     }
     return "UNKNOWN";
 }

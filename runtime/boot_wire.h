@@ -128,8 +128,9 @@ enum class MsgType : std::uint8_t {
     spawn = 23,
     spawn_result = 24,
     group_fence = 25,
+    replica = 26,
 };
-inline constexpr MsgType kLastMsgType = MsgType::group_fence;
+inline constexpr MsgType kLastMsgType = MsgType::replica;
 const char* msg_type_name(MsgType t) noexcept;
 
 using Secret = std::array<std::uint8_t, 16>;
@@ -272,11 +273,30 @@ struct SpawnResult {
 struct GroupFence {
     std::int32_t group = -1;
 };
+// Replica recovery (mpirun --replicas, docs/replication.md "Recovery"):
+//   fork     substitute -> mpirun: may I fork a new process for `rank`
+//            (dead) as `incarnation`?  answered granted | refused | busy
+//   adopt    the new process, on its own connection after HELLO: its pid
+//            and the read ends of its stdout/stderr pipes (numbers in its
+//            own descriptor table; mpirun opens them through /proc)
+//            answered granted (it may close them) | refused
+//   back     the new process: every live process knows it; the next
+//            recovery may start
+enum class ReplicaOp : std::uint8_t { fork = 1, granted = 2, refused = 3, busy = 4, adopt = 5, back = 6 };
+struct Replica {
+    ReplicaOp op = ReplicaOp::fork;
+    std::int32_t rank = -1;
+    std::int32_t incarnation = 0;
+    std::uint32_t pid = 0;
+    std::int32_t out_fd = -1;
+    std::int32_t err_fd = -1;
+    std::string reason;
+};
 
 using Body = std::variant<Hello, Welcome, Refused, Put, Fence, FenceDone, Get, Value, Abort,
                           Finalize, Event, DaemonHello, Launch, Spawned, Output, Exited,
                           RankClosed, StdinData, Signal, Shutdown, Bye, Respawn, Spawn,
-                          SpawnResult, GroupFence>;
+                          SpawnResult, GroupFence, Replica>;
 
 struct Message {
     std::int32_t rank = -1; // header rank field

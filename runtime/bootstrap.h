@@ -158,6 +158,36 @@ public:
         (void)req, (void)out;
         return Errc::not_supported;
     }
+    // Replica recovery (docs/replication.md "Recovery"), by the substitute:
+    // may it fork a new process for the dead process `rank` as incarnation
+    // `incarnation`? ok: yes, fork now (the launcher waits for the new
+    // process); again: another recovery is under way, ask later; any other
+    // error: no (`why` says why). Standard output is flushed first.
+    virtual Status replica_fork(int rank, int incarnation, std::string& why)
+    {
+        (void)rank, (void)incarnation;
+        why = std::string("the launcher (") + name() + ") cannot adopt a forked process";
+        return Errc::not_supported;
+    }
+    // In the forked process: it is `rank`, incarnation `incarnation`, from
+    // now on, with a connection, a standard output and error of its own.
+    virtual Status become_replica(int rank, int incarnation, std::string& why)
+    {
+        (void)rank, (void)incarnation;
+        why = "not supported";
+        return Errc::not_supported;
+    }
+    // Whether `rank` is failed now as far as the launcher's notices say
+    // (true when this bootstrap cannot tell): a failure event that arrives
+    // after the rank was re-created is about its old process.
+    virtual bool failed_now(int rank) const
+    {
+        (void)rank;
+        return true;
+    }
+    // The forked process: every live process knows it (the launcher says so
+    // and lets the next recovery start).
+    virtual Status replica_back() { return Errc::not_supported; }
     // The fences that follow are over the members of `group` (a spawn's
     // group: GROUP_FENCE) rather than the whole job (-1).
     virtual void set_fence_group(int group) { (void)group; }

@@ -34,6 +34,7 @@
 #include <ctime>
 #include <deque>
 #include <map>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -184,9 +185,18 @@ public:
     Status respawn(int rank, int incarnation) override;
     void revived(int rank) override;
     Status spawn(const SpawnRequest& req, SpawnReply& out) override;
+    Status replica_fork(int rank, int incarnation, std::string& why) override;
+    Status become_replica(int rank, int incarnation, std::string& why) override;
+    Status replica_back() override;
+    bool failed_now(int rank) const override
+    {
+        return !board_.valid() || board_.rank_failed(rank);
+    }
     void set_fence_group(int group) override { fence_group_ = group; }
 
 private:
+    // Connects to mpirun and says HELLO as job_.rank (start, become_replica).
+    Status connect_hello(std::string& why);
     Status send(wire::Body body);
     // Reads until a frame of type `want` arrives; events are queued on the way.
     Status wait_for(wire::MsgType want, wire::Message& out, int timeout_ms);
@@ -419,6 +429,14 @@ Status OurBootstrap::start(std::string& why)
         return Errc::invalid_arg;
     }
 
+    if (Status st = connect_hello(why); !st.ok()) {
+        return st;
+    }
+    return open_board(why);
+}
+
+Status OurBootstrap::connect_hello(std::string& why)
+{
     // Connect.
     wire::BootAddr addr;
     std::string addr_text = env_text(wire::env::boot_addr);
@@ -471,7 +489,111 @@ Status OurBootstrap::start(std::string& why)
     }
     job_.node_of_rank.assign(w.node_of_rank.begin(), w.node_of_rank.end());
     job_.universe_size = static_cast<int>(w.universe_size);
-    return open_board(why);
+    return Errc::ok;
+}
+
+Status OurBootstrap::replica_fork(int rank, int incarnation, std::string& why)
+{
+    if (rank < 0 || rank >= job_.size || rank == job_.rank || incarnation < 1) {
+        why = "no such process to re-create";
+        return Errc::invalid_arg;
+    }
+    std::fflush(stdout); // what the program printed so far is the substitute's alone
+    wire::Replica q;
+    q.op = wire::ReplicaOp::fork;
+    q.rank = rank;
+    q.incarnation = incarnation;
+    if (Status st = send(q); !st.ok()) {
+        why = "cannot ask mpirun";
+        return st;
+    }
+    wire::Message reply;
+    if (Status st = wait_for(wire::MsgType::replica, reply, -1); !st.ok()) {
+        why = "no answer from mpirun";
+        return st;
+    }
+    const auto& a = std::get<wire::Replica>(reply.body);
+    if (a.op == wire::ReplicaOp::granted) {
+        // Its values from before are stale: the new process puts its own.
+        std::erase_if(cache_, [rank](const auto& kv) { return kv.first.first == rank; });
+        return Errc::ok;
+    }
+    why = a.reason;
+    return a.op == wire::ReplicaOp::busy ? Errc::again : Errc::not_supported;
+}
+
+Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
+{
+    // The substitute's connection is its own: this copy of it only goes.
+    ::close(fd_);
+    fd_ = -1;
+    reader_ = wire::FrameReader{};
+    events_.clear();
+    fence_done_.clear();
+    lost_ = false;
+    job_.rank = rank;
+    job_.incarnation = incarnation;
+    if (static_cast<std::size_t>(rank) < job_.incarnation_of_rank.size()) {
+        job_.incarnation_of_rank[static_cast<std::size_t>(rank)] = incarnation;
+    }
+    if (Status st = connect_hello(why); !st.ok()) {
+        return st;
+    }
+    // Standard output and error of its own: pipes whose read ends mpirun
+    // opens through /proc (it answers once it has them).
+    int out[2] = {-1, -1};
+    int err[2] = {-1, -1};
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+        why = std::string("pipe: ") + std::strerror(errno);
+        return Errc::io_error;
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (::dup2(out[1], STDOUT_FILENO) < 0 || ::dup2(err[1], STDERR_FILENO) < 0) {
+        why = std::string("dup2: ") + std::strerror(errno);
+        return Errc::io_error;
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    wire::Replica q;
+    q.op = wire::ReplicaOp::adopt;
+    q.rank = rank;
+    q.incarnation = incarnation;
+    q.pid = static_cast<std::uint32_t>(::getpid());
+    q.out_fd = out[0];
+    q.err_fd = err[0];
+    Status st = send(q);
+    wire::Message reply;
+    if (st.ok()) {
+        st = wait_for(wire::MsgType::replica, reply, kHandshakeTimeoutMs);
+    }
+    ::close(out[0]);
+    ::close(err[0]);
+    if (!st.ok()) {
+        why = "mpirun did not take the new process's output";
+        return st;
+    }
+    const auto& a = std::get<wire::Replica>(reply.body);
+    if (a.op != wire::ReplicaOp::granted) {
+        why = "mpirun refused the new process: " + a.reason;
+        return Errc::not_supported;
+    }
+    // Notices the substitute had queued but not handed out are gone with its
+    // connection: the board says again who is failed (the caller ignores
+    // what it knew already).
+    rank_told_.assign(rank_told_.size(), false);
+    node_told_.assign(node_told_.size(), false);
+    board_seen_ = 0;
+    return Errc::ok;
+}
+
+Status OurBootstrap::replica_back()
+{
+    wire::Replica q;
+    q.op = wire::ReplicaOp::back;
+    q.rank = job_.rank;
+    q.incarnation = job_.incarnation;
+    return send(q);
 }
 
 Status OurBootstrap::send(wire::Body body)

@@ -419,6 +419,10 @@ void Engine::check_events()
                 links_[ev.rank].life == Link::Lifetime::replacing) {
                 break; // about the process being replaced, not its successor
             }
+            if (rep_ != nullptr && ev.rank >= 0 && ev.rank < size_ && links_[ev.rank].alive() &&
+                links_[ev.rank].peer_incarnation > 0 && !boot_->failed_now(ev.rank)) {
+                break; // a re-created replica's old process (ft/rep recovery)
+            }
             mark_peer_failed(ev.rank);
             if (hooks_ != nullptr) {
                 hooks_->on_peer_failed(ev.rank, ev.detail.c_str());
@@ -594,9 +598,10 @@ void Engine::reset_peer(int rank, int incarnation)
     rt::WriteGuard g(elock_);
     fail_peer(rank, Errc::peer_failed); // whatever was outstanding with the old one
     // Messages of the old one that arrived and were never received: nothing
-    // of it reaches a receive meant for the new one.
-    for (Unexpected* u : matcher_.take_unexpected([rank](const Unexpected& u) {
-             return u.source() == rank;
+    // of it reaches a receive meant for the new one. (Replicated: a whole
+    // message of a dead replica is its rank's, numbered already; it stays.)
+    for (Unexpected* u : matcher_.take_unexpected([&](const Unexpected& u) {
+             return u.source() == rank && rep_ == nullptr;
          })) {
         free_unexpected(u);
     }
@@ -648,6 +653,89 @@ rt::Status Engine::connect_replaced(int rank)
     if (l.life == Link::Lifetime::replacing) {
         l.life = Link::Lifetime::alive;
         l.choose();
+    }
+    return Errc::ok;
+}
+
+bool Engine::can_fork() const
+{
+    for (const auto& p : paths_) {
+        if (p->can_become()) {
+            continue;
+        }
+        for (int r = 0; r < size_; ++r) {
+            const Link& l = links_[r];
+            for (int i = 0; i < l.nrails; ++i) {
+                if (l.rails[i].path == p.get()) {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+rt::Status Engine::prepare_fork(int rank, int incarnation)
+{
+    if (Status st = replace_peer(rank, incarnation); !st.ok()) {
+        return st;
+    }
+    Link& l = links_[rank];
+    for (int i = 0; i < l.nrails; ++i) {
+        if (Status st = l.rails[i].path->wipe_peer(rank); !st.ok()) {
+            return st;
+        }
+    }
+    return Errc::ok;
+}
+
+rt::Status Engine::become(int rank, int incarnation, int ready, int ready_incarnation)
+{
+    if (rank < 0 || rank >= size_ || ready < 0 || ready >= size_ || rank == ready) {
+        return Errc::invalid_arg;
+    }
+    std::vector<int> inc(static_cast<std::size_t>(size_), 0);
+    for (int r = 0; r < size_; ++r) {
+        inc[static_cast<std::size_t>(r)] = links_[r].peer_incarnation;
+        fail_peer(r, Errc::peer_failed); // what was under way is the forking process's
+    }
+    inc[static_cast<std::size_t>(ready)] = ready_incarnation;
+    std::vector<bool> used(paths_.size(), false);
+    for (int r = 0; r < size_; ++r) {
+        const Link& l = links_[r];
+        for (int i = 0; i < l.nrails; ++i) {
+            for (std::size_t k = 0; k < paths_.size(); ++k) {
+                used[k] = used[k] || l.rails[i].path == paths_[k].get();
+            }
+        }
+    }
+    rank_ = rank;
+    for (std::size_t k = 0; k < paths_.size(); ++k) {
+        path::Path& p = *paths_[k];
+        if (p.can_become()) {
+            if (Status st = p.become(rank, ready); !st.ok()) {
+                return st;
+            }
+        } else if (!used[k]) {
+            p.close(); // its sockets are the forking process's
+        } else {
+            return Errc::not_supported;
+        }
+    }
+    for (Peer& p : peers_) {
+        p.next_msg_out = MsgSeq(1);
+        p.expected_in = MsgSeq(1);
+    }
+    std::string why;
+    if (Status st = links_.init(rank_, size_, incarnation, paths_, *this, why, boot_->job().first_slot);
+        !st.ok()) {
+        ULMPI_ERROR("process %d (new): %s", rank_, why.c_str());
+        return st;
+    }
+    for (int r = 0; r < size_; ++r) {
+        if (r != rank_ && inc[static_cast<std::size_t>(r)] > 0) {
+            links_.set_peer_incarnation(links_[r], inc[static_cast<std::size_t>(r)]);
+        }
     }
     return Errc::ok;
 }

@@ -269,6 +269,25 @@ public:
     // the peer is in that incarnation (its link has carried nothing yet).
     void set_peer_incarnation(int peer, int incarnation);
     rt::Status connect_replaced(int peer);
+    // Replica recovery (ft/rep, docs/replication.md "Recovery"). A process
+    // forks a new process for its dead peer `peer` as `incarnation`:
+    //   can_fork(): every path that reaches a peer can take part
+    //     (path::Path::can_become).
+    //   prepare_fork(): before the fork: the link is reset as for a replaced
+    //     peer (replace_peer) and the paths clear the dead process's memory
+    //     (Path::wipe_peer). After the fork, connect_replaced(peer).
+    //   become(): in the new process: it is process `rank`, incarnation
+    //     `incarnation`, from now on. Everything outstanding with any peer
+    //     is handled as that peer's failure (the replica hooks get the
+    //     receives whose message had not all come and the stored rendezvous
+    //     messages; complete eager messages stay), every link starts afresh
+    //     (the peers' incarnations are kept; `ready`, the forking process, is
+    //     in `ready_incarnation`), and no peer but `ready` is reached until
+    //     connect_replaced(peer). Paths that cannot become and reach no peer
+    //     are closed.
+    bool can_fork() const;
+    rt::Status prepare_fork(int peer, int incarnation);
+    rt::Status become(int rank, int incarnation, int ready, int ready_incarnation);
     // A process spawned into a slot of the job after the wire-up
     // (MPI_Comm_spawn), once its addresses are in the bootstrap: the paths
     // that did not reach the slot read them, and its link binds them.

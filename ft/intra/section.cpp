@@ -57,6 +57,9 @@ rt::Status Section::begin()
                     "a section is open already (sections do not nest: end it first)");
     }
     open_ = true;
+    if (rep_ != nullptr) {
+        rep_->hold_forks(true);
+    }
     defs_.clear();
     tasks_.clear();
     ++section_;
@@ -161,6 +164,9 @@ rt::Status Section::end()
         st = run_replicated();
     }
     open_ = false;
+    if (rep_ != nullptr) {
+        rep_->hold_forks(false);
+    }
     tasks_.clear();
     defs_.clear();
     return st;

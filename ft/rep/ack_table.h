@@ -16,6 +16,7 @@
 #include "ulm/message.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -38,7 +39,13 @@ public:
         std::uint32_t waiting = 0; // bit l: replica l of the destination has not acknowledged
     };
 
-    explicit AckTable(int logical_size) : pending_(static_cast<std::size_t>(logical_size)), early_(static_cast<std::size_t>(logical_size)) {}
+    explicit AckTable(int logical_size)
+        : pending_(static_cast<std::size_t>(logical_size)),
+          early_(static_cast<std::size_t>(logical_size)),
+          parked_(static_cast<std::size_t>(logical_size), false),
+          upto_(static_cast<std::size_t>(logical_size))
+    {
+    }
 
     // Send m to `dst` waits for the replicas in `want`; returns those it
     // still waits for (acknowledgements that came early are taken off).
@@ -57,6 +64,28 @@ public:
     }
     std::size_t waiting() const;
 
+    // Recovery (docs/replication.md "Recovery"): while a replica of `dst`
+    // is being re-created, the messages to `dst` are kept even once
+    // acknowledged, for the new replica to ask for. park() gives every
+    // entry a copy (`copy_of` makes one from a send) so that its send may
+    // complete; the caller posts only entries with a copy while parked.
+    // unpark() drops the entries nobody waits for any more.
+    void park(int dst, const std::function<std::shared_ptr<HeldCopy>(const ulm::SendMsg&)>& copy_of);
+    bool parked(int dst) const { return parked_[static_cast<std::size_t>(dst)]; }
+    void unpark(int dst);
+    // A re-created replica `replica` of `dst` (recovery): every message to
+    // `dst` still held waits for its acknowledgement too; the sends it
+    // holds once more are returned (one more release_hold each, later).
+    std::vector<ulm::SendMsg*> wait_for_new(int dst, int replica);
+    // That replica has every message up to `upto` but `missing`: released
+    // as by ack() (returns the sends to release once each), and a send of
+    // such a message posted later (a sender replica behind) does not wait
+    // for it.
+    std::vector<ulm::SendMsg*> ack_upto(int dst, int replica, std::uint64_t upto,
+                                        const std::vector<std::uint64_t>& missing);
+    // Every entry to `dst`, taken out (a forked process's inheritance).
+    std::map<std::uint64_t, Entry> take(int dst);
+
 private:
     struct Early {
         std::uint32_t replica;
@@ -65,6 +94,13 @@ private:
     };
     std::vector<std::map<std::uint64_t, Entry>> pending_;
     std::vector<std::set<Early>> early_;
+    std::vector<bool> parked_;
+    // ack_upto(): per destination and replica, what it is known to have.
+    struct Upto {
+        std::uint64_t upto = 0;
+        std::vector<std::uint64_t> missing;
+    };
+    std::vector<std::map<int, Upto>> upto_;
 };
 
 } // namespace ulmpi::rep

@@ -38,6 +38,8 @@ public:
         dead_[static_cast<std::size_t>(phys)] = true;
         return true;
     }
+    // A dead process was re-created (recovery).
+    void revive(int phys) { dead_[static_cast<std::size_t>(phys)] = false; }
     // The lowest live replica of `rank`, -1 when every one is dead.
     int lowest_live(int rank) const
     {

@@ -28,7 +28,20 @@ const rt::BoolParam check_p{"rep_check", false,
                             "replication: replicas compare a CRC32C of every message they send "
                             "(mpirun --replica-check)"};
 
-enum class Kind : std::uint8_t { ack = 1, request = 2, digest = 3 };
+const rt::BoolParam recover_p{
+    "rep_recover", true,
+    "replication: the substitute of a dead replica re-creates it by forking (two replicas, "
+    "processes on mpirun's host; docs/replication.md)"};
+
+enum class Kind : std::uint8_t {
+    ack = 1,
+    request = 2,
+    digest = 3,
+    notice = 4,
+    welcome = 5,
+    ready = 6,
+    ack_upto = 7,
+};
 
 // The control messages, on kRepContext between physical processes.
 struct AckMsg {
@@ -41,6 +54,18 @@ struct RequestMsg {
     std::uint8_t pad[3];
     std::uint32_t nholes;         // numbers that follow
     std::uint64_t next;           // first number not received
+    std::uint32_t epoch;          // incarnation of the server it replaces (stale requests)
+    std::uint32_t pad2;
+};
+// Recovery: notice (substitute -> everyone: `phys` re-created as
+// `incarnation`, 0: not re-created), welcome (-> the substitute: I know it),
+// ready (substitute -> the new process: `phys`, in `incarnation`, knows you).
+struct NoticeMsg {
+    Kind kind;
+    std::uint8_t pad[3];
+    std::uint32_t phys;
+    std::uint32_t incarnation;
+    std::uint32_t pad2;
 };
 struct DigestMsg {
     Kind kind;
@@ -50,7 +75,8 @@ struct DigestMsg {
     std::int32_t tag;
     std::uint32_t crc;            // CRC32C of its bytes
 };
-static_assert(sizeof(AckMsg) == 8 && sizeof(RequestMsg) == 16 && sizeof(DigestMsg) == 24);
+static_assert(sizeof(AckMsg) == 8 && sizeof(RequestMsg) == 24 && sizeof(DigestMsg) == 24 &&
+              sizeof(NoticeMsg) == 16);
 
 constexpr std::size_t kMaxHoles = 4096;
 
@@ -129,6 +155,14 @@ Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
     for (int x = 0; x < n; ++x) {
         server_[static_cast<std::size_t>(x)] = set_.phys(k_, x);
     }
+    recover_ = recover_p.get() && replicas == 2;
+    inc_.assign(static_cast<std::size_t>(engine.phys_size()), 0);
+    for (std::size_t p = 0; p < inc_.size() && p < pj.incarnation_of_rank.size(); ++p) {
+        inc_[p] = pj.incarnation_of_rank[p];
+    }
+    direct_.assign(nn, true);
+    stock_.resize(nn);
+    unready_.assign(static_cast<std::size_t>(engine.phys_size()), false);
     rx_buf_.resize(sizeof(RequestMsg) + kMaxHoles * sizeof(std::uint64_t));
     eng_.set_replica_hooks(this);
     eng_.set_failure_hooks(this);
@@ -157,7 +191,7 @@ void Replicator::post_rx()
 
 int Replicator::route(int dst) const
 {
-    return set_.alive(k_, dst) ? set_.phys(k_, dst) : -1;
+    return set_.alive(k_, dst) && direct_[static_cast<std::size_t>(dst)] ? set_.phys(k_, dst) : -1;
 }
 
 std::uint64_t Replicator::on_arrival(int phys, ulm::ContextId ctx)
@@ -198,11 +232,12 @@ void Replicator::on_send(ulm::SendMsg& s, int dst)
     }
     const std::uint32_t mask = set_.live_mask(dst, k_);
     const auto& orphans = serve_[static_cast<std::size_t>(dst)];
-    if (mask == 0 && orphans.empty()) {
+    const bool parked = acks_.parked(dst); // a replica of it is being re-created
+    if (mask == 0 && orphans.empty() && !parked) {
         return; // no other replica of the destination lives
     }
     std::shared_ptr<HeldCopy> copy;
-    if (s.total <= copy_limit_ && s.mode != ulm::SendMode::synchronous) {
+    if (parked || (s.total <= copy_limit_ && s.mode != ulm::SendMode::synchronous)) {
         // Completes as without replication (a program may count on standard
         // sends of small messages being buffered); the copy is what the
         // substitute would send.
@@ -248,18 +283,28 @@ void Replicator::on_recv_complete(const ulm::RecvMsg& r)
     if (r.ctx == kRepContext || r.rep_seq == 0) {
         return;
     }
-    // irecvComplete: acknowledge to every live replica of the sender but mine.
-    const int x = r.env.source;
-    for (int l = 0; l < set_.replicas(); ++l) {
-        if (l == k_ || !set_.alive(l, x)) {
-            continue;
+    // irecvComplete: acknowledge to every live replica of the sender but
+    // mine. Who lives is decided when the acknowledgement leaves (flush),
+    // after the control messages that came before it: a replica re-created
+    // (recovery) gets the acknowledgements of what comes after its notice.
+    pending_acks_.emplace_back(r.env.source, r.rep_seq);
+}
+
+void Replicator::queue_acks()
+{
+    for (const auto& [x, m] : pending_acks_) {
+        for (int l = 0; l < set_.replicas(); ++l) {
+            if (l == k_ || !set_.alive(l, x)) {
+                continue;
+            }
+            std::vector<std::byte> b;
+            AckMsg a{Kind::ack, {}, 1};
+            append(b, a);
+            append(b, m);
+            outbox_.push_back(Out{set_.phys(l, x), std::move(b), nullptr, nullptr});
         }
-        std::vector<std::byte> b;
-        AckMsg a{Kind::ack, {}, 1};
-        append(b, a);
-        append(b, r.rep_seq);
-        outbox_.push_back(Out{set_.phys(l, x), std::move(b), nullptr, nullptr});
     }
+    pending_acks_.clear();
 }
 
 void Replicator::on_recv_orphaned(ulm::RecvMsg& r)
@@ -323,6 +368,28 @@ void Replicator::fail(int d, const char* detail)
     }
     ULMPI_DEBUG("replication: replica %d of rank %d (process %d) failed: %s", l, x, d,
                 detail != nullptr ? detail : "");
+    if (recovery_applies(d) && !finishing_) {
+        if (x == me_) {
+            fork_for_ = d; // my sibling: I re-create it (poll, try_fork)
+            fork_retry_at_ = 0;
+        } else {
+            // Kept for the new replica, which asks for what it lacks.
+            acks_.park(x, [this](const ulm::SendMsg& m) { return copy_of(m); });
+        }
+    }
+    if (born_at_ != 0 && d == parent_) {
+        // I am a new process that not every live process knows yet, and only
+        // my substitute could tell me when they do: the job cannot go on
+        // safely (docs/replication.md, "Recovery").
+        boot_.abort(1, "replication: process " + std::to_string(d) + " (replica " +
+                           std::to_string(set_.replica_of(d)) + " of rank " + std::to_string(me_) +
+                           ") died while it re-created process " +
+                           std::to_string(eng_.phys_rank()) + " (before every process knew it)");
+    }
+    if (unready_[static_cast<std::size_t>(d)]) {
+        unready_[static_cast<std::size_t>(d)] = false; // a new process waits for it no more
+        --unready_count_;
+    }
     auto& holes = new_holes_[static_cast<std::size_t>(x)];
     holes.clear();
     failing_ = true;
@@ -361,7 +428,8 @@ void Replicator::fail(int d, const char* detail)
         holes_ += holes.size();
         recv_holes_[xi].assign(want.begin(), want.end());
         std::vector<std::byte> b;
-        RequestMsg q{Kind::request, {}, static_cast<std::uint32_t>(want.size()), recv_next_[xi]};
+        RequestMsg q{Kind::request, {}, static_cast<std::uint32_t>(want.size()), recv_next_[xi],
+                     static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, x))]), 0};
         append(b, q);
         for (std::uint64_t h : want) {
             append(b, h);
@@ -376,23 +444,44 @@ void Replicator::fail(int d, const char* detail)
     holes.clear();
 }
 
-void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<std::uint64_t> holes)
+void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<std::uint64_t> holes,
+                            int epoch)
 {
     const int l = set_.replica_of(from);
-    // The requester learned of my sibling's death first; so do I now.
-    fail(set_.phys(l, me_), "reported by a replica it served");
+    if (l != k_) {
+        const int sib = set_.phys(l, me_);
+        if (inc_[static_cast<std::size_t>(sib)] > epoch) {
+            // About my sibling's previous process, which has been re-created
+            // since: the new one serves the requester (recovery).
+            return;
+        }
+        // The requester learned of my sibling's death first; so do I now.
+        fail(sib, "reported by a replica it served");
+    }
+    // l == k_: the requester is a re-created replica (or I am one, and it
+    // is the replica of its rank that I send to): it asks from where it stands.
     auto& orphans = serve_[static_cast<std::size_t>(rank)];
     orphans.erase(std::remove_if(orphans.begin(), orphans.end(),
                                  [&](const Orphan& o) { return o.replica == l; }),
                   orphans.end());
     Orphan o{l, next, std::move(holes)};
+    auto& stock = stock_[static_cast<std::size_t>(rank)];
+    ULMPI_DEBUG("replication: process %d asks for my messages to rank %d from %llu (%zu holes; "
+                "%zu held, %zu in stock, parked %d)",
+                from, rank, static_cast<unsigned long long>(next), o.holes.size(),
+                acks_.held(rank).size(), stock.size(), static_cast<int>(acks_.parked(rank)));
+    for (const auto& [m, c] : stock) {
+        if (o.wants(m) && acks_.held(rank).count(m) == 0) {
+            outbox_.push_back(Out{from, {}, nullptr, c});
+        }
+    }
     for (const auto& [m, e] : acks_.held(rank)) {
         if (o.wants(m)) {
             queue_copy(e, from);
         }
     }
     for (std::uint64_t h : o.holes) {
-        if (acks_.held(rank).count(h) == 0) {
+        if (acks_.held(rank).count(h) == 0 && stock.count(h) == 0) {
             rt::log(rt::LogLevel::error,
                     "replication: process %d asks for message %llu to rank %d, which is no longer held",
                     from, static_cast<unsigned long long>(h), rank);
@@ -400,6 +489,10 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
     }
     ++takeovers_;
     orphans.push_back(std::move(o));
+    stock.clear();
+    if (acks_.parked(rank)) {
+        unpark(rank); // what it asked for is queued
+    }
 }
 
 void Replicator::record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc)
@@ -477,6 +570,7 @@ void Replicator::on_ack(int from, int rank, std::uint64_t m)
 int Replicator::flush()
 {
     int n = 0;
+    queue_acks();
     for (std::size_t i = 0; i < outbox_.size(); ++i) {
         Out o = std::move(outbox_[i]);
         if (set_.dead(o.to)) {
@@ -570,8 +664,44 @@ int Replicator::poll()
                 std::memcpy(&m, msg.data() + sizeof q + i * 8, 8);
                 holes.push_back(m);
             }
-            on_request(from, rank, q.next, std::move(holes));
+            on_request(from, rank, q.next, std::move(holes), static_cast<int>(q.epoch));
+        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack_upto)} &&
+                   len >= sizeof(RequestMsg)) {
+            // A re-created replica has every message up to `next` but those
+            // listed (the request's layout).
+            RequestMsg q;
+            std::memcpy(&q, msg.data(), sizeof q);
+            std::vector<std::uint64_t> missing;
+            for (std::uint32_t i = 0; i < q.nholes && sizeof q + (i + 1) * 8 <= len; ++i) {
+                std::uint64_t m;
+                std::memcpy(&m, msg.data() + sizeof q + i * 8, 8);
+                missing.push_back(m);
+            }
+            for (ulm::SendMsg* sm : acks_.ack_upto(rank, set_.replica_of(from), q.next, missing)) {
+                eng_.release_hold(sm);
+            }
+        } else if (len >= sizeof(NoticeMsg) &&
+                   (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::notice)} ||
+                    msg[0] == std::byte{static_cast<std::uint8_t>(Kind::welcome)} ||
+                    msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ready)})) {
+            NoticeMsg q;
+            std::memcpy(&q, msg.data(), sizeof q);
+            const int p = static_cast<int>(q.phys);
+            const int k = static_cast<int>(q.incarnation);
+            if (p < 0 || p >= eng_.phys_size()) {
+                continue;
+            }
+            if (q.kind == Kind::notice) {
+                on_notice(from, p, k);
+            } else if (q.kind == Kind::welcome) {
+                on_welcome(from, p, k);
+            } else {
+                on_ready(p, k);
+            }
         }
+    }
+    if (fork_for_ >= 0 && rt::now_ns() >= fork_retry_at_) {
+        try_fork();
     }
     n += flush();
     polling_ = false;
@@ -604,17 +734,35 @@ void Replicator::finalize()
     // Everything this process sent has been acknowledged by the live
     // replicas of its receivers before it may go: a later death of a
     // sibling must not leave them without a message.
+    finishing_ = true;
+    if (fork_for_ >= 0) {
+        give_up_fork("this process is finishing");
+    }
+    // Nothing is kept for a replica being re-created any more: mpirun
+    // re-creates none once a process has finished.
+    for (int j = 0; j < set_.logical_size(); ++j) {
+        if (acks_.parked(j)) {
+            acks_.unpark(j);
+        }
+    }
     const rt::Nanos start = rt::now_ns();
     bool told = false;
     eng_.wait([&] {
         poll();
-        const bool done = acks_.waiting() == 0 && outbox_.empty() && tx_.empty();
+        const bool done = acks_.waiting() == 0 && outbox_.empty() && tx_.empty() &&
+                          pending_acks_.empty();
         if (!done && !told && rt::now_ns() - start > 10'000'000'000) {
             told = true; // a program that is not send-deterministic, most likely
             report_waiting("still waiting at MPI_Finalize");
         }
         return done;
     });
+}
+
+void Replicator::detach()
+{
+    // Until now (the engine's last fence) this process answered the control
+    // messages of the others: a notice of a replica re-created meanwhile.
     eng_.remove_progress_hook(this);
     hooked_ = false;
     if (rx_ != nullptr) {

@@ -35,15 +35,20 @@
 //    more replicas the majority wins: a replica whose digest differs from
 //    every other one (which agree) leaves the job and is treated as failed.
 //
-// Recovery (re-creating a lost replica as a new incarnation) needs the
-// runtime to start a process into the running job; the hooks for it are the
-// request above (a new replica asks exactly as an orphaned one does, from
-// message 1 of a state it was given) and ulm::Engine::reset_peer().
+//  * Recovery (rep_recover, two replicas; recovery.cpp, docs/replication.md
+//    "Recovery"): the substitute of a dead replica forks a new process for
+//    it, which mpirun adopts as a new incarnation of the dead process; the
+//    substitute tells every live process (a notice, FIFO after everything it
+//    sent before the fork); each resets its link to the dead process, keeps
+//    what it sends to that rank until the new replica asked for it, and the
+//    new replica and the processes it receives from or sends to catch up
+//    with the same requests that orphans send to a substitute.
 #pragma once
 
 #include "ft/rep/ack_table.h"
 #include "ft/rep/replica_set.h"
 #include "runtime/bootstrap.h"
+#include "runtime/clock.h"
 #include "ulm/engine.h"
 #include "ulm/ft_hooks.h"
 #include "ulm/replica_hooks.h"
@@ -53,6 +58,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ulmpi::rep {
@@ -83,12 +89,19 @@ public:
     Replicator& operator=(const Replicator&) = delete;
 
     // Before the engine finalizes: every held message acknowledged, every
-    // control message sent; then the hooks come off.
+    // control message sent. The hooks stay through the engine's finalize
+    // (its last fence): detach() after it takes them off.
     void finalize();
+    void detach();
 
     const ReplicaSet& set() const { return set_; }
     int replica() const { return k_; }
     std::uint64_t takeovers() const { return takeovers_; }
+    // Recovery: replicas this process re-created (forked) so far.
+    std::uint64_t recoveries() const { return recoveries_; }
+    // An intra-parallel section is open (ft/intra): a re-creation waits for
+    // its end (the new process would inherit a half-run section).
+    void hold_forks(bool on) { forks_held_ += on ? 1 : -1; }
     // Messages asked for again because their sender died during their transfer.
     std::uint64_t holes() const { return holes_; }
     // Cross-checking: messages compared, and those whose digests differed.
@@ -148,13 +161,28 @@ private:
 
     void post_rx();
     void on_ack(int from_phys, int rank, std::uint64_t m);
-    void on_request(int from_phys, int rank, std::uint64_t next, std::vector<std::uint64_t> holes);
+    void on_request(int from_phys, int rank, std::uint64_t next, std::vector<std::uint64_t> holes,
+                    int epoch);
     void queue_copy(const AckTable::Entry& e, int to);
     void fail(int phys, const char* detail);
     int flush();
+    void queue_acks();
     void on_digest(int from, int dst, std::uint64_t m, int tag, std::uint32_t crc);
     void record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc);
     void report_waiting(const char* why) const;
+
+    // Recovery (recovery.cpp).
+    bool recovery_applies(int dead) const;
+    void try_fork();
+    void give_up_fork(const std::string& why);
+    void become_new(int d, int incarnation);
+    void on_notice(int from, int d, int incarnation);
+    void on_welcome(int from, int d, int incarnation);
+    void on_ready(int p, int incarnation);
+    void unpark(int rank);
+    std::shared_ptr<HeldCopy> copy_of(const ulm::SendMsg& s) const;
+    void queue_ctrl(int to, std::vector<std::byte> bytes);
+    void send_request(int rank, int to);
 
     ulm::Engine& eng_;
     rt::Bootstrap& boot_;
@@ -172,6 +200,7 @@ private:
     std::vector<int> server_;                // per logical source: who sends to me
     std::vector<std::vector<Orphan>> serve_; // per logical destination
     std::vector<Out> outbox_;
+    std::vector<std::pair<int, std::uint64_t>> pending_acks_; // (sender rank, number)
     std::vector<Tx> tx_;
     ulm::RecvMsg* rx_ = nullptr;
     std::vector<std::byte> rx_buf_;
@@ -189,6 +218,24 @@ private:
     std::uint64_t takeovers_ = 0;
     std::uint64_t holes_ = 0;
     std::vector<ulm::RecvMsg*> orphans_;     // during fail()
+    // Recovery.
+    bool recover_ = false;                   // rep_recover, two replicas
+    std::vector<int> inc_;                   // per process: its incarnation as I know it
+    std::vector<bool> direct_;               // per rank: my replica of it gets my sends directly
+    int fork_for_ = -1;                      // my dead sibling, to re-create
+    int forks_held_ = 0;
+    bool finishing_ = false;                 // in MPI_Finalize: no more re-creation
+    rt::Nanos fork_retry_at_ = 0;
+    std::uint64_t recoveries_ = 0;
+    // The new process: what it inherited from the substitute's sends (per
+    // destination rank, by number), for its replica there to ask for; and
+    // the peers not connected yet (the substitute says when each is).
+    std::vector<std::map<std::uint64_t, std::shared_ptr<HeldCopy>>> stock_;
+    std::vector<bool> unready_;
+    int unready_count_ = 0;
+    rt::Nanos born_at_ = 0;
+    int child_ = -1;                         // the substitute: the process it forked
+    int parent_ = -1;                        // the new process: its substitute
     bool failing_ = false;
     bool polling_ = false;
     bool hooked_ = false;

@@ -21,6 +21,13 @@ public:
     Status connect(rt::Bootstrap& boot) override;
     void close() override;
     bool can_reach(int peer) const override { return peer == rank_; }
+    bool can_become() const override { return true; }
+    Status wipe_peer(int) override { return Errc::ok; }
+    Status become(int rank, int) override
+    {
+        rank_ = rank;
+        return Errc::ok;
+    }
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
     std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap) override;

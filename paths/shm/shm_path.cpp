@@ -183,29 +183,21 @@ bool ShmPath::spawn_partner(int rank) const
            std::find(job_.world.begin(), job_.world.end(), rank) != job_.world.end();
 }
 
-Status ShmPath::connect(rt::Bootstrap&)
+// Everything of this process's place in the segment (me_): its FIFOs to
+// and from every local peer, its doorbell (and single-copy probe), nothing
+// polled or announced yet, every buffer free. At connect(), and when a
+// forked process becomes a dead replica (become()).
+void ShmPath::take_identity()
 {
-    if (me_ != 0 && job_.incarnation == 0 && !job_.spawned) {
-        if (Status st = attach_segment(); !st.ok()) {
-            return st;
-        }
-    }
-    // Nothing of my region is touched here (shm_layout.h): its pages come
-    // when I first write a FIFO or a buffer, on my NUMA node.
     for (std::uint32_t j = 0; j < layout_.local_size; ++j) {
         Local& l = locals_[j];
         l.to = shm::FifoWriter(at(layout_.fifo_offset(me_, j)), layout_.fifo_slots);
         l.from = shm::FifoReader(at(layout_.fifo_offset(j, me_)), layout_.fifo_slots);
         l.announced = false;
         l.polled = false;
-        if (job_.spawned && job_.incarnation > 0 && !spawn_partner(l.rank)) {
-            // A slot used again: the FIFO of a process that took no part in
-            // this spawn may still hold what it sent the slot's last
-            // process (only my parents reset theirs): not read
-            // (docs/dynamic_processes.md, "Limits").
-            l.ready = false;
-        }
+        l.returns.clear();
     }
+    pending_returns_ = 0;
     doorbell_ = reinterpret_cast<shm::DoorbellHead*>(at(layout_.doorbell_offset(me_)));
     doorbell_bits_ = reinterpret_cast<std::atomic<std::uint64_t>*>(
         at(layout_.doorbell_offset(me_) + sizeof(shm::DoorbellHead)));
@@ -224,6 +216,29 @@ Status ShmPath::connect(rt::Bootstrap&)
     }
     lent_[0].assign(layout_.small_count, -1);
     lent_[1].assign(layout_.large_count, -1);
+}
+
+Status ShmPath::connect(rt::Bootstrap&)
+{
+    if (me_ != 0 && job_.incarnation == 0 && !job_.spawned) {
+        if (Status st = attach_segment(); !st.ok()) {
+            return st;
+        }
+    }
+    // Nothing of my region is touched here (shm_layout.h): its pages come
+    // when I first write a FIFO or a buffer, on my NUMA node.
+    take_identity();
+    if (job_.spawned && job_.incarnation > 0) {
+        for (Local& l : locals_) {
+            if (!spawn_partner(l.rank)) {
+                // A slot used again: the FIFO of a process that took no
+                // part in this spawn may still hold what it sent the
+                // slot's last process (only my parents reset theirs): not
+                // read (docs/dynamic_processes.md, "Limits").
+                l.ready = false;
+            }
+        }
+    }
 
     info_.has_get = false; // until connected() has tested it
     describe_ = std::string("shm: ") + std::to_string(layout_.local_size) + " local ranks";
@@ -318,6 +333,38 @@ Status ShmPath::connect_peer(int peer, rt::Bootstrap&)
         return Errc::invalid_arg;
     }
     locals_[static_cast<std::size_t>(j)].ready = true;
+    return Errc::ok;
+}
+
+Status ShmPath::wipe_peer(int peer)
+{
+    const int j = local_index(peer);
+    if (j < 0 || static_cast<std::uint32_t>(j) == me_ || !open_) {
+        return Errc::invalid_arg;
+    }
+    // Its FIFOs towards every peer and its buffers: the region of the dead
+    // process, which nobody reads until the new process is connected.
+    std::memset(at(layout_.region_offset(static_cast<std::uint32_t>(j))), 0, layout_.region_size());
+    return Errc::ok;
+}
+
+Status ShmPath::become(int rank, int ready)
+{
+    const int me = local_index(rank);
+    if (me < 0 || !open_) {
+        return Errc::invalid_arg;
+    }
+    // The forking process cleared this region (wipe_peer) and its own FIFO
+    // towards it (reset_peer); every other peer clears its FIFO towards us
+    // when it hears of the new process, and is connected (connect_peer)
+    // only then.
+    // Its doorbell was wiped with the region: nothing rang it yet, and
+    // every peer rings it again before it sends (reset_peer).
+    me_ = static_cast<std::uint32_t>(me);
+    take_identity();
+    for (Local& l : locals_) {
+        l.ready = l.rank == ready;
+    }
     return Errc::ok;
 }
 

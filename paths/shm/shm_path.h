@@ -31,6 +31,9 @@ public:
     void close() override;
     Status reset_peer(int peer) override;
     Status connect_peer(int peer, rt::Bootstrap& boot) override;
+    bool can_become() const override { return true; }
+    Status wipe_peer(int peer) override;
+    Status become(int rank, int ready) override;
     bool can_reach(int peer) const override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
@@ -65,6 +68,7 @@ private:
 
     // A spawned process: `rank` is one of my parents or of my MPI_COMM_WORLD.
     bool spawn_partner(int rank) const;
+    void take_identity();
     int local_index(int world) const
     {
         return world >= 0 && static_cast<std::size_t>(world) < local_of_.size() ? local_of_[static_cast<std::size_t>(world)] : -1;

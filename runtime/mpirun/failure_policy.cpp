@@ -115,7 +115,11 @@ int FailurePolicy::final_status(std::string& summary) const
 {
     summary.clear();
     if (order_.empty()) {
-        if (!replaced_.empty()) {
+        if (!replaced_.empty() && replicated_) {
+            summary = (replaced_.size() == 1 ? "process " : "processes ") + rank_list(replaced_) +
+                      " failed and " + (replaced_.size() == 1 ? "was" : "were") +
+                      " re-created from a replica (--replicas recovery)";
+        } else if (!replaced_.empty()) {
             summary = (replaced_.size() == 1 ? "rank " : "ranks ") + rank_list(replaced_) +
                       " failed and " + (replaced_.size() == 1 ? "was" : "were") +
                       " replaced by new processes (FT-MPI rebuild)";

@@ -55,6 +55,9 @@ public:
 
     FailurePolicy(FtMode mode, int size);
     void set_mpich_rule(bool on) { mpich_rule_ = on; }
+    // --replicas: a failed process is replaced by re-creating a replica
+    // (recovery), which final_status says so.
+    void set_replicated(bool on) { replicated_ = on; }
     bool mpich_rule() const { return mpich_rule_; }
 
     bool tolerant() const { return mode_ != FtMode::none; }
@@ -96,6 +99,7 @@ private:
     int after_finalize_code_ = 0;
     int after_finalize_rank_ = -1;
     bool mpich_rule_ = false;
+    bool replicated_ = false;
 };
 
 // "1, 3, 5" (at most `max` numbers, then ", ...").

@@ -60,6 +60,15 @@ public:
     void feed(int replica, const char* data, std::size_t len);
     // Replica `replica`'s stream ended; after the last one, what is left goes out.
     void finish(int replica);
+    // Bytes replica `replica` has written so far.
+    std::uint64_t seen(int replica) const { return seen_[static_cast<std::size_t>(replica)]; }
+    // A new process for replica `replica` (recovery, forked from another
+    // replica that had written `from` bytes): its stream starts there.
+    void restart(int replica, std::uint64_t from)
+    {
+        seen_[static_cast<std::size_t>(replica)] = from;
+        ++open_;
+    }
 
 private:
     LineForwarder lines_;

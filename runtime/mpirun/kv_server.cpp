@@ -250,6 +250,13 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
     case wire::MsgType::group_fence:
         group_fence(id, m.rank, std::get<wire::GroupFence>(m.body).group);
         break;
+    case wire::MsgType::replica: {
+        Note n{Note::Kind::replica, m.rank, 0, {}};
+        n.conn = id;
+        n.msg = std::move(m);
+        notes_.push_back(std::move(n));
+        break;
+    }
     case wire::MsgType::spawn: {
         Note n{Note::Kind::spawn, m.rank, 0, {}};
         n.conn = id;

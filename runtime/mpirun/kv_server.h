@@ -97,6 +97,7 @@ public:
             daemon_lost,  // node: its connection closed or broke
             respawn,      // rank: to start again, code: as that incarnation
             spawn,        // rank: the asking root; msg: the SPAWN frame
+            replica,      // rank: the sender; conn; msg: the REPLICA frame (recovery)
         };
         Kind kind;
         int rank = -1;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 namespace ulmpi::rt::mpirun {
@@ -281,6 +282,7 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
         case Kind::daemon_msg: on_daemon_msg(n); break;
         case Kind::respawn: on_respawn(n.rank, n.code); break;
         case Kind::spawn: on_spawn(n, now_ns() + kSpawnSlotWait); break;
+        case Kind::replica: on_replica(n); break;
         case Kind::daemon_lost: {
             Daemon& d = daemons_[static_cast<std::size_t>(n.node)];
             d.conn = -1;
@@ -380,6 +382,7 @@ Nanos Monitor::next_deadline() const
     }
     consider(kill_at_);
     consider(give_up_at_);
+    consider(adoption_deadline());
     consider(drain_until_);
     if (drain_until_ != 0) {
         consider(drain_until_ + kDrainGrace);
@@ -395,6 +398,7 @@ Nanos Monitor::next_deadline() const
 
 void Monitor::check_timers(Nanos now)
 {
+    check_adoption(now);
     if (!ending_ && timeout_at_ != 0 && now >= timeout_at_) {
         char secs[32];
         std::snprintf(secs, sizeof secs, "%g", opts_.timeout_s);
@@ -604,8 +608,15 @@ void Monitor::loop()
 int Monitor::run()
 {
     policy_.set_mpich_rule(opts_.mpich_ft);
+    policy_.set_replicated(opts_.replicas > 1);
     if (!setup()) {
         return exit_code::failure;
+    }
+    if (opts_.replicas > 1) {
+        // A replica re-created by recovery is forked by its substitute; as
+        // an orphan it becomes our child, so that its exit is judged as any
+        // rank's (replica_adopt.cpp).
+        ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     }
     launch_all();
     // Children reaped during the launch (a failed exec) are collected here too.

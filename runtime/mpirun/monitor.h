@@ -153,6 +153,15 @@ private:
     void on_spawn(const KvServer::Note& n, Nanos wait_until);
     // A spawned process ended, or a waiting request's time is up.
     void retry_spawns(Nanos now);
+    // Replica recovery (runtime/mpirun/replica_adopt.cpp): a substitute
+    // forks a new process for its dead sibling; mpirun adopts it.
+    void on_replica(const KvServer::Note& n);
+    void replica_fork(int from, int d, int incarnation);
+    void replica_adopt(int d, const wire::Replica& q);
+    bool recovery_busy() const;
+    std::uint64_t merged_seen(int process) const;
+    void check_adoption(Nanos now);
+    Nanos adoption_deadline() const;
     void start_daemons();
     void start_daemon(Daemon& d, const std::string& daemon_path,
                       const std::vector<std::string>& agent);
@@ -219,6 +228,17 @@ private:
         Nanos until = 0;
     };
     std::vector<WaitingSpawn> waiting_spawns_;
+    // The recovery under way (one at a time; rank < 0: none).
+    struct Adoption {
+        int rank = -1;          // the process re-created
+        int incarnation = 0;
+        int from = -1;          // its substitute
+        std::uint64_t out_offset = 0; // where its stdout starts in the rank's output
+        Nanos deadline = 0;     // for its REPLICA adopt
+        bool adopted = false;
+        bool back = false;
+    };
+    Adoption adopt_;
     // Output of processes that were replaced, still drained.
     std::vector<std::unique_ptr<OutputStream>> retired_;
     std::unordered_map<pid_t, int> node_of_agent_;

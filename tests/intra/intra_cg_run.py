@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs examples/intra_cg and checks that the result line is the same bits
 without replication, with plain replication, with intra-parallel kernels
-(--replicas 2 and 3) and with a replica killed inside a sparsemv section.
+(--replicas 2 and 3), with a replica killed inside a sparsemv section, and
+with a replica killed and re-created (recovery, docs/replication.md).
 
   intra_cg_run.py --mpirun M --exe E [--np N] [--limit SECONDS] [CG options...]
 
@@ -51,6 +52,9 @@ def main():
          ["intra=all", "kill=1:3"]),
         ("--replicas 3, intra all, replica 0 killed in sparsemv", ["--replicas", "3"],
          ["intra=all", "kill=0:2"]),
+        # Recovery (docs/replication.md): the killed replicas are re-created
+        # by their substitutes (mpirun says they are back), same bits.
+        ("--replicas 2, replica 1 killed and re-created", ["--replicas", "2"], ["kill=1:3"]),
     ]
     refs = {}
     failures = 0
@@ -60,7 +64,11 @@ def main():
         got = re.findall(r"result: iters=\d+ normr=\S+ maxerr=\S+", out)
         key = "tasks=5" in args
         ref = refs.get(key)
-        if rc != 0 or len(got) != 1 or (ref is not None and got[0] != ref):
+        bad = rc != 0 or len(got) != 1 or (ref is not None and got[0] != ref)
+        if "re-created" in name and not re.search(r"^mpirun: replica 1 of rank \d+ is back", out,
+                                                  re.M):
+            bad = True
+        if bad:
             failures += 1
             print("FAIL: %s (rc=%s; want %s)\n  repeat: %s\n%s" % (name, rc, ref, " ".join(cmd), out))
             continue

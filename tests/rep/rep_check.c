@@ -12,11 +12,16 @@
  *
  * kill=P:S: the process whose number (rank + replica * size, from
  * MPIX_Replica_info) is P raises SIGKILL at step S (iteration * PHASES +
- * phase): a replica dies at a chosen point of the traffic.
+ * phase): a replica dies at a chosen point of the traffic. Only a process
+ * mpirun started does: a replica re-created by recovery (a fork of its
+ * sibling, docs/replication.md) carries on.
+ * pace=US: every process sleeps US microseconds at every step (so that a
+ * driver has time to kill processes from outside while the job runs).
  * flip=P:I: process P flips a bit of the side message it sends in phase 0
  * of iteration I (a silent data corruption for mpirun --replica-check; the
  * receiver does not use that message, so the result stays the same).
  */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 
 #include <signal.h>
@@ -24,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define PHASES 8
 #define BIG 65536 /* ints: 256 KiB, above every path's eager limit */
@@ -32,6 +39,8 @@
 static int rank, size, me_proc, nkill;
 static int kill_proc[MAXKILL], kill_step[MAXKILL];
 static int flip_proc = -1, flip_iter = -1;
+static long pace_us;
+static pid_t first_pid; /* this process's pid at the start (a re-created replica has another) */
 static int errors;
 static uint64_t acc = 1469598103934665603ull;
 
@@ -51,9 +60,13 @@ static void check(int ok, const char* what, int it)
 static void maybe_die(int step)
 {
     for (int i = 0; i < nkill; ++i) {
-        if (kill_proc[i] == me_proc && kill_step[i] == step) {
+        if (kill_proc[i] == me_proc && kill_step[i] == step && getpid() == first_pid) {
             raise(SIGKILL);
         }
+    }
+    if (pace_us > 0) {
+        struct timespec ts = {pace_us / 1000000, (pace_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
     }
 }
 
@@ -67,6 +80,8 @@ int main(int argc, char** argv)
         if (sscanf(argv[i], "flip=%d:%d", &p, &s) == 2) {
             flip_proc = p;
             flip_iter = s;
+        } else if (sscanf(argv[i], "pace=%d", &p) == 1) {
+            pace_us = p;
         } else if (sscanf(argv[i], "kill=%d:%d", &p, &s) == 2 && nkill < MAXKILL) {
             kill_proc[nkill] = p;
             kill_step[nkill++] = s;
@@ -74,6 +89,7 @@ int main(int argc, char** argv)
             iters = atoi(argv[i]);
         }
     }
+    first_pid = getpid();
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

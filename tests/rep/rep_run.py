@@ -18,6 +18,12 @@
    sends (one the receiver ignores): with 2 replicas the difference is
    reported (rank, destination, tag, message number) and the job ends well;
    with 3 the outvoted replica leaves the job, which still ends well.
+6. --recover-runs K (recovery, two replicas): K runs in which one replica
+   of a random rank dies at a random step; its substitute re-creates it
+   (mpirun says "replica l of rank r is back"), then the driver kills the
+   other, original replica of that rank from outside: the job must still
+   exit 0 with the reference result. --recover-all: the same with one
+   replica of every rank, the others killed once all are back.
 Every run has a watchdog (--limit): a hung job fails the test and its
 process group is killed.
 """
@@ -29,6 +35,8 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 PHASES = 8
 
@@ -43,6 +51,63 @@ def run(cmd, limit):
         out, _ = p.communicate()
         return None, out
     return p.returncode, out
+
+
+def children(pid):
+    kids = []
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
+def process_number(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            for item in f.read().split(b"\0"):
+                if item.startswith(b"ULMPI_RANK="):
+                    return int(item[len(b"ULMPI_RANK="):])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def run_recover(cmd, limit, back_wanted, second):
+    """Runs cmd; once mpirun has said `back_wanted` replicas are back, kills
+    the processes mpirun started for the process numbers in `second` (not
+    the re-created ones). Returns (rc, output, killed)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    lines = []
+    state = {"back": 0, "adopted": set(), "killed": 0}
+
+    def reader():
+        for line in p.stdout:
+            lines.append(line)
+            m = re.search(r"re-created: process \d+ is pid (\d+)", line)
+            if m:
+                state["adopted"].add(int(m.group(1)))
+            if re.search(r"^mpirun: replica \d+ of rank \d+ is back", line):
+                state["back"] += 1
+                if state["back"] == back_wanted:
+                    for pid in children(p.pid):
+                        if pid not in state["adopted"] and process_number(pid) in second:
+                            os.kill(pid, signal.SIGKILL)
+                            state["killed"] += 1
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        rc = None
+    t.join(5)
+    return rc, "".join(lines), state["killed"]
 
 
 def results(out):
@@ -62,6 +127,9 @@ def main():
     ap.add_argument("--flip-check", action="store_true")
     ap.add_argument("--limit", type=float, default=60)
     ap.add_argument("--mpirun-arg", action="append", default=[])
+    ap.add_argument("--recover-runs", type=int, default=0)
+    ap.add_argument("--recover-all", action="store_true")
+    ap.add_argument("--pace", type=int, default=2000)
     a = ap.parse_args()
     base = [a.mpirun] + a.mpirun_arg + ["-n", str(a.np)]
     failures = 0
@@ -102,13 +170,45 @@ def main():
             print("  command: %s\n%s" % (" ".join(cmd), out))
             failures += 1
 
+    for i in range(a.recover_runs):
+        n = a.np
+        if a.recover_all:
+            ranks = list(range(n))
+        else:
+            ranks = [rng.randrange(n)]
+        first = {}
+        for x in ranks:
+            first[x] = rng.randrange(2)
+        step = rng.randrange(max(1, a.iters * PHASES // 4))
+        kills = ["kill=%d:%d" % (x + first[x] * n, step) for x in ranks]
+        second = set(x + (1 - first[x]) * n for x in ranks)
+        cmd = base + ["--replicas", "2", a.exe, str(a.iters), "pace=%d" % a.pace] + kills
+        rc, out, killed = run_recover(cmd, a.limit, len(ranks), second)
+        got = results(out)
+        backs = len(re.findall(r"^mpirun: replica \d+ of rank \d+ is back", out, re.M))
+        ok = (rc == 0 and got == [ref] and out.count("No Errors") == 1 and
+              backs >= len(ranks) and killed == len(ranks))
+        print("seed %d recovery run %d: ranks %s lose replica %s at step %d, %d back, %d "
+              "others killed: %s" %
+              (seed, i, ranks, [first[x] for x in ranks], step, backs, killed,
+               "ok" if ok else "FAILED (rc=%s)" % rc))
+        if not ok:
+            print("  command: %s\n%s" % (" ".join(cmd), out))
+            failures += 1
+
     if a.lose_rank:
         r = reps[0]
         rank = rng.randrange(a.np)
         kills = ["kill=%d:%d" % (rank + k * a.np, 2 * PHASES + 1) for k in range(r)]
-        cmd = base + ["--replicas", str(r), a.exe, str(a.iters)] + kills
+        # Recovery off: with it the survivor may re-create its sibling before
+        # it dies too, and the rank lives on (a correct outcome, not this test).
+        cmd = base + ["--replicas", str(r), "--param", "rep_recover=0", a.exe, str(a.iters)] + kills
         rc, out = run(cmd, a.limit)
-        ok = rc not in (0, None) and re.search(r"every replica of rank %d" % rank, out)
+        # With recovery the surviving replica may have forked a new one just
+        # before it died: the new process then ends the job, naming it.
+        ok = rc not in (0, None) and re.search(
+            r"every replica of rank %d|\(replica \d+ of rank %d\) died while it re-created" %
+            (rank, rank), out)
         print("every replica of rank %d dies: %s" % (rank, "ok" if ok else "FAILED (rc=%s)" % rc))
         if not ok:
             print("  command: %s\n%s" % (" ".join(cmd), out))

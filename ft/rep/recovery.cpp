@@ -1,0 +1,448 @@
+// Recovery: re-creating a dead replica (SDR-MPI section 3.4; two replicas;
+// docs/replication.md "Recovery" has the whole protocol and its limits).
+//
+// Roles: rank i has replicas S (alive, index k) and D (dead, index l).
+//  1. S (D's substitute) asks mpirun (REPLICA fork); once granted it pushes
+//     its queued control messages into ULM, resets its link to D as a new
+//     incarnation K and clears D's shared memory (Engine::prepare_fork),
+//     forks twice (the grandchild C is the new D; mpirun, a subreaper,
+//     adopts it), connects its link to C, stops sending D's stream (the
+//     orphans it served as substitute) and sends every live process a
+//     notice (FIFO after everything S sent before the fork).
+//  2. C takes D's identity (Bootstrap::become_replica, Engine::become):
+//     what S had under way is dropped (receives whose message had not all
+//     come go back to the front: holes), its links start afresh, and no
+//     peer but S is reached until S relays that the peer knows C (ready).
+//     It keeps S's unacknowledged messages as its stock, sends nothing
+//     straight to its replicas of other ranks (direct_ off: they are served
+//     through copies once they asked, in order), and asks the server of
+//     each rank's stream for every message from the first it lacks (a
+//     request, as an orphan asks a substitute).
+//  3. Every other process P, on the notice: reads its launcher events (the
+//     old D's death came before the fork was granted), fails D if it had
+//     not, resets and connects its link to C, tells S (welcome; S relays
+//     ready to C), and: if P receives rank i's messages from C's index, it
+//     asks C from where it stands; if P sends rank x's messages to C's
+//     stream, it keeps them (parked since D died) until C's request, and
+//     serves C through copies from then on; else it keeps nothing more.
+// C says "back" (log line, REPLICA back to mpirun) once every live process
+// is connected; mpirun lets the next recovery start only then.
+// If the fork cannot be done, S sends a notice with incarnation 0 and the
+// others stop keeping messages for D.
+#include "ft/rep/replicator.h"
+
+#include "runtime/log.h"
+#include "ulm/packer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace ulmpi::rep {
+
+namespace {
+
+enum class Kind : std::uint8_t { request = 2, notice = 4, welcome = 5, ready = 6, ack_upto = 7 };
+struct NoticeMsg {
+    Kind kind;
+    std::uint8_t pad[3];
+    std::uint32_t phys;
+    std::uint32_t incarnation;
+    std::uint32_t pad2;
+};
+struct RequestMsg {
+    Kind kind;
+    std::uint8_t pad[3];
+    std::uint32_t nholes;
+    std::uint64_t next;
+    std::uint32_t epoch;
+    std::uint32_t pad2;
+};
+static_assert(sizeof(NoticeMsg) == 16 && sizeof(RequestMsg) == 24);
+
+template <class T> std::vector<std::byte> bytes_of(const T& x)
+{
+    std::vector<std::byte> v(sizeof x);
+    std::memcpy(v.data(), &x, sizeof x);
+    return v;
+}
+
+constexpr rt::Nanos kForkRetry = 20'000'000; // mpirun busy with another recovery
+
+} // namespace
+
+bool Replicator::recovery_applies(int dead) const
+{
+    if (!recover_) {
+        return false;
+    }
+    const int x = set_.logical_of(dead);
+    const int other = set_.phys(1 - set_.replica_of(dead), x);
+    return !set_.dead(other); // the sibling that re-creates it lives
+}
+
+std::shared_ptr<HeldCopy> Replicator::copy_of(const ulm::SendMsg& s) const
+{
+    auto c = std::make_shared<HeldCopy>();
+    c->bytes.resize(s.total);
+    std::byte* to = c->bytes.data();
+    ulm::for_each_segment(s.data, 0, s.total, [&](const std::byte* p, std::size_t n) {
+        std::memcpy(to, p, n);
+        to += n;
+    });
+    c->tag = s.tag;
+    c->ctx = s.ctx;
+    return c;
+}
+
+void Replicator::queue_ctrl(int to, std::vector<std::byte> bytes)
+{
+    outbox_.push_back(Out{to, std::move(bytes), nullptr, nullptr});
+}
+
+void Replicator::send_request(int rank, int to)
+{
+    const auto xi = static_cast<std::size_t>(rank);
+    std::vector<std::uint64_t> want(recv_holes_[xi].begin(), recv_holes_[xi].end());
+    // epoch: the incarnation of my replica of `rank`, whose stream I ask for.
+    RequestMsg q{Kind::request, {}, static_cast<std::uint32_t>(want.size()), recv_next_[xi],
+                 static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, rank))]),
+                 0};
+    std::vector<std::byte> b = bytes_of(q);
+    for (std::uint64_t h : want) {
+        const auto* p = reinterpret_cast<const std::byte*>(&h);
+        b.insert(b.end(), p, p + sizeof h);
+    }
+    queue_ctrl(to, std::move(b));
+}
+
+void Replicator::unpark(int rank)
+{
+    acks_.unpark(rank);
+}
+
+void Replicator::give_up_fork(const std::string& why)
+{
+    const int d = fork_for_;
+    fork_for_ = -1;
+    rt::log(rt::LogLevel::warn,
+            "replication: replica %d of rank %d (process %d) is not re-created: %s; the job goes "
+            "on with one replica of the rank",
+            set_.replica_of(d), me_, d, why.c_str());
+    for (int p = 0; p < eng_.phys_size(); ++p) {
+        if (p != eng_.phys_rank() && !set_.dead(p)) {
+            queue_ctrl(p, bytes_of(NoticeMsg{Kind::notice, {}, static_cast<std::uint32_t>(d), 0, 0}));
+        }
+    }
+}
+
+void Replicator::try_fork()
+{
+    const int d = fork_for_;
+    if (!set_.dead(d)) {
+        fork_for_ = -1;
+        return;
+    }
+    if (forks_held_ > 0) {
+        fork_retry_at_ = rt::now_ns() + kForkRetry / 10;
+        return;
+    }
+    if (!eng_.can_fork()) {
+        give_up_fork("a path in use cannot be handed to a forked process (recovery works over shm "
+                     "between processes of one host)");
+        return;
+    }
+    const int incarnation = inc_[static_cast<std::size_t>(d)] + 1;
+    std::string why;
+    rt::Status st = boot_.replica_fork(d, incarnation, why);
+    if (st.code() == rt::Errc::again) {
+        fork_retry_at_ = rt::now_ns() + kForkRetry;
+        return;
+    }
+    if (!st.ok()) {
+        give_up_fork(why);
+        return;
+    }
+    // Everything queued so far leaves before the notice (FIFO per pair).
+    flush();
+    if (rt::Status p = eng_.prepare_fork(d, incarnation); !p.ok()) {
+        // mpirun waits for a process that never comes, and announces the
+        // failure again after its wait: then the others stop keeping.
+        give_up_fork(std::string("cannot reset the link to it (") + rt::errc_name(p.code()) + ")");
+        return;
+    }
+    const rt::Nanos t0 = rt::now_ns();
+    std::fflush(nullptr);
+    const pid_t mid = ::fork();
+    if (mid == 0) {
+        const pid_t c = ::fork();
+        if (c != 0) {
+            ::_exit(c > 0 ? 0 : 1); // the grandchild is mpirun's to reap (a subreaper)
+        }
+        become_new(d, incarnation);
+        return;
+    }
+    if (mid > 0) {
+        int status = 0;
+        while (::waitpid(mid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    fork_for_ = -1;
+    if (!eng_.connect_replaced(d).ok()) {
+        rt::fatal("replication: cannot connect to the re-created replica");
+    }
+    set_.revive(d);
+    inc_[static_cast<std::size_t>(d)] = incarnation;
+    boot_.revived(d);
+    const int l = set_.replica_of(d);
+    for (auto& orphans : serve_) {
+        // Its stream is the new process's from now on (it sends from where
+        // my fork left it).
+        std::erase_if(orphans, [&](const Orphan& o) { return o.replica == l; });
+    }
+    child_ = d;
+    ++recoveries_;
+    for (int p = 0; p < eng_.phys_size(); ++p) {
+        if (p != eng_.phys_rank() && p != d && !set_.dead(p)) {
+            queue_ctrl(p, bytes_of(NoticeMsg{Kind::notice, {}, static_cast<std::uint32_t>(d),
+                                             static_cast<std::uint32_t>(incarnation), 0}));
+        }
+    }
+    ULMPI_DEBUG("replication: re-created replica %d of rank %d as process %d (incarnation %d) in "
+                "%lld us",
+                l, me_, d, incarnation, static_cast<long long>((rt::now_ns() - t0) / 1000));
+}
+
+void Replicator::become_new(int d, int incarnation)
+{
+    const int s = eng_.phys_rank();
+    const int s_incarnation = boot_.job().incarnation;
+    std::string why;
+    if (!boot_.become_replica(d, incarnation, why).ok()) {
+        rt::log(rt::LogLevel::error, "replication: the re-created replica %d of rank %d: %s",
+                set_.replica_of(d), me_, why.c_str());
+        ::_exit(1);
+    }
+    // Outstanding work is the substitute's: control messages, held sends.
+    for (Out& o : outbox_) {
+        if (o.parent != nullptr) {
+            eng_.release_hold(o.parent);
+        }
+    }
+    outbox_.clear();
+    pending_acks_.clear();
+    for (int j = 0; j < set_.logical_size(); ++j) {
+        auto& stock = stock_[static_cast<std::size_t>(j)];
+        stock.clear();
+        for (auto& [m, e] : acks_.take(j)) {
+            stock[m] = e.copy ? e.copy : copy_of(*e.send);
+            if (e.send != nullptr) {
+                for (int b = std::popcount(e.waiting); b > 0; --b) {
+                    eng_.release_hold(e.send);
+                }
+            }
+        }
+        serve_[static_cast<std::size_t>(j)].clear();
+        if (check_) {
+            digests_[static_cast<std::size_t>(j)].clear();
+        }
+    }
+    for (auto& h : new_holes_) {
+        h.clear();
+    }
+    failing_ = true;
+    const rt::Status st = eng_.become(d, incarnation, s, s_incarnation);
+    failing_ = false;
+    if (!st.ok()) {
+        rt::log(rt::LogLevel::error, "replication: the re-created replica %d of rank %d cannot "
+                "take over its paths (%s)", set_.replica_of(d), me_, rt::errc_name(st.code()));
+        ::_exit(1);
+    }
+    std::sort(orphans_.begin(), orphans_.end(),
+              [](const ulm::RecvMsg* a, const ulm::RecvMsg* b) { return a->rep_seq > b->rep_seq; });
+    for (ulm::RecvMsg* r : orphans_) {
+        eng_.repost(r);
+    }
+    orphans_.clear();
+    // The links started afresh: the processes the substitute knew dead stay so.
+    for (int p = 0; p < eng_.phys_size(); ++p) {
+        if (p != d && set_.dead(p)) {
+            eng_.mark_peer_failed(p);
+        }
+    }
+    k_ = set_.replica_of(d);
+    char ident[64];
+    std::snprintf(ident, sizeof ident, "ulmpi: rank %d replica %d", me_, k_);
+    rt::set_log_identity(ident);
+    set_.revive(d);
+    inc_[static_cast<std::size_t>(d)] = incarnation;
+    const int n = set_.logical_size();
+    for (int x = 0; x < n; ++x) {
+        const auto xi = static_cast<std::size_t>(x);
+        auto& holes = new_holes_[xi];
+        std::vector<std::uint64_t> want(recv_holes_[xi].begin(), recv_holes_[xi].end());
+        for (std::uint64_t h : holes) {
+            if (h != 0) { // 0: not a numbered message (the control receive)
+                want.push_back(h);
+            }
+        }
+        std::sort(want.begin(), want.end());
+        want.erase(std::unique(want.begin(), want.end()), want.end());
+        recv_holes_[xi].assign(want.begin(), want.end());
+        holes.clear();
+        server_[xi] = set_.server(x, k_);
+        // My replica of rank x gets my messages through copies, once it
+        // asked (it may lack some of the substitute's); kept meanwhile.
+        const bool mine_lives = x != me_ && set_.alive(k_, x);
+        direct_[xi] = !mine_lives;
+        if (mine_lives) {
+            acks_.park(x, [this](const ulm::SendMsg& m) { return copy_of(m); });
+        } else {
+            stock_[xi].clear();
+        }
+    }
+    for (int p = 0; p < eng_.phys_size(); ++p) {
+        unready_[static_cast<std::size_t>(p)] = p != d && p != s && !set_.dead(p);
+    }
+    unready_count_ = static_cast<int>(std::count(unready_.begin(), unready_.end(), true));
+    for (int x = 0; x < n; ++x) {
+        if (x != me_ && server_[static_cast<std::size_t>(x)] >= 0) {
+            ULMPI_DEBUG("replication: new process asks %d for rank %d's messages from %llu (%zu "
+                        "holes), direct %d",
+                        server_[static_cast<std::size_t>(x)], x,
+                        static_cast<unsigned long long>(recv_next_[static_cast<std::size_t>(x)]),
+                        recv_holes_[static_cast<std::size_t>(x)].size(),
+                        static_cast<int>(direct_[static_cast<std::size_t>(x)]));
+            send_request(x, server_[static_cast<std::size_t>(x)]);
+        }
+    }
+    // Tell the other replicas of every rank which of their messages I have
+    // (they hold the rest for me, on_notice).
+    for (int x = 0; x < n; ++x) {
+        const auto xi = static_cast<std::size_t>(x);
+        for (int r = 0; r < set_.replicas(); ++r) {
+            if (x == me_ || r == k_ || !set_.alive(r, x)) {
+                continue;
+            }
+            RequestMsg q{Kind::ack_upto, {}, static_cast<std::uint32_t>(recv_holes_[xi].size()),
+                         recv_next_[xi] - 1, 0, 0};
+            std::vector<std::byte> b = bytes_of(q);
+            for (std::uint64_t h : recv_holes_[xi]) {
+                const auto* p = reinterpret_cast<const std::byte*>(&h);
+                b.insert(b.end(), p, p + sizeof h);
+            }
+            queue_ctrl(set_.phys(r, x), std::move(b));
+        }
+    }
+    born_at_ = rt::now_ns();
+    parent_ = s;
+    child_ = -1;
+    fork_for_ = -1;
+    // Deaths the substitute had not read yet went to its connection: the
+    // notice board has them (the bootstrap reads it afresh).
+    eng_.check_events();
+    if (unready_count_ == 0) {
+        on_ready(-1, 0);
+    }
+}
+
+void Replicator::on_notice(int from, int d, int incarnation)
+{
+    const int x = set_.logical_of(d);
+    const int l = set_.replica_of(d);
+    ULMPI_DEBUG("replication: notice from %d: process %d re-created as incarnation %d", from, d,
+                incarnation);
+    if (incarnation == 0) {
+        if (acks_.parked(x)) {
+            unpark(x); // it is not re-created: nobody will ask
+        }
+        return;
+    }
+    if (incarnation <= inc_[static_cast<std::size_t>(d)]) {
+        return;
+    }
+    // The launcher announced the old process's death before it let the
+    // substitute fork: read it first.
+    eng_.check_events();
+    fail(d, "re-created");
+    if (!eng_.replace_peer(d, incarnation).ok() || !eng_.connect_replaced(d).ok()) {
+        boot_.abort(1, "replication: process " + std::to_string(eng_.phys_rank()) +
+                           " cannot connect to the re-created process " + std::to_string(d));
+    }
+    set_.revive(d);
+    inc_[static_cast<std::size_t>(d)] = incarnation;
+    boot_.revived(d);
+    const auto xi = static_cast<std::size_t>(x);
+    if (l == k_) {
+        // Rank x's messages to me come from the new process now; it sends
+        // from where I stand. Mine to rank x go to it through copies, once
+        // it asked.
+        server_[xi] = d;
+        send_request(x, d);
+        direct_[xi] = false;
+    } else {
+        // What I sent to rank x and still hold waits for the new process too
+        // (it says which it has, ack_upto): a later re-creation of its
+        // sibling may ask me for them.
+        for (ulm::SendMsg* s : acks_.wait_for_new(x, l)) {
+            ++s->holds;
+        }
+        // And the new process learns which of its rank's messages I have (it
+        // may be behind the dead one, whose acknowledgements are lost).
+        RequestMsg q{Kind::ack_upto, {}, static_cast<std::uint32_t>(recv_holes_[xi].size()),
+                     recv_next_[xi] - 1, 0, 0};
+        std::vector<std::byte> b = bytes_of(q);
+        for (std::uint64_t h : recv_holes_[xi]) {
+            const auto* p = reinterpret_cast<const std::byte*>(&h);
+            b.insert(b.end(), p, p + sizeof h);
+        }
+        queue_ctrl(d, std::move(b));
+        if (set_.server(me_, l) != eng_.phys_rank() && acks_.parked(x)) {
+            unpark(x); // it asks someone else for my rank's messages
+        }
+    }
+    queue_ctrl(from, bytes_of(NoticeMsg{Kind::welcome, {}, static_cast<std::uint32_t>(d),
+                                        static_cast<std::uint32_t>(incarnation), 0}));
+}
+
+void Replicator::on_welcome(int from, int d, int incarnation)
+{
+    if (d != child_ || incarnation != inc_[static_cast<std::size_t>(d)] || set_.dead(d)) {
+        return;
+    }
+    queue_ctrl(d, bytes_of(NoticeMsg{Kind::ready, {}, static_cast<std::uint32_t>(from),
+                                     static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(from)]),
+                                     0}));
+}
+
+void Replicator::on_ready(int p, int incarnation)
+{
+    (void)incarnation;
+    ULMPI_DEBUG("replication: process %d knows me (%d not yet)", p, unready_count_ - 1);
+    if (p >= 0) {
+        if (!unready_[static_cast<std::size_t>(p)]) {
+            return;
+        }
+        unready_[static_cast<std::size_t>(p)] = false;
+        --unready_count_;
+        if (!eng_.connect_replaced(p).ok()) {
+            rt::fatal("replication: the re-created replica cannot connect to process %d", p);
+        }
+    }
+    if (unready_count_ == 0 && born_at_ != 0) {
+        rt::log(rt::LogLevel::warn,
+                "replication: replica %d of rank %d is back (process %d, incarnation %d, %lld us "
+                "after the fork)",
+                k_, me_, eng_.phys_rank(), inc_[static_cast<std::size_t>(eng_.phys_rank())],
+                static_cast<long long>((rt::now_ns() - born_at_) / 1000));
+        born_at_ = 0;
+        boot_.replica_back().ignore();
+    }
+}
+
+} // namespace ulmpi::rep
