@@ -556,11 +556,8 @@ void Engine::interrupt_context(ContextId ctx, Errc why, const std::function<bool
         complete_recv(r);
     }
     for (RecvMsg* r : recvs_.all()) {
-        if (hit(r->ctx, r->tag) && !r->complete) {
-            recvs_.erase(r->id);
-            r->id = 0;
-            r->error = why;
-            complete_recv(r);
+        if (hit(r->ctx, r->tag)) {
+            withdraw_matched(r, why);
         }
     }
     for (Peer& p : peers_) {

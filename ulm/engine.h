@@ -170,6 +170,14 @@ public:
     // not left. Returns true when cancelled (the descriptor completes).
     bool cancel(RecvMsg* r);
     bool cancel(SendMsg* s);  // false also when it asked the receiver (see protocol.cpp)
+    // A receive its owner gives up on (a collective that failed): unmatched,
+    // it is withdrawn; matched with data still to come, it completes now
+    // with `why` and what arrives for it later is dropped, so its buffer is
+    // never written after it completed. Only a receive being filled at this
+    // moment (its data copied from an unexpected message) stays incomplete:
+    // wait for it. A send given up on is cancel()ed and waited for (its
+    // data may be read from the buffer until it completes).
+    void abandon(RecvMsg* r, Errc why);
     void release(SendMsg* s);
     void release(RecvMsg* r);
 
@@ -382,6 +390,7 @@ private:
     void on_cancel_reply(Peer& p, const CancelHeader& h);
     void ask_cancel(Peer& p, const SendMsg& s);
     void complete_recv(RecvMsg* r);
+    void withdraw_matched(RecvMsg* r, Errc why); // under elock_ (write)
     Unexpected* store_unexpected(int peer, path::Path* via, const MatchHeader& h,
                                  const std::byte* payload, std::uint32_t plen);
     void free_unexpected(Unexpected* u);

@@ -289,6 +289,33 @@ bool Engine::cancel(RecvMsg* r)
     return true;
 }
 
+void Engine::abandon(RecvMsg* r, Errc why)
+{
+    rt::WriteGuard g(elock_);
+    if (r->complete) {
+        return;
+    }
+    if (matcher_.cancel(r)) {
+        r->error = why;
+        complete_recv(r);
+        return;
+    }
+    withdraw_matched(r, why);
+}
+
+// A matched receive whose data is still to come (it has an id the data
+// fragments name): forget the id, so that they are dropped, and complete it.
+void Engine::withdraw_matched(RecvMsg* r, Errc why)
+{
+    if (r->complete || r->id == 0) {
+        return;
+    }
+    recvs_.erase(r->id);
+    r->id = 0;
+    r->error = why;
+    complete_recv(r);
+}
+
 namespace {
 
 // The match fragment has left and the receiver has not answered yet.

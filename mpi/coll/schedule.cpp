@@ -216,7 +216,7 @@ void Schedule::clear()
     types_.clear();
     arena_.reset();
     round_ = first_ = end_ = check_ = 0;
-    started_ = finished_ = false;
+    started_ = finished_ = abandoning_ = false;
     error_ = MPI_SUCCESS;
     error_peer_ = -1;
     what_ = "";
@@ -303,25 +303,47 @@ bool Schedule::harvest(Step& s)
     return true;
 }
 
-void Schedule::abandon_round()
+// The schedule failed: give up on what the round still has in flight.
+// Receives are abandoned (nothing writes their buffers afterwards); sends
+// are cancelled and stay live until they complete, since their data may
+// still be read (a rendezvous the receiver granted, a single-copy read,
+// fragments not yet acknowledged). The buffers are the program's once the
+// collective returns: it may free them. True once nothing is in flight.
+bool Schedule::abandon_round()
 {
     ulm::Engine& eng = state().engine;
+    bool idle = true;
     for (std::size_t i = first_; i < end_; ++i) {
         Step& s = steps_[i];
         if (!s.live) {
             continue;
         }
         if (s.rmsg != nullptr) {
-            eng.cancel(s.rmsg);
+            if (!abandoning_) {
+                eng.abandon(s.rmsg, rt::Errc::internal);
+            }
+            if (!s.rmsg->complete) {
+                idle = false; // being filled right now
+                continue;
+            }
             eng.release(s.rmsg);
             s.rmsg = nullptr;
         }
         if (s.smsg != nullptr) {
+            if (!abandoning_) {
+                (void)eng.cancel(s.smsg);
+            }
+            if (!s.smsg->complete) {
+                idle = false; // the receiver answers the cancel, or its failure ends it
+                continue;
+            }
             eng.release(s.smsg);
             s.smsg = nullptr;
         }
         s.live = false;
     }
+    abandoning_ = true;
+    return idle;
 }
 
 void Schedule::start_round()
@@ -378,7 +400,9 @@ bool Schedule::advance()
             }
         }
         if (error_ != MPI_SUCCESS) {
-            abandon_round();
+            if (!abandon_round()) {
+                return false;
+            }
             finished_ = true;
             return true;
         }

@@ -145,7 +145,7 @@ private:
     bool post(Step& s);
     bool harvest(Step& s);
     void fail(int error, int peer, const char* what);
-    void abandon_round();
+    bool abandon_round();
 
     Comm* comm_ = nullptr;
     const GroupPhase* among_ = nullptr;
@@ -162,6 +162,7 @@ private:
     std::size_t check_ = 0;       // first step of the round that may still be live
     bool started_ = false;
     bool finished_ = false;
+    bool abandoning_ = false; // abandon_round() cancelled the round's steps
     int error_ = MPI_SUCCESS;
     int error_peer_ = -1;
     const char* what_ = "";
