@@ -394,6 +394,9 @@ inline constexpr const char* peer_incarnations = "ULMPI_PEER_INCARNATIONS";
 // Fault-tolerant jobs: the inherited descriptor of the host's notice board
 // (runtime/notice_board.h).
 inline constexpr const char* notice_fd = "ULMPI_NOTICE_FD";
+// The inherited descriptor of the host's shared-memory segment (an
+// anonymous one the launcher made: runtime/shm_segment.h).
+inline constexpr const char* shm_fd = "ULMPI_SHM_FD";
 // A job with spawn slots (mpirun --spawn-slots): ranks from this one on are
 // spawn slots (MPI_Comm_spawn); below it, the ranks the job started with.
 inline constexpr const char* first_slot = "ULMPI_FIRST_SLOT";
@@ -409,7 +412,7 @@ inline constexpr const char* parent = "ULMPI_PARENT";
 inline constexpr const char* all[] = {rank,   size,      local_rank,    local_size, local_cpus, node_id,
                                       num_nodes, host,   jobid,         boot_addr,  job_secret,
                                       universe_size, appnum, incarnation, restarted,
-                                      respawnable, peer_incarnations, notice_fd, first_slot,
+                                      respawnable, peer_incarnations, notice_fd, shm_fd, first_slot,
                                       world_ranks, spawn_groups, parent};
 } // namespace env
 

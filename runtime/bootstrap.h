@@ -55,6 +55,10 @@ struct JobInfo {
     // Failed ranks may be started again (FT-MPI REBUILD): paths keep what a
     // new process needs to join (shm: the segment's name) until they close.
     bool respawnable = false;
+    // The host's shared-memory segment, inherited from our launcher (an
+    // anonymous one: runtime/shm_segment.h); -1: none, shm names its own.
+    // The bootstrap owns the descriptor.
+    int shm_fd = -1;
     // The incarnation of every rank as this process starts (size entries;
     // all 0 but in a respawned process that has replaced peers).
     std::vector<int> incarnation_of_rank;

@@ -163,6 +163,9 @@ public:
         if (fd_ >= 0) {
             ::close(fd_);
         }
+        if (job_.shm_fd >= 0) {
+            ::close(job_.shm_fd);
+        }
     }
 
     Status start(std::string& why);
@@ -206,6 +209,8 @@ private:
     void connection_lost(const std::string& why);
     void queue_event(const wire::Event& e);
     Status open_board(std::string& why);
+    // The host's shared-memory descriptor (ULMPI_SHM_FD), if the launcher gave one.
+    Status take_shm_fd(std::string& why);
     // Events for what the board marks and no frame has named yet.
     void read_board();
 
@@ -276,6 +281,27 @@ Status OurBootstrap::spawn(const SpawnRequest& req, SpawnReply& out)
             std::erase_if(cache_, [&](const auto& kv) { return kv.first.first == p.rank; });
         }
     }
+    return Errc::ok;
+}
+
+Status OurBootstrap::take_shm_fd(std::string& why)
+{
+    const char* v = std::getenv(wire::env::shm_fd);
+    if (v == nullptr || *v == '\0') {
+        return Errc::ok; // an older launcher, or a test: shm names its segment
+    }
+    int fd = -1;
+    if (!env_int(wire::env::shm_fd, fd, true, why)) {
+        return Errc::invalid_arg;
+    }
+    // Programs this rank starts do not inherit it, nor see the variable.
+    ::unsetenv(wire::env::shm_fd);
+    if (fd <= STDERR_FILENO || ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+        why = std::string(wire::env::shm_fd) + "=" + std::to_string(fd) +
+              " is not an open descriptor";
+        return Errc::invalid_arg;
+    }
+    job_.shm_fd = fd;
     return Errc::ok;
 }
 
@@ -429,6 +455,9 @@ Status OurBootstrap::start(std::string& why)
         return Errc::invalid_arg;
     }
 
+    if (Status st = take_shm_fd(why); !st.ok()) {
+        return st;
+    }
     if (Status st = connect_hello(why); !st.ok()) {
         return st;
     }

@@ -72,6 +72,47 @@ Status ShmSegment::attach(const std::string& name, std::size_t size)
     return Errc::ok;
 }
 
+Status ShmSegment::create_in(int fd, std::size_t size)
+{
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        ULMPI_ERROR("sizing the host's shared memory (descriptor %d) to %zu bytes: %s", fd, size,
+                    std::strerror(errno));
+        return errno == EBADF || errno == EINVAL ? Errc::invalid_arg : Errc::no_memory;
+    }
+    return map_fd(fd, size);
+}
+
+Status ShmSegment::attach_fd(int fd, std::size_t size)
+{
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        ULMPI_ERROR("the host's shared memory (descriptor %d): %s", fd, std::strerror(errno));
+        return Errc::invalid_arg;
+    }
+    if (static_cast<std::size_t>(st.st_size) < size) {
+        ULMPI_ERROR("the host's shared memory (descriptor %d) has %lld bytes, %zu expected (are "
+                    "all ranks started with the same ULMPI_SHM_* parameters?)",
+                    fd, static_cast<long long>(st.st_size), size);
+        return Errc::protocol;
+    }
+    return map_fd(fd, size);
+}
+
+Status ShmSegment::map_fd(int fd, std::size_t size)
+{
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        ULMPI_ERROR("mmap of the host's shared memory (%zu bytes): %s", size, std::strerror(errno));
+        return Errc::no_memory;
+    }
+    detach();
+    base_ = p;
+    size_ = size;
+    name_.clear();
+    owner_ = false;
+    return Errc::ok;
+}
+
 void ShmSegment::unlink() noexcept
 {
     if (!name_.empty()) {
@@ -85,6 +126,25 @@ void ShmSegment::detach() noexcept
         ::munmap(base_, size_);
         base_ = nullptr;
         size_ = 0;
+    }
+}
+
+bool HostSegmentFd::make(std::string& why)
+{
+    close();
+    fd_ = ::memfd_create("ulmpi-shm", MFD_CLOEXEC);
+    if (fd_ < 0) {
+        why = std::string("memfd_create: ") + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+void HostSegmentFd::close() noexcept
+{
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
     }
 }
 

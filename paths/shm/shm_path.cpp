@@ -128,7 +128,10 @@ bool ShmPath::can_reach(int peer) const
 
 Status ShmPath::attach_segment()
 {
-    if (Status st = seg_.attach(seg_name_, layout_.total_size()); !st.ok()) {
+    // Our launcher's anonymous segment when it gave us one, else the name.
+    Status st = job_.shm_fd >= 0 ? seg_.attach_fd(job_.shm_fd, layout_.total_size())
+                                  : seg_.attach(seg_name_, layout_.total_size());
+    if (!st.ok()) {
         return st;
     }
     auto* h = reinterpret_cast<shm::SegHeader*>(seg_.base());
@@ -136,7 +139,7 @@ Status ShmPath::attach_segment()
         h->region_bytes != layout_.region_size()) {
         ULMPI_ERROR("shared segment %s does not match this rank's settings (are all ranks "
                     "started with the same ULMPI_SHM_* parameters?)",
-                    seg_name_.c_str());
+                    job_.shm_fd >= 0 ? "of the launcher" : seg_name_.c_str());
         return Errc::protocol;
     }
     return Errc::ok;
@@ -165,7 +168,9 @@ Status ShmPath::open(rt::Bootstrap&)
         // (Its FIFOs and doorbell; what its buffers hold does not matter.)
         std::memset(at(layout_.region_offset(me_)), 0, layout_.fifos_size() + layout_.doorbell_size());
     } else if (me_ == 0) {
-        if (Status st = seg_.create(seg_name_, layout_.total_size()); !st.ok()) {
+        Status st = job_.shm_fd >= 0 ? seg_.create_in(job_.shm_fd, layout_.total_size())
+                                      : seg_.create(seg_name_, layout_.total_size());
+        if (!st.ok()) {
             return st;
         }
         auto* h = reinterpret_cast<shm::SegHeader*>(seg_.base());

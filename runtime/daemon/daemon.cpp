@@ -350,6 +350,12 @@ void Daemon::launch(const wire::Launch& l)
             ULMPI_ERROR("cannot make the notice board of a fault-tolerant job: %s", bad.c_str());
         }
     }
+    if (!stop && !spawn && shm_.fd() < 0) {
+        std::string bad;
+        if (!shm_.make(bad)) {
+            ULMPI_DEBUG("no anonymous shared memory (%s): the ranks name a segment", bad.c_str());
+        }
+    }
     for (std::size_t i = 0; i < l.ranks.size(); ++i) {
         const wire::LaunchRank& lr = l.ranks[i];
         Rank& r = ranks_[first + i];
@@ -379,12 +385,13 @@ void Daemon::launch(const wire::Launch& l)
         e.universe_size = static_cast<int>(l.universe_size);
         e.appnum = lr.app;
         e.notice_fd = board_.fd();
+        e.shm_fd = shm_.fd();
         mpirun::append_rank_env(spec.env, e);
         if (lr.incarnation > 0) {
             spec.env.push_back(std::string(wire::env::incarnation) + "=" +
                                std::to_string(lr.incarnation));
         }
-        spec.keep_fd = board_.fd();
+        spec.keep_fds = {board_.fd(), shm_.fd()};
         spec.wdir = wdir;
         spec.stdin_pipe = lr.stdin_pipe;
         if (!cpus.empty() && !spawn) {
@@ -416,7 +423,9 @@ void Daemon::launch(const wire::Launch& l)
         up(wire::encode(wire::Message{lr.rank, s}));
     }
     if (!slots) {
-        board_.close_fd(); // every rank has it; the mapping stays
+        // Every rank has them; the mappings stay.
+        board_.close_fd();
+        shm_.close();
     }
 }
 

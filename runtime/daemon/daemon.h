@@ -36,6 +36,7 @@
 #include "runtime/boot_wire.h"
 #include "runtime/clock.h"
 #include "runtime/notice_board.h"
+#include "runtime/shm_segment.h"
 #include "runtime/daemon/relay.h"
 #include "runtime/mpirun/boot_listener.h"
 
@@ -106,6 +107,7 @@ private:
     std::unique_ptr<Relay> relay_;
     std::vector<Rank> ranks_;
     NoticeBoard board_; // fault-tolerant jobs only
+    HostSegmentFd shm_; // this host's shared memory (its ranks map it)
     bool launched_ = false;
     bool listening_ = false; // the ranks' socket (first LAUNCH)
     bool done_ = false;

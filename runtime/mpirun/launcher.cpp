@@ -66,8 +66,10 @@ struct ChildReport {
     if (spec.bind) {
         (void)::sched_setaffinity(0, sizeof spec.cpus, &spec.cpus);
     }
-    if (spec.keep_fd > STDERR_FILENO && ::fcntl(spec.keep_fd, F_SETFD, 0) != 0) {
-        child_fail(report_fd, 3, errno);
+    for (int fd : spec.keep_fds) {
+        if (fd > STDERR_FILENO && ::fcntl(fd, F_SETFD, 0) != 0) {
+            child_fail(report_fd, 3, errno);
+        }
     }
     // execvp searches the PATH of `environ`: make it the rank's.
     environ = const_cast<char**>(envp);

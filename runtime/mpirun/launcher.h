@@ -12,6 +12,7 @@
 #include "runtime/mpirun/options.h"
 #include "runtime/status.h"
 
+#include <array>
 #include <csignal>
 #include <sched.h>
 #include <string>
@@ -29,8 +30,9 @@ struct SpawnSpec {
     cpu_set_t cpus{};
     bool sigpipe_ignored = false; // mpirun itself was started with SIGPIPE ignored
     int death_signal = SIGKILL;   // PR_SET_PDEATHSIG: sent when the parent dies
-    int keep_fd = -1;             // a close-on-exec descriptor the program inherits
-                                  // (the notice board), at the same number
+    // Close-on-exec descriptors the program inherits at the same numbers
+    // (the notice board, the host's shared memory); -1: none.
+    std::array<int, 2> keep_fds{-1, -1};
 };
 
 struct Child {

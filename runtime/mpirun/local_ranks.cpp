@@ -48,6 +48,10 @@ void Monitor::launch_all()
     }
     if (local_node >= 0) {
         cpus_ = binding_sets(opts_.bind, map_.local_size(local_node));
+        std::string why;
+        if (!shm_.make(why)) {
+            ULMPI_DEBUG("no anonymous shared memory (%s): the ranks name a segment", why.c_str());
+        }
     }
 
     for (int r = 0; r < map_.size() && !ending_; ++r) {
@@ -99,7 +103,9 @@ void Monitor::launch_all()
         }
     }
     if (!respawnable_ && map_.total() == map_.size()) {
-        board_.close_fd(); // every local rank has it; the mapping stays
+        // Every local rank has them; the mappings stay.
+        board_.close_fd();
+        shm_.close();
     }
 }
 
@@ -120,6 +126,7 @@ RankEnv Monitor::rank_env(int r, int appnum, int local_size) const
     e.universe_size = map_.universe_size();
     e.appnum = appnum;
     e.notice_fd = board_.fd();
+    e.shm_fd = shm_.fd();
     return e;
 }
 
@@ -135,7 +142,7 @@ SpawnSpec Monitor::local_spec(int r) const
     }
     spec.env = base_env_;
     append_rank_env(spec.env, rank_env(r, mr.app, map_.local_size(mr.node)));
-    spec.keep_fd = board_.fd();
+    spec.keep_fds = {board_.fd(), shm_.fd()};
     spec.wdir = opts_.wdir;
     spec.stdin_pipe = stdin_usable_ && r == opts_.stdin_rank;
     spec.sigpipe_ignored = sigpipe_ignored_;

@@ -63,6 +63,7 @@
 #include "runtime/boot_wire.h"
 #include "runtime/clock.h"
 #include "runtime/notice_board.h"
+#include "runtime/shm_segment.h"
 #include "runtime/mpirun/boot_listener.h"
 #include "runtime/mpirun/failure_policy.h"
 #include "runtime/mpirun/io_forward.h"
@@ -202,6 +203,7 @@ private:
     const JobMap& map_;
     FailurePolicy policy_;
     NoticeBoard board_; // fault-tolerant jobs: this machine's ranks read it
+    HostSegmentFd shm_; // this machine's shared memory (its ranks map it)
     std::vector<wire::Event> announced_; // every failure announced, for late daemons
     std::string jobid_;
     wire::Secret secret_{};

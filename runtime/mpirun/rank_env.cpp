@@ -26,6 +26,9 @@ void append_rank_env(std::vector<std::string>& env, const RankEnv& e)
     if (e.notice_fd >= 0) {
         set(wire::env::notice_fd, std::to_string(e.notice_fd));
     }
+    if (e.shm_fd >= 0) {
+        set(wire::env::shm_fd, std::to_string(e.shm_fd));
+    }
 }
 
 } // namespace ulmpi::rt::mpirun

@@ -23,6 +23,7 @@ struct RankEnv {
     int universe_size = 0;
     int appnum = 0;
     int notice_fd = -1;  // the notice board's descriptor, -1: none
+    int shm_fd = -1;     // the host's shared-memory descriptor, -1: none
 };
 
 // Appends NAME=value for every variable of `e` (and the CPUs this process

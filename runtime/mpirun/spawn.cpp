@@ -384,7 +384,7 @@ void Monitor::on_spawn(const KvServer::Note& n, Nanos wait_until)
         if (!peer_inc.empty()) {
             set(wire::env::peer_incarnations, peer_inc);
         }
-        spec.keep_fd = board_.fd();
+        spec.keep_fds = {board_.fd(), shm_.fd()};
         spec.wdir = a.wdir.empty() ? opts_.wdir : a.wdir;
         spec.stdin_pipe = false;
         spec.sigpipe_ignored = sigpipe_ignored_;

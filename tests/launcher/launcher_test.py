@@ -530,6 +530,43 @@ def case_shm_cleanup():
     check(not os.path.exists(m.group(1)), "%s left behind" % m.group(1), r)
 
 
+SHM_HOLD = os.environ.get("SHM_HOLD", "")
+
+
+def case_shm_mpirun_killed():
+    # The host's shared memory has no name in /dev/shm while the job runs
+    # (mpirun hands the ranks an anonymous segment), so a SIGKILLed mpirun
+    # leaves nothing: with spawn slots (the default), with --spawn-slots 0,
+    # and in a job that can respawn ranks (--ft-mode rebuild).
+    if not SHM_HOLD:
+        raise Skip("SHM_HOLD is not set")
+    for opts in [[], ["--spawn-slots", "0"], ["--with-ft", "ulfm", "--ft-mode", "rebuild"]]:
+        p, mark = start(opts + ["-n", "3", "sh", "-c",
+                                'echo "jobid $ULMPI_JOBID"; exec "$0" "$@"', SHM_HOLD])
+        jobid = None
+        deadline = time.time() + WATCHDOG
+        while True:
+            line = p.stdout.readline().decode()
+            if not line or time.time() > deadline:
+                p.kill()
+                out, err = p.communicate()
+                raise Failure("mpirun %s: no 'ready' line (%r, %r)" % (opts, out, err))
+            m = re.match(r"jobid ([0-9a-f]+)$", line.strip())
+            if m:
+                jobid = m.group(1)
+            if line.startswith("ready"):
+                check(line.split() == ["ready", "3"], "mpirun %s: allreduce: %r" % (opts, line))
+                break
+        check(jobid is not None, "mpirun %s: no job id printed" % opts)
+        check(shm_of(jobid) == [], "mpirun %s: named shared memory while the job runs: %s" %
+              (opts, shm_of(jobid)))
+        p.kill()  # SIGKILL: mpirun cleans nothing up
+        p.communicate(timeout=WATCHDOG)
+        assert_no_leftovers(mark)
+        check(shm_of(jobid) == [], "mpirun %s: shared-memory files left: %s" %
+              (opts, shm_of(jobid)))
+
+
 def case_singleton():
     env = job_env()
     p = subprocess.run([CLIENT, "singleton"], capture_output=True, text=True, env=env,
