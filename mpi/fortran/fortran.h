@@ -15,7 +15,8 @@
 // laid out as MPI_Status. LOGICAL is gfortran's: 4 bytes, .TRUE. = 1.
 //
 // Sentinels. MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE,
-// MPI_ERRCODES_IGNORE, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are variables in
+// MPI_ERRCODES_IGNORE, MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY, MPI_ARGV_NULL and
+// MPI_ARGVS_NULL are variables in
 // common blocks (sentinels.cpp defines them, exported, so that a program's
 // common block and ours are one object); an argument at one of those
 // addresses means the constant. Addresses are absolute, as in C, so a
@@ -38,6 +39,8 @@ extern MPI_Fint mpi_fortran_statuses_ignore_[MPI_F_STATUS_SIZE];
 extern MPI_Fint mpi_fortran_errcodes_ignore_[1];
 extern MPI_Fint mpi_fortran_unweighted_[1];
 extern MPI_Fint mpi_fortran_weights_empty_[1];
+extern char mpi_fortran_argv_null_[1];
+extern char mpi_fortran_argvs_null_[1];
 }
 
 #define ULMPI_F_WEAK_(alias, target) _Pragma(ULMPI_STR(weak alias = target))

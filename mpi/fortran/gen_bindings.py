@@ -134,6 +134,10 @@ KINDS = {
     "s": ("const char*", "{n}_c.c_str()", "character(len=*), intent(in) :: {n}"),
     "sk": ("const char*", "{n}_c.c_str()", "character(len=*), intent(in) :: {n}"),
     "so": ("char*", "{n}_c", "character(len=*), intent(out) :: {n}"),
+    # @hand only: CHARACTER(*) arrays (MPI_COMM_SPAWN's argv; spawn_multiple's
+    # commands and its (count, *) argv)
+    "sa": ("const char*", "{n}", "character(len=*), intent(in) :: {n}(*)"),
+    "sa2": ("const char*", "{n}", "character(len=*), intent(in) :: {n}(count, *)"),
     "idx": ("MPI_Fint*", "{n}", "integer, intent(out) :: {n}"),
     "idxa": ("MPI_Fint*", "{n}", "integer, intent(out) :: {n}(*)"),
     "fn": ("ulmpi::fortran::Procedure", "reinterpret_cast<{t}>({n})", "external :: {n}"),
@@ -283,6 +287,8 @@ F_SENTINELS = [
     ("MPI_ERRCODES_IGNORE", "(1)", "mpi_fortran_errcodes_ignore"),
     ("MPI_UNWEIGHTED", "(1)", "mpi_fortran_unweighted"),
     ("MPI_WEIGHTS_EMPTY", "(1)", "mpi_fortran_weights_empty"),
+    ("MPI_ARGV_NULL", "(1)", "mpi_fortran_argv_null", "character"),
+    ("MPI_ARGVS_NULL", "(1, 1)", "mpi_fortran_argvs_null", "character"),
 ]
 
 # MPI_SIZEOF (module only: a generic name): one specific procedure per
@@ -330,8 +336,8 @@ def write_mpif_h(path, consts, routines):
     for name, v in consts:
         L.append("      integer %s" % name)
         L.append("      parameter (%s=%d)" % (name, v))
-    for name, dims, common in F_SENTINELS:
-        L.append("      integer %s%s" % (name, dims.replace(" ", "")))
+    for name, dims, common, *ftype in F_SENTINELS:
+        L.append("      %s %s%s" % ((ftype or ["integer"])[0], name, dims.replace(" ", "")))
         L.append("      common /%s/ %s" % (common, name))
         L.append("      save /%s/" % common)
     for cb in F_CALLBACKS:
@@ -409,8 +415,8 @@ def write_module(path, consts, routines):
     ]
     for name, v in consts:
         L.append("  integer, parameter :: %s = %d" % (name, v))
-    for name, dims, common in F_SENTINELS:
-        L.append("  integer :: %s%s" % (name, dims))
+    for name, dims, common, *ftype in F_SENTINELS:
+        L.append("  %s :: %s%s" % ((ftype or ["integer"])[0], name, dims))
         L.append("  common /%s/ %s" % (common, name))
     L.append("  external :: %s" % ", ".join(F_CALLBACKS[:3]))
     L.append("  external :: %s" % ", ".join(F_CALLBACKS[3:6]))

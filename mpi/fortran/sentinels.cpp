@@ -14,5 +14,7 @@ MPI_Fint mpi_fortran_statuses_ignore_[MPI_F_STATUS_SIZE] = {};
 MPI_Fint mpi_fortran_errcodes_ignore_[1] = {};
 MPI_Fint mpi_fortran_unweighted_[1] = {};
 MPI_Fint mpi_fortran_weights_empty_[1] = {};
+alignas(16) char mpi_fortran_argv_null_[1] = {' '}; // gfortran aligns common blocks so
+alignas(16) char mpi_fortran_argvs_null_[1] = {' '};
 }
 #pragma GCC visibility pop
