@@ -20,46 +20,13 @@ import argparse
 import os
 import random
 import re
-import subprocess
 import sys
-import time
-import uuid
 
-
-def leftovers(marker):
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if f"ULMPI_TEST_MARKER={marker}".encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
+from markedjob import add_common_options, run_marked
 
 
 def job(args, cmd):
-    env = dict(os.environ)
-    marker = uuid.uuid4().hex
-    env["ULMPI_TEST_MARKER"] = marker
-    t = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.limit)
-        rc, out = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc = None
-        out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(
-            errors="replace")
-    seconds = time.monotonic() - t
-    left = leftovers(marker)
-    for pid in left:
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
-    return rc, out, seconds, left
+    return run_marked(cmd, os.environ, args.limit)
 
 
 def one_run(args, k):
@@ -109,12 +76,7 @@ def one_run(args, k):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--bindir", required=True)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=1000)
-    ap.add_argument("--np", default="4,8")
-    ap.add_argument("--limit", type=float, default=60.0)
+    add_common_options(ap, 3)
     ap.add_argument("--rows", type=int, default=128)
     args = ap.parse_args()
     ok = 0

@@ -20,25 +20,9 @@ repeats it. Exit status 0 when every run passed.
 import argparse
 import os
 import random
-import signal
-import subprocess
 import sys
-import time
-import uuid
 
-
-def leftovers(marker):
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if f"ULMPI_TEST_MARKER={marker}".encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
+from markedjob import add_common_options, run_marked
 
 
 def one_run(args, k):
@@ -47,8 +31,6 @@ def one_run(args, k):
     nps = [int(x) for x in args.np.split(",")]
     np = nps[k % len(nps)]
     env = dict(os.environ)
-    marker = uuid.uuid4().hex
-    env["ULMPI_TEST_MARKER"] = marker
     env["ULMPI_FT"] = "ulfm"
     env["ULMPI_FT_MODE"] = rnd.choice(["blank", "shrink", "rebuild"])
     if args.sweep_every > 0 and k % args.sweep_every == args.sweep_every - 1:
@@ -67,29 +49,12 @@ def one_run(args, k):
         what = " ".join(env[v] for v in ("ULMPI_FT_MODE", "ULMPI_FT_MSG_MODE",
                                           "ULMPI_FT_COLL_MODE", "ULMPI_FT_RECOVERY"))
     settings = " ".join(f"{v}={env[v]}" for v in sorted(env) if v.startswith("ULMPI_FT"))
-    start = time.monotonic()
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         start_new_session=True)
-    try:
-        out, _ = p.communicate(timeout=args.limit)
-        hung = False
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, _ = p.communicate()
-        hung = True
-    took = time.monotonic() - start
-    text = out.decode(errors="replace")
-    time.sleep(0.05)
-    left = leftovers(marker)
-    for pid in left:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    ok = not hung and p.returncode == 0 and "No Errors" in text and not left
+    rc, text, took, left = run_marked(cmd, env, args.limit)
+    hung = rc is None
+    ok = not hung and rc == 0 and "No Errors" in text and not left
     print(f"run {k} seed {seed} np {np} {what}: {'ok' if ok else 'FAILED'} ({took:.1f} s)")
     if not ok:
-        why = "hung" if hung else f"exit {p.returncode}" if p.returncode != 0 else \
+        why = "hung" if hung else f"exit {rc}" if rc != 0 else \
             "left processes" if left else "no 'No Errors'"
         print(f"  {why}; repeat: {settings} {' '.join(cmd)}")
         print("  " + text.replace("\n", "\n  ")[-3000:])
@@ -98,12 +63,7 @@ def one_run(args, k):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--bindir", required=True)
-    ap.add_argument("--runs", type=int, default=16)
-    ap.add_argument("--seed", type=int, default=1000)
-    ap.add_argument("--np", default="4,8")
-    ap.add_argument("--limit", type=float, default=60.0)
+    add_common_options(ap, 16)
     ap.add_argument("--sweep-every", type=int, default=4)
     args = ap.parse_args()
     failed = sum(0 if one_run(args, k) else 1 for k in range(args.runs))
