@@ -523,14 +523,43 @@ int make_intercomm(Comm* local, int local_leader, Comm* peer, int remote_leader,
     return publish(local, c, out, fn);
 }
 
+// ULFM: one agreement over both groups (ft_members: the group whose first
+// process has the lower world rank first) gives the context and each
+// group's `high`, so that the merge succeeds at every member or fails at
+// every one. The word after the context mask carries the highs: bit 0 the
+// first group's, bit 1 the second's (each member clears only its own
+// group's bit when it is low; the AND keeps the rest).
+int merge_agree(Comm* inter, bool high, ContextMask& mask, bool& remote_high, const char* fn)
+{
+    const bool first = !(inter->remote->world.front() < inter->local->world.front());
+    const std::uint32_t mine = first ? 1u : 2u;
+    Words w(mask.begin(), mask.end());
+    w.push_back(high ? ~0u : ~mine);
+    const char* why = nullptr;
+    if (int e = ft_agree_words(inter, w.data(), static_cast<int>(w.size()), &why)) {
+        return phase_failed(inter, e, fn, why);
+    }
+    std::copy(w.begin(), w.begin() + kContextWords, mask.begin());
+    remote_high = (w.back() & (first ? 2u : 1u)) != 0;
+    return MPI_SUCCESS;
+}
+
 int make_merge(Comm* inter, bool high, Comm** out, const char* fn, int attempt)
 {
     *out = nullptr;
     ContextMask mask = context_contribution(true);
-    Words extra{high ? 1u : 0u};
-    Words remote(1);
-    if (int e = inter_exchange(inter, mask, extra, remote)) {
-        return phase_failed(inter, e, fn);
+    bool remote_high = false;
+    if (ft_enabled() && !ftmpi_on()) {
+        if (int e = merge_agree(inter, high, mask, remote_high, fn)) {
+            return e;
+        }
+    } else {
+        Words extra{high ? 1u : 0u};
+        Words remote(1);
+        if (int e = inter_exchange(inter, mask, extra, remote)) {
+            return phase_failed(inter, e, fn);
+        }
+        remote_high = remote[0] != 0;
     }
     int pair = context_pick(mask, context_key(inter->ctx_pair, 0), attempt);
     if (pair < 0) {
@@ -539,7 +568,6 @@ int make_merge(Comm* inter, bool high, Comm** out, const char* fn, int attempt)
     if (int e = confirm(true, pair, [&](std::uint32_t* w) { return and_over(inter, w); })) {
         return unconfirmed(e, inter, fn);
     }
-    const bool remote_high = remote[0] != 0;
     // The low group first; on a tie, the group whose leader has the lower
     // world rank (both sides decide alike).
     const bool local_first = high != remote_high ? !high

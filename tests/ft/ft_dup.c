@@ -5,8 +5,10 @@
  *
  * Each round, on the survivors' communicator `cur` (MPI_COMM_WORLD at
  * first), a seeded victim (never rank 0 of cur) calls MPI_Comm_dup (rounds
- * 1, 4, ...: MPI_Comm_create of the whole group; rounds 2, 5, ...:
- * MPI_Comm_split with one colour) and dies as soon as the call
+ * 1, 5, ...: MPI_Comm_create of the whole group; rounds 2, 6, ...:
+ * MPI_Comm_split with one colour; rounds 3, 7, ...: MPI_Intercomm_merge of
+ * an intercommunicator between cur's even and odd ranks, made before the
+ * round) and dies as soon as the call
  * returns, or a seeded 0-2 ms before its call; the others call it too.
  * MPICH's ft/agree_shrink does the first (the others' dup failed there in 14
  * runs of 20 when the constructor was an allreduce that the failure
@@ -20,14 +22,33 @@
  */
 #include "fttest.h"
 
-static const char* const kWhat[3] = {"dup", "create", "split"};
+static const char* const kWhat[4] = {"dup", "create", "split", "merge"};
 
-static int make(MPI_Comm cur, int round, MPI_Comm* out)
+/* For a merge round: the intercommunicator between cur's even and odd
+ * ranks (made before anybody dies). */
+static MPI_Comm halves(MPI_Comm cur)
 {
-    if (round % 3 == 0) {
+    int me;
+    MPI_Comm_rank(cur, &me);
+    MPI_Comm half, inter;
+    MT_OK(MPI_Comm_split(cur, me % 2, me, &half));
+    MT_OK(MPI_Intercomm_create(half, 0, cur, me % 2 == 0 ? 1 : 0, 77, &inter));
+    MPI_Comm_free(&half);
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    return inter;
+}
+
+static int make(MPI_Comm cur, MPI_Comm inter, int round, MPI_Comm* out)
+{
+    if (round % 4 == 3) {
+        int me;
+        MPI_Comm_rank(cur, &me);
+        return MPI_Intercomm_merge(inter, me % 2, out);
+    }
+    if (round % 4 == 0) {
         return MPI_Comm_dup(cur, out);
     }
-    if (round % 3 == 2) {
+    if (round % 4 == 2) {
         int me;
         MPI_Comm_rank(cur, &me);
         return MPI_Comm_split(cur, 0, me, out);
@@ -61,13 +82,14 @@ int main(int argc, char** argv)
         const int victim = 1 + (int)mt_rng_below(&rng, (unsigned)(n - 1));
         const int before = mt_rng_below(&rng, 3) == 0; /* dies before its call */
         const int delay = (int)mt_rng_below(&rng, 3);
+        MPI_Comm inter = round % 4 == 3 ? halves(cur) : MPI_COMM_NULL;
         ft_quiesce(cur, victim);
         MPI_Comm made = MPI_COMM_NULL;
         if (me == victim && before) {
             mt_sleep_ms(delay);
             ft_die();
         }
-        int rc = make(cur, round, &made);
+        int rc = make(cur, inter, round, &made);
         if (me == victim) {
             ft_die();
         }
@@ -75,13 +97,13 @@ int main(int argc, char** argv)
         if (!before) {
             char what[64];
             snprintf(what, sizeof what, "round %d: %s, the victim died after it", round,
-                     kWhat[round % 3]);
+                     kWhat[round % 4]);
             FT_CLASS(rc, MPI_SUCCESS, what);
         } else {
             MT_CHECK(cls == MPI_SUCCESS || cls == MPIX_ERR_PROC_FAILED ||
                          cls == MPIX_ERR_REVOKED,
                      "round %d: %s with the victim dead before it: %s", round,
-                     kWhat[round % 3], mt_errname(rc));
+                     kWhat[round % 4], mt_errname(rc));
         }
         /* The same result everywhere: agree on "I succeeded" and on "I
          * failed" (both ANDs must not be 0 and 0). The agreement raises
@@ -95,7 +117,10 @@ int main(int argc, char** argv)
                      (rcb == MPI_SUCCESS || ft_class(rcb) == MPIX_ERR_PROC_FAILED),
                  "round %d: agree: %s / %s", round, mt_errname(rca), mt_errname(rcb));
         MT_CHECK(ok || bad, "round %d: %s succeeded at some survivors only", round,
-                 kWhat[round % 3]);
+                 kWhat[round % 4]);
+        if (inter != MPI_COMM_NULL) {
+            MPI_Comm_free(&inter);
+        }
         MPI_Comm next = MPI_COMM_NULL;
         if (made != MPI_COMM_NULL) {
             MPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN);
