@@ -319,6 +319,7 @@ Status ShmPath::reset_peer(int peer)
     pending_returns_ -= static_cast<std::uint32_t>(l.returns.size());
     l.returns.clear(); // its buffers are gone with it
     // My buffers it had not given back are mine again.
+    rt::OptGuard fg(free_lock_);
     for (std::uint32_t cls = 0; cls < 2; ++cls) {
         std::vector<std::int32_t>& lent = lent_[cls];
         for (std::uint32_t i = 0; i < lent.size(); ++i) {
@@ -522,6 +523,9 @@ bool ShmPath::acquire(int peer, std::size_t len, TxBuffer& out)
     }
     std::uint32_t idx = pool.back();
     pool.pop_back();
+    // Lent to the peer from now on (under the free lists' lock, like its
+    // return: another thread may take the buffer the moment it is back).
+    lent_[cls][idx] = local_index(peer);
     out.data = at(layout_.frag_offset(me_, cls, idx));
     out.cap = cls == 0 ? layout_.small_bytes : layout_.large_bytes;
     out.token = 1 + ((static_cast<std::uintptr_t>(cls) << 31) | idx);
@@ -538,7 +542,6 @@ SendResult ShmPath::commit(int peer, const TxBuffer& buf, std::size_t len)
         std::uintptr_t t = buf.token - 1;
         shm::FragRef ref{static_cast<std::uint32_t>(t >> 31), static_cast<std::uint32_t>(t & 0x7fffffffu),
                          static_cast<std::uint32_t>(len), 0};
-        lent_[ref.cls][ref.index] = local_index(peer);
         std::memcpy(s->data, &ref, sizeof ref);
         l.to.publish(s, shm::SlotKind::frag_ref, sizeof ref);
     }
@@ -610,8 +613,8 @@ int ShmPath::progress(Sink& sink)
             case shm::SlotKind::frag_return: {
                 auto ref = load<shm::FragRef>(s->data);
                 rt::OptGuard g(free_lock_);
+                lent_[ref.cls & 1][ref.index] = -1; // before it is free
                 (ref.cls == 0 ? free_small_ : free_large_).push_back(ref.index);
-                lent_[ref.cls & 1][ref.index] = -1;
                 break;
             }
             }

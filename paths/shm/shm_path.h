@@ -88,7 +88,7 @@ private:
     std::vector<int> local_of_;          // world rank -> local index or -1
     std::vector<Local> locals_;          // by local index
     std::uint32_t me_ = 0;               // my local index
-    rt::OptMutex free_lock_;             // the two free lists
+    rt::OptMutex free_lock_;             // the two free lists and lent_
     std::vector<std::uint32_t> free_small_;
     std::vector<std::uint32_t> free_large_;
     // Per buffer of mine (small, large): the local index of the peer it was
