@@ -7,6 +7,7 @@
 #include "mpi/ft_comm.h"
 #include "mpi/ftmpi.h"
 #include "mpi/state.h"
+#include "runtime/log.h"
 
 namespace ulmpi::mpi::coll {
 
@@ -150,6 +151,10 @@ int launch(Schedule& s, Comm* c, Coll coll, Args& a, MPI_Request* req, const cha
     a.coll = coll;
     if (req == nullptr && ShmColl::takes(c, a)) {
         release_blocking_schedule(s);
+        if (tracing() && a.team.rank == 0) [[unlikely]] {
+            rt::log(rt::LogLevel::info, "coll: shm %s (team of %d, %llu bytes)", coll_name(coll),
+                    a.team.size, static_cast<unsigned long long>(a.bytes));
+        }
         if (int e = ShmColl::run(c, a)) [[unlikely]] {
             return raise(c, e, fn, "%s (shared memory): interrupted by a process failure or a "
                          "revoke", coll_name(coll));

@@ -161,6 +161,8 @@ Team remote_team(const Comm* c);
 
 // The tag of the next collective call on c.
 int next_tag(Comm* c);
+// Whether every collective call prints its algorithm (coll_trace).
+bool tracing();
 
 
 } // namespace ulmpi::mpi::coll

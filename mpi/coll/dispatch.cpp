@@ -374,6 +374,8 @@ int next_tag(Comm* c)
     return static_cast<int>(cc.seq++ & 0x3fffffffu);
 }
 
+bool tracing() { return trace_param.get(); }
+
 const Algo& select(const Table& t, Coll c, const Args& a)
 {
     const Table::Entry& e = t.entry[static_cast<int>(c)];
