@@ -19,6 +19,13 @@ namespace {
 
 constexpr int kMaxMembers = 64;
 constexpr std::uint64_t kLine = 64;
+// Slot sets: call k uses set k % kSets, so a member may run kSets - 1 calls
+// ahead of the slowest reader (bcast's root) before it waits.
+constexpr std::uint64_t kSets = 4;
+// Bcast has a ring of its own, deeper: its root does not wait for the
+// readers, and on an oversubscribed host it should get many calls done in
+// one time slice, as a point-to-point bcast does with its eager messages.
+constexpr std::uint64_t kRing = 32;
 
 const rt::SizeParam shm_max{
     "coll_shm_max", 4096,
@@ -124,7 +131,7 @@ std::unique_ptr<ShmColl> ShmColl::create(Comm* c, std::uint64_t slot)
     sc->me_ = t.rank;
     sc->slot_ = slot;
     const std::uint64_t size = 2 * kLine * static_cast<std::uint64_t>(t.size) +
-                               2 * slot * static_cast<std::uint64_t>(t.size);
+                               kSets * slot * static_cast<std::uint64_t>(t.size) + kRing * slot;
     char name[128] = {};
     int ok = 1;
     if (t.rank == 0) {
@@ -211,7 +218,13 @@ std::uint64_t* ShmColl::done(int j) const
 std::byte* ShmColl::slot(int j) const
 {
     const auto p = static_cast<std::uint64_t>(p_);
-    return base_ + 2 * kLine * p + ((seq_ & 1) * p + static_cast<std::uint64_t>(j)) * slot_;
+    return base_ + 2 * kLine * p + ((seq_ % kSets) * p + static_cast<std::uint64_t>(j)) * slot_;
+}
+
+std::byte* ShmColl::ring_slot() const
+{
+    const auto p = static_cast<std::uint64_t>(p_);
+    return base_ + 2 * kLine * p + kSets * p * slot_ + (seq_ % kRing) * slot_;
 }
 
 template <class Pred> int ShmColl::wait(Comm* c, Pred&& pred)
@@ -251,18 +264,28 @@ int ShmColl::wait_all_ready(Comm* c)
     });
 }
 
-int ShmColl::wait_free(Comm* c)
+int ShmColl::wait_free(Comm* c, std::uint64_t depth)
 {
-    if (seq_ <= 2) {
-        return MPI_SUCCESS;
+    if (seq_ <= depth + free_upto_) {
+        return MPI_SUCCESS; // known from an earlier look: no reads of the flags' lines
     }
     int next = 0;
-    return wait(c, [&] {
-        while (next < p_ && load(done(next)) >= seq_ - 2) {
+    std::uint64_t least = ~std::uint64_t{0};
+    const int e = wait(c, [&] {
+        while (next < p_) {
+            const std::uint64_t d = load(done(next));
+            if (d + depth < seq_) {
+                return false;
+            }
+            least = d < least ? d : least;
             ++next;
         }
-        return next == p_;
+        return true;
     });
+    if (e == MPI_SUCCESS) {
+        free_upto_ = least;
+    }
+    return e;
 }
 
 void ShmColl::finish() { store(done(me_), seq_); }
@@ -304,10 +327,10 @@ int ShmColl::bcast(Comm* c, const Args& a)
 {
     const int root = a.root;
     if (me_ == root) {
-        if (int e = wait_free(c)) {
+        if (int e = wait_free(c, kRing)) {
             return e;
         }
-        pack(a.rbuf, a.rcount, a.rtype, slot(root), a.bytes);
+        pack(a.rbuf, a.rcount, a.rtype, ring_slot(), a.bytes);
         store(ready(root), seq_);
         finish();
         return MPI_SUCCESS;
@@ -315,7 +338,7 @@ int ShmColl::bcast(Comm* c, const Args& a)
     if (int e = wait(c, [&] { return load(ready(root)) >= seq_; })) {
         return e;
     }
-    unpack(slot(root), a.bytes, a.rbuf, a.rcount, a.rtype);
+    unpack(ring_slot(), a.bytes, a.rbuf, a.rcount, a.rtype);
     finish();
     return MPI_SUCCESS;
 }
@@ -323,7 +346,7 @@ int ShmColl::bcast(Comm* c, const Args& a)
 int ShmColl::allreduce(Comm* c, const Args& a)
 {
     const std::uint64_t bytes = a.bytes;
-    if (int e = wait_free(c)) {
+    if (int e = wait_free(c, kSets)) {
         return e;
     }
     std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, bytes);
@@ -342,7 +365,7 @@ int ShmColl::allreduce(Comm* c, const Args& a)
 
 int ShmColl::reduce_scatter(Comm* c, const Args& a)
 {
-    if (int e = wait_free(c)) {
+    if (int e = wait_free(c, kSets)) {
         return e;
     }
     std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes); // the whole vector
@@ -372,7 +395,7 @@ int ShmColl::reduce_scatter(Comm* c, const Args& a)
 int ShmColl::allgather(Comm* c, const Args& a)
 {
     const std::uint64_t bytes = a.bytes;
-    if (int e = wait_free(c)) {
+    if (int e = wait_free(c, kSets)) {
         return e;
     }
     if (a.in_place) {
@@ -398,7 +421,7 @@ int ShmColl::allgather(Comm* c, const Args& a)
 int ShmColl::alltoall(Comm* c, const Args& a)
 {
     const std::uint64_t bytes = a.bytes; // per pair
-    if (int e = wait_free(c)) {
+    if (int e = wait_free(c, kSets)) {
         return e;
     }
     std::byte* mine = slot(me_);

@@ -4,18 +4,21 @@
 //
 // A communicator whose members all live on this host gets, on its first
 // eligible call, a segment of its own: per member a `ready` and a `done`
-// counter on 64-byte lines of their own, and per member two slots of
-// `slot` bytes (call k of the communicator uses the slots of parity k & 1).
+// counter on 64-byte lines of their own, and per member four slots of
+// `slot` bytes (call k of the communicator uses the set k % 4), and a ring
+// of 32 slots for bcast (call k: slot k % 32).
 // Call k at member m:
-//   publish  m waits until every member's done >= k - 2 (nobody still reads
-//            the slots of this parity), copies its data, packed, into its
+//   publish  m waits until every member's done >= k - 4 (nobody still reads
+//            the slots of this set), copies its data, packed, into its
 //            slot and stores ready[m] = k (release);
 //   gather   m waits for ready[j] >= k of the members whose data it needs
 //            and reads their slots (acquire);
 //   done     m stores done[m] = k.
 // So a call costs one copy in, one copy out and a cache-line hand-off per
 // member, where point-to-point costs a message (descriptor, match,
-// fragment) per step. Bcast's root returns once it has published.
+// fragment) per step. Bcast's root returns once it has published, and may
+// run 31 calls ahead of the slowest reader: on an oversubscribed host every
+// process then does many calls per time slice, as with eager messages.
 //
 // Waiting runs the engine's progress loop: it spins, then yields or sleeps
 // when the host is oversubscribed, and reads failure notices on the way. A
@@ -67,12 +70,14 @@ private:
 
     std::uint64_t* ready(int j) const;
     std::uint64_t* done(int j) const;
-    std::byte* slot(int j) const; // of the current call's parity
+    std::byte* slot(int j) const; // of the current call's set
+    std::byte* ring_slot() const; // bcast's slot of the current call
     // Waits until pred() holds; an error class when a member failed or c
     // was revoked meanwhile.
     template <class Pred> int wait(Comm* c, Pred&& pred);
     int wait_all_ready(Comm* c);
-    int wait_free(Comm* c); // every member's done >= seq_ - 2
+    // Every member's done >= seq_ - depth (4 for the sets, 32 for the ring).
+    int wait_free(Comm* c, std::uint64_t depth);
     void finish();          // done[me] = seq_
 
     int barrier(Comm* c);
@@ -88,6 +93,7 @@ private:
     int p_ = 0;
     int me_ = 0;
     std::uint64_t seq_ = 0; // calls so far (the current one while it runs)
+    std::uint64_t free_upto_ = 0; // every member's done was >= this
 };
 
 } // namespace ulmpi::mpi::coll
