@@ -26,6 +26,10 @@ constexpr std::uint64_t kSets = 4;
 // readers, and on an oversubscribed host it should get many calls done in
 // one time slice, as a point-to-point bcast does with its eager messages.
 constexpr std::uint64_t kRing = 32;
+// Small bcasts (up to kSmall bytes) have a ring of kSmallRing slots: at 8
+// ranks on 2 cores, 32 calls ahead gave 11 us per 8-byte bcast, 256 gave 2.
+constexpr std::uint64_t kSmall = 256;
+constexpr std::uint64_t kSmallRing = 256;
 
 const rt::SizeParam shm_max{
     "coll_shm_max", 4096,
@@ -131,7 +135,8 @@ std::unique_ptr<ShmColl> ShmColl::create(Comm* c, std::uint64_t slot)
     sc->me_ = t.rank;
     sc->slot_ = slot;
     const std::uint64_t size = 2 * kLine * static_cast<std::uint64_t>(t.size) +
-                               kSets * slot * static_cast<std::uint64_t>(t.size) + kRing * slot;
+                               kSets * slot * static_cast<std::uint64_t>(t.size) + kRing * slot +
+                               kSmallRing * kSmall;
     char name[128] = {};
     int ok = 1;
     if (t.rank == 0) {
@@ -221,10 +226,14 @@ std::byte* ShmColl::slot(int j) const
     return base_ + 2 * kLine * p + ((seq_ % kSets) * p + static_cast<std::uint64_t>(j)) * slot_;
 }
 
-std::byte* ShmColl::ring_slot() const
+std::byte* ShmColl::ring_slot(std::uint64_t bytes) const
 {
     const auto p = static_cast<std::uint64_t>(p_);
-    return base_ + 2 * kLine * p + kSets * p * slot_ + (seq_ % kRing) * slot_;
+    std::byte* ring = base_ + 2 * kLine * p + kSets * p * slot_;
+    if (bytes <= kSmall) {
+        return ring + kRing * slot_ + (seq_ % kSmallRing) * kSmall;
+    }
+    return ring + (seq_ % kRing) * slot_;
 }
 
 template <class Pred> int ShmColl::wait(Comm* c, Pred&& pred)
@@ -327,10 +336,10 @@ int ShmColl::bcast(Comm* c, const Args& a)
 {
     const int root = a.root;
     if (me_ == root) {
-        if (int e = wait_free(c, kRing)) {
+        if (int e = wait_free(c, a.bytes <= kSmall ? kSmallRing : kRing)) {
             return e;
         }
-        pack(a.rbuf, a.rcount, a.rtype, ring_slot(), a.bytes);
+        pack(a.rbuf, a.rcount, a.rtype, ring_slot(a.bytes), a.bytes);
         store(ready(root), seq_);
         finish();
         return MPI_SUCCESS;
@@ -338,7 +347,7 @@ int ShmColl::bcast(Comm* c, const Args& a)
     if (int e = wait(c, [&] { return load(ready(root)) >= seq_; })) {
         return e;
     }
-    unpack(ring_slot(), a.bytes, a.rbuf, a.rcount, a.rtype);
+    unpack(ring_slot(a.bytes), a.bytes, a.rbuf, a.rcount, a.rtype);
     finish();
     return MPI_SUCCESS;
 }

@@ -5,8 +5,8 @@
 // A communicator whose members all live on this host gets, on its first
 // eligible call, a segment of its own: per member a `ready` and a `done`
 // counter on 64-byte lines of their own, and per member four slots of
-// `slot` bytes (call k of the communicator uses the set k % 4), and a ring
-// of 32 slots for bcast (call k: slot k % 32).
+// `slot` bytes (call k of the communicator uses the set k % 4), and for
+// bcast two rings: 32 slots, and 256 slots of 256 bytes for small data.
 // Call k at member m:
 //   publish  m waits until every member's done >= k - 4 (nobody still reads
 //            the slots of this set), copies its data, packed, into its
@@ -17,8 +17,9 @@
 // So a call costs one copy in, one copy out and a cache-line hand-off per
 // member, where point-to-point costs a message (descriptor, match,
 // fragment) per step. Bcast's root returns once it has published, and may
-// run 31 calls ahead of the slowest reader: on an oversubscribed host every
-// process then does many calls per time slice, as with eager messages.
+// run 31 calls (255 with up to 256 bytes) ahead of the slowest reader: on
+// an oversubscribed host every process then does many calls per time
+// slice, as with eager messages.
 //
 // Waiting runs the engine's progress loop: it spins, then yields or sleeps
 // when the host is oversubscribed, and reads failure notices on the way. A
@@ -71,12 +72,12 @@ private:
     std::uint64_t* ready(int j) const;
     std::uint64_t* done(int j) const;
     std::byte* slot(int j) const; // of the current call's set
-    std::byte* ring_slot() const; // bcast's slot of the current call
+    std::byte* ring_slot(std::uint64_t bytes) const; // bcast's slot of the current call
     // Waits until pred() holds; an error class when a member failed or c
     // was revoked meanwhile.
     template <class Pred> int wait(Comm* c, Pred&& pred);
     int wait_all_ready(Comm* c);
-    // Every member's done >= seq_ - depth (4 for the sets, 32 for the ring).
+    // Every member's done >= seq_ - depth (the slot sets or a ring).
     int wait_free(Comm* c, std::uint64_t depth);
     void finish();          // done[me] = seq_
 
