@@ -26,7 +26,9 @@ constexpr std::uint64_t kSets = 4;
 // readers, and on an oversubscribed host it should get many calls done in
 // one time slice, as a point-to-point bcast does with its eager messages.
 constexpr std::uint64_t kRing = 32;
-// Small bcasts (up to kSmall bytes) have a ring of kSmallRing slots: at 8
+// Small bcasts (up to kSmall - 8 bytes) have a ring of kSmallRing slots of
+// kSmall bytes, each its call number followed by the data (up to 56 bytes
+// of data arrive with the call number in one cache line): at 8
 // ranks on 2 cores, 32 calls ahead gave 11 us per 8-byte bcast, 256 gave 2.
 constexpr std::uint64_t kSmall = 256;
 constexpr std::uint64_t kSmallRing = 256;
@@ -230,7 +232,7 @@ std::byte* ShmColl::ring_slot(std::uint64_t bytes) const
 {
     const auto p = static_cast<std::uint64_t>(p_);
     std::byte* ring = base_ + 2 * kLine * p + kSets * p * slot_;
-    if (bytes <= kSmall) {
+    if (bytes <= kSmall - 8) {
         return ring + kRing * slot_ + (seq_ % kSmallRing) * kSmall;
     }
     return ring + (seq_ % kRing) * slot_;
@@ -335,19 +337,24 @@ int ShmColl::barrier(Comm* c)
 int ShmColl::bcast(Comm* c, const Args& a)
 {
     const int root = a.root;
+    const bool small = a.bytes <= kSmall - 8;
+    std::byte* at = ring_slot(a.bytes);
+    // Small: the slot's first word says which call its data is of.
+    auto* flag = small ? reinterpret_cast<std::uint64_t*>(at) : ready(root);
+    std::byte* data = small ? at + 8 : at;
     if (me_ == root) {
-        if (int e = wait_free(c, a.bytes <= kSmall ? kSmallRing : kRing)) {
+        if (int e = wait_free(c, small ? kSmallRing : kRing)) {
             return e;
         }
-        pack(a.rbuf, a.rcount, a.rtype, ring_slot(a.bytes), a.bytes);
-        store(ready(root), seq_);
+        pack(a.rbuf, a.rcount, a.rtype, data, a.bytes);
+        store(flag, seq_);
         finish();
         return MPI_SUCCESS;
     }
-    if (int e = wait(c, [&] { return load(ready(root)) >= seq_; })) {
+    if (int e = wait(c, [&] { return load(flag) >= seq_; })) {
         return e;
     }
-    unpack(ring_slot(a.bytes), a.bytes, a.rbuf, a.rcount, a.rtype);
+    unpack(data, a.bytes, a.rbuf, a.rcount, a.rtype);
     finish();
     return MPI_SUCCESS;
 }

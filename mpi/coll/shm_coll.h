@@ -6,7 +6,9 @@
 // eligible call, a segment of its own: per member a `ready` and a `done`
 // counter on 64-byte lines of their own, and per member four slots of
 // `slot` bytes (call k of the communicator uses the set k % 4), and for
-// bcast two rings: 32 slots, and 256 slots of 256 bytes for small data.
+// bcast two rings: 32 slots, and 256 slots of 256 bytes for small data
+// (each slot: the call number, then up to 248 bytes of data, so that small
+// data comes in the same cache line as the flag that announces it).
 // Call k at member m:
 //   publish  m waits until every member's done >= k - 4 (nobody still reads
 //            the slots of this set), copies its data, packed, into its
