@@ -110,6 +110,10 @@ struct Halving {
     // element count and first element of every virtual rank's block
     const std::uint64_t* vcount = nullptr;
     const std::uint64_t* vdispl = nullptr;
+    // Set when acc does not hold the data yet: the first message of this
+    // rank is sent from `input` and input is copied into acc after it is
+    // posted, so the copy overlaps the first exchange instead of delaying it.
+    const void* input = nullptr;
 };
 // Virtual rank of team rank r (-1 for the even ranks below 2*rem) and back.
 int halving_vrank(int r, int rem);

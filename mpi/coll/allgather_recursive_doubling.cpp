@@ -25,9 +25,11 @@ int allgather_recursive_doubling(Schedule& s, const Args& a)
     const int rem = p - p2;
     s.fence();
     if (!a.in_place) {
+        // No fence: the steps that send my block alone send it from the
+        // send buffer, so they neither wait for this copy nor read the
+        // receive buffer it writes.
         Block mine = gathered_block(a, r);
         s.copy(a.sbuf, a.scount, a.stype, mine.mut(), mine.count, mine.type);
-        s.fence();
     }
     // A run of blocks [first, last) of the receive buffer as one typed piece.
     auto run = [&](int first, int last) {
@@ -39,7 +41,7 @@ int allgather_recursive_doubling(Schedule& s, const Args& a)
         return MPI_SUCCESS;
     }
     if (r >= p2) {
-        Block mine = gathered_block(a, r);
+        Block mine = my_send_block(a);
         s.send(t.w(r - p2), mine.buf, mine.count, mine.type);
         s.fence();
         // Everything else comes back from r - p2: blocks [0, r) and [r + 1, p).
@@ -63,7 +65,7 @@ int allgather_recursive_doubling(Schedule& s, const Args& a)
         int theirs_g = partner & ~(d - 1);
         // My group's runs, then the partner's, each [g, g + d) and
         // [g + p2, min(g + d, rem) + p2).
-        Block out1 = run(mine_g, mine_g + d);
+        Block out1 = d == 1 ? my_send_block(a) : run(mine_g, mine_g + d);
         Block in1 = run(theirs_g, theirs_g + d);
         s.recv(t.w(partner), in1.mut(), in1.count, in1.type);
         int in2_end = std::min(theirs_g + d, rem);

@@ -16,14 +16,16 @@ int allgather_ring(Schedule& s, const Args& a)
     const int r = t.rank;
     s.fence();
     if (!a.in_place) {
+        // In the first round, beside the exchange: that one sends my block
+        // from the send buffer, so it neither waits for this copy nor
+        // reads the receive buffer the copy writes.
         Block mine = gathered_block(a, r);
         s.copy(a.sbuf, a.scount, a.stype, mine.mut(), mine.count, mine.type);
-        s.fence();
     }
     const int left = t.w(mod(r - 1, p));
     const int right = t.w((r + 1) % p);
     for (int k = 0; k < p - 1; ++k) {
-        Block out = gathered_block(a, mod(r - k, p));
+        Block out = k == 0 ? my_send_block(a) : gathered_block(a, mod(r - k, p));
         Block in = gathered_block(a, mod(r - k - 1, p));
         if (in.bytes() > 0) {
             s.recv(left, in.mut(), in.count, in.type);

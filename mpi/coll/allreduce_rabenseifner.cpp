@@ -18,16 +18,12 @@ int allreduce_rabenseifner(Schedule& s, const Args& a)
 {
     const Team& t = a.team;
     const std::uint64_t count = a.rcount;
-    const Datatype* type = a.rtype;
     s.fence();
     if (count == 0) {
         return MPI_SUCCESS;
     }
-    if (!a.in_place) {
-        s.copy(a.sbuf, count, type, a.rbuf, count, type);
-        s.fence();
-    }
     Halving h;
+    h.input = a.in_place ? nullptr : a.sbuf; // copied into rbuf beside the first exchange
     h.p2 = pow2_floor(t.size);
     h.rem = t.size - h.p2;
     h.vrank = halving_vrank(t.rank, h.rem);

@@ -3,9 +3,11 @@
 #include "mpi/checks.h"
 #include "mpi/coll/nbc.h"
 #include "mpi/coll/schedule.h"
+#include "mpi/coll/shm_coll.h"
 #include "mpi/ft_comm.h"
 #include "mpi/ftmpi.h"
 #include "mpi/state.h"
+#include "runtime/log.h"
 
 namespace ulmpi::mpi::coll {
 
@@ -147,6 +149,18 @@ void set_teams(Comm* c, Args& a)
 int launch(Schedule& s, Comm* c, Coll coll, Args& a, MPI_Request* req, const char* fn)
 {
     a.coll = coll;
+    if (req == nullptr && ShmColl::takes(c, a)) {
+        release_blocking_schedule(s);
+        if (tracing() && a.team.rank == 0) [[unlikely]] {
+            rt::log(rt::LogLevel::info, "coll: shm %s (team of %d, %llu bytes)", coll_name(coll),
+                    a.team.size, static_cast<unsigned long long>(a.bytes));
+        }
+        if (int e = ShmColl::run(c, a)) [[unlikely]] {
+            return raise(c, e, fn, "%s (shared memory): interrupted by a process failure or a "
+                         "revoke", coll_name(coll));
+        }
+        return MPI_SUCCESS;
+    }
     const Algo& algo = select(*comm_coll(c).table, coll, a);
     if (int e = algo.build(s, a)) {
         if (req != nullptr) {

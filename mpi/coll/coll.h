@@ -29,8 +29,11 @@
 #include "mpi/op.h"
 
 #include <cstdint>
+#include <memory>
 
 namespace ulmpi::mpi::coll {
+
+class ShmColl; // shm_coll.h
 
 enum class Coll : std::uint8_t {
     barrier,
@@ -135,6 +138,11 @@ struct Table {
 struct CommColl {
     const Table* table = nullptr;
     std::uint32_t seq = 0; // collective calls so far: the tag of the next one
+    // One-host shared-memory collectives (shm_coll.h): 0 not tried yet,
+    // 1 set up, -1 not for this communicator.
+    std::int8_t shm_state = 0;
+    std::unique_ptr<ShmColl> shm;
+    ~CommColl();
 };
 
 CommColl& comm_coll(Comm* c);
@@ -153,6 +161,8 @@ Team remote_team(const Comm* c);
 
 // The tag of the next collective call on c.
 int next_tag(Comm* c);
+// Whether every collective call prints its algorithm (coll_trace).
+bool tracing();
 
 
 } // namespace ulmpi::mpi::coll

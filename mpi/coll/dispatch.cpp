@@ -14,6 +14,7 @@
 // phases). A host-aware table would be picked here when the communicator
 // spans several hosts (JobInfo::node_of_rank).
 #include "mpi/coll/algos.h"
+#include "mpi/coll/shm_coll.h"
 #include "mpi/coll/util.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
@@ -21,6 +22,8 @@
 #include <cstring>
 
 namespace ulmpi::mpi::coll {
+
+CommColl::~CommColl() = default;
 
 void CommCollDeleter::operator()(CommColl* p) const noexcept { delete p; }
 
@@ -370,6 +373,8 @@ int next_tag(Comm* c)
     CommColl& cc = comm_coll(c);
     return static_cast<int>(cc.seq++ & 0x3fffffffu);
 }
+
+bool tracing() { return trace_param.get(); }
 
 const Algo& select(const Table& t, Coll c, const Args& a)
 {

@@ -27,8 +27,8 @@ int reduce_scatter_recursive_halving(Schedule& s, const Args& a)
     }
     const void* input = a.in_place ? a.rbuf : a.sbuf;
     void* acc = s.scratch_for(total, type);
-    s.copy(input, total, type, acc, total, type);
     Halving h;
+    h.input = input; // copied into acc beside the first exchange
     h.p2 = pow2_floor(p);
     h.rem = p - h.p2;
     h.vrank = halving_vrank(r, h.rem);

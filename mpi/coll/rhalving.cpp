@@ -73,15 +73,27 @@ void halving_reduce_scatter(Schedule& s, const Args& a, const Halving& h, void* 
     const bool commutative = a.op->commutative;
     s.fence();
     void* tmp = s.scratch_for(count, type);
+    // What acc holds before the first step, and its copy into acc (h.input).
+    const void* first = h.input != nullptr ? h.input : acc;
+    bool filled = h.input == nullptr;
+    auto fill = [&] {
+        if (!filled) {
+            s.copy(h.input, count, type, acc, count, type);
+            filled = true;
+        }
+    };
     if (r < 2 * h.rem) {
         if (r % 2 == 0) {
-            s.send(t.w(r + 1), acc, count, type);
+            // acc is not read again here: the result comes back whole.
+            s.send(t.w(r + 1), first, count, type);
             s.fence();
             return;
         }
         s.recv(t.w(r - 1), tmp, count, type);
+        fill();
         s.fence();
         s.reduce(tmp, acc, count, type, a.op);
+        first = acc;
     }
     int masks[32];
     Window win[33];
@@ -100,8 +112,9 @@ void halving_reduce_scatter(Schedule& s, const Args& a, const Halving& h, void* 
             s.recv(peer, elem(tmp, kfirst, type), kcount, type);
         }
         if (gcount > 0) {
-            s.send(peer, elem(acc, gfirst, type), gcount, type);
+            s.send(peer, elem(i == 0 ? first : acc, gfirst, type), gcount, type);
         }
+        fill();
         s.fence();
         if (kcount > 0) {
             void* mine = elem(acc, kfirst, type);
@@ -114,6 +127,7 @@ void halving_reduce_scatter(Schedule& s, const Args& a, const Halving& h, void* 
             }
         }
     }
+    fill(); // no step (one rank)
     s.fence();
 }
 

@@ -3,7 +3,8 @@
  * a collective (ULMPI_FT=ulfm; the victim is the middle rank).
  *
  * Every rank runs ROUNDS (default 3) rounds of COLL (barrier, bcast,
- * reduce, allreduce, allgather, alltoall, ibarrier, iallreduce) with COUNT
+ * reduce, allreduce, allgather, alltoall, reduce_scatter (the block form),
+ * ibarrier, iallreduce) with COUNT
  * ints per process (default 1; 262144 makes the messages rendezvous
  * ones), checking the results. In the last round the victim sleeps 20 ms
  * and kills itself instead of joining, so the others are waiting inside the
@@ -85,6 +86,18 @@ static int run(const char* coll, MPI_Comm comm, int count, int round)
             int want = value(p, (int)((size_t)r * cnt) + round);
             MT_CHECK(out[(size_t)p * cnt] == want, "alltoall: block %d = %d, want %d", p,
                      out[(size_t)p * cnt], want);
+        }
+    } else if (strcmp(coll, "reduce_scatter") == 0) {
+        err = MPI_Reduce_scatter_block(in, out, count, MPI_INT, MPI_SUM, comm);
+        for (size_t i = 0; err == MPI_SUCCESS && i < cnt; ++i) {
+            int want = 0;
+            for (int p = 0; p < n; ++p) {
+                want += value(p, (int)((size_t)r * cnt + i) + round);
+            }
+            if (out[i] != want) {
+                MT_CHECK(0, "reduce_scatter: [%zu] = %d, want %d", i, out[i], want);
+                break;
+            }
         }
     } else {
         fprintf(stderr, "ft_coll: unknown collective '%s'\n", coll);

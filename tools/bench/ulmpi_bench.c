@@ -9,7 +9,8 @@
  *              ranks 0 and 1, in microseconds (like osu_latency).
  *   bw         streaming bandwidth 0 -> 1: a window of Isend/Irecv, then a
  *              small ack from 1 to 0, in MB/s = 1e6 bytes/s (like osu_bw).
- *   barrier, allreduce (MPI_DOUBLE sum), bcast (root 0), alltoall:
+ *   barrier, allreduce (MPI_DOUBLE sum), bcast (root 0), alltoall,
+ *   allgather, reduce_scatter (MPI_Reduce_scatter_block, MPI_DOUBLE sum):
  *              time per operation in microseconds; each rank averages over
  *              its loop, the reported value is the maximum over ranks.
  *
@@ -53,10 +54,21 @@
 
 static int g_thread_multiple = 0;
 
-enum test_id { T_PINGPONG, T_BW, T_BARRIER, T_ALLREDUCE, T_BCAST, T_ALLTOALL, T_COUNT };
+enum test_id {
+    T_PINGPONG,
+    T_BW,
+    T_BARRIER,
+    T_ALLREDUCE,
+    T_BCAST,
+    T_ALLTOALL,
+    T_ALLGATHER,
+    T_REDUCE_SCATTER,
+    T_COUNT
+};
 
-static const char *const test_names[T_COUNT] = {"pingpong",  "bw",    "barrier",
-                                                "allreduce", "bcast", "alltoall"};
+static const char *const test_names[T_COUNT] = {"pingpong", "bw",       "barrier",
+                                                "allreduce", "bcast",    "alltoall",
+                                                "allgather", "reduce_scatter"};
 
 struct options {
     int run[T_COUNT];
@@ -547,6 +559,13 @@ static void coll_op(int t, struct coll_bufs *cb, long size)
     case T_ALLTOALL:
         MPI_Alltoall(cb->a, (int)size, MPI_BYTE, cb->b, (int)size, MPI_BYTE, MPI_COMM_WORLD);
         break;
+    case T_ALLGATHER:
+        MPI_Allgather(cb->a, (int)size, MPI_BYTE, cb->b, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case T_REDUCE_SCATTER:
+        MPI_Reduce_scatter_block(cb->a, cb->b, (int)(size / (long)sizeof(double)), MPI_DOUBLE,
+                                 MPI_SUM, MPI_COMM_WORLD);
+        break;
     default:
         break;
     }
@@ -603,6 +622,41 @@ static int coll_check(int t, struct coll_bufs *cb, long size)
             ok = verify("alltoall", cb->b + (long)p * size, size, seed_of(size, p, g_rank), p);
         }
         return ok;
+    case T_ALLGATHER:
+        fill(cb->a, size, seed_of(size, g_rank, 0));
+        for (p = 0; p < g_size; p++) {
+            poison(cb->b + (long)p * size, size, seed_of(size, p, 0));
+        }
+        coll_op(t, cb, size);
+        for (p = 0; p < g_size && ok; p++) {
+            ok = verify("allgather", cb->b + (long)p * size, size, seed_of(size, p, 0), p);
+        }
+        return ok;
+    case T_REDUCE_SCATTER: {
+        /* block of rank q, element i: x = (rank+1)*((q*n+i)%97+1), summed exactly */
+        long n = size / (long)sizeof(double);
+        double *in = (double *)(void *)cb->a;
+        double *out = (double *)(void *)cb->b;
+        double ranks = (double)g_size * (double)(g_size + 1) / 2.0;
+        for (i = 0; i < n * g_size; i++) {
+            in[i] = (double)(g_rank + 1) * (double)(i % 97 + 1);
+        }
+        for (i = 0; i < n; i++) {
+            out[i] = -1.0;
+        }
+        coll_op(t, cb, size);
+        for (i = 0; i < n && ok; i++) {
+            double want = ranks * (double)(((long)g_rank * n + i) % 97 + 1);
+            if (out[i] != want) {
+                fprintf(stderr,
+                        "ulmpi_bench: reduce_scatter: WRONG DATA on rank %d, %ld doubles per "
+                        "rank: element %ld is %.17g, expected %.17g\n",
+                        g_rank, n, i, out[i], want);
+                ok = 0;
+            }
+        }
+        return ok;
+    }
     default:
         return 1;
     }
@@ -616,7 +670,8 @@ static void run_coll(int t)
     int ns;
     long maxs;
     struct coll_bufs cb;
-    long per_rank_factor = t == T_ALLTOALL ? g_size : 1;
+    long per_rank_factor =
+        t == T_ALLTOALL || t == T_ALLGATHER || t == T_REDUCE_SCATTER ? g_size : 1;
     int k;
     const char *what = "";
 
@@ -634,6 +689,19 @@ static void run_coll(int t)
     case T_BCAST:
         def_sizes[0] = 1 * MIB;
         what = "time per MPI_Bcast from rank 0, max over ranks";
+        break;
+    case T_ALLGATHER:
+        def_sizes[0] = 8;
+        def_sizes[1] = 64 * KIB;
+        ndef = 2;
+        what = "time per MPI_Allgather, size = bytes per rank, max over ranks";
+        break;
+    case T_REDUCE_SCATTER:
+        def_sizes[0] = 8;
+        def_sizes[1] = 64 * KIB;
+        ndef = 2;
+        what = "time per MPI_Reduce_scatter_block (MPI_DOUBLE, MPI_SUM), size = bytes of each "
+               "rank's block, max over ranks";
         break;
     default:
         def_sizes[0] = 8;
@@ -660,7 +728,7 @@ static void run_coll(int t)
         double t1;
         struct coll_ctx ctx;
 
-        if (t == T_ALLREDUCE && size % (long)sizeof(double) != 0) {
+        if ((t == T_ALLREDUCE || t == T_REDUCE_SCATTER) && size % (long)sizeof(double) != 0) {
             continue; /* whole doubles only */
         }
         if (!agree_ok(coll_check(t, &cb, size))) {
@@ -685,14 +753,15 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: mpirun -n N ulmpi_bench [options] TEST [TEST...]\n"
-        "tests: pingpong bw barrier allreduce bcast alltoall | p2p (= pingpong bw)\n"
-        "       | coll (= barrier allreduce bcast alltoall) | all | info\n"
+        "tests: pingpong bw barrier allreduce bcast alltoall allgather reduce_scatter\n"
+        "       | p2p (= pingpong bw) | coll (= the six collectives) | all | info\n"
         "options:\n"
         "  -m, --min-size N     smallest size (pingpong 0, bw 1); K/M suffixes = KiB/MiB\n"
         "  -M, --max-size N     largest size (default 4M); sizes are powers of two\n"
         "  -s, --sizes A,B,...  explicit size list (bytes; K/M suffixes), overrides -m/-M\n"
         "                       (collectives default: allreduce 8,64K  bcast 1M\n"
-        "                        alltoall 8 per peer; -m/-M/-s apply to them too)\n"
+        "                        alltoall 8 per peer; allgather, reduce_scatter 8,64K\n"
+        "                        per rank; -m/-M/-s apply to them too)\n"
         "  -i, --iters N        timed iterations up to 8 KiB (default 10000; bw: N/10 windows),\n"
         "                       scaled by 8 KiB/size above that, not below 100 (bw: 10)\n"
         "  -w, --warmup N       warm-up iterations up to 8 KiB (default 200; bw: N/10)\n"

@@ -1,0 +1,465 @@
+#include "mpi/coll/shm_coll.h"
+
+#include "mpi/coll/algos.h"
+#include "mpi/coll/api.h"
+#include "mpi/coll/nbc.h"
+#include "mpi/coll/util.h"
+#include "mpi/ft_comm.h"
+#include "mpi/ftmpi.h"
+#include "mpi/state.h"
+#include "runtime/config.h"
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+namespace ulmpi::mpi::coll {
+
+namespace {
+
+constexpr int kMaxMembers = 64;
+constexpr std::uint64_t kLine = 64;
+// Slot sets: call k uses set k % kSets, so a member may run kSets - 1 calls
+// ahead of the slowest reader (bcast's root) before it waits.
+constexpr std::uint64_t kSets = 4;
+// Bcast has a ring of its own, deeper: its root does not wait for the
+// readers, and on an oversubscribed host it should get many calls done in
+// one time slice, as a point-to-point bcast does with its eager messages.
+constexpr std::uint64_t kRing = 32;
+// Small bcasts (up to kSmall - 8 bytes) have a ring of kSmallRing slots of
+// kSmall bytes, each its call number followed by the data (up to 56 bytes
+// of data arrive with the call number in one cache line): at 8
+// ranks on 2 cores, 32 calls ahead gave 11 us per 8-byte bcast, 256 gave 2.
+constexpr std::uint64_t kSmall = 256;
+constexpr std::uint64_t kSmallRing = 256;
+
+const rt::SizeParam shm_max{
+    "coll_shm_max", 4096,
+    "collectives among ranks of one host: per-rank data up to this size (alltoall: all blocks "
+    "of a rank) goes through a shared-memory segment of the communicator; 0: never"};
+
+std::uint64_t load(const std::uint64_t* p)
+{
+    return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(p))
+        .load(std::memory_order_acquire);
+}
+
+void store(std::uint64_t* p, std::uint64_t v)
+{
+    std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);
+}
+
+// A reduction may work on the packed bytes: a predefined type whose extent
+// is its size (no padding, as in MPI_DOUBLE_INT).
+bool plain(const Datatype* t)
+{
+    return t->predefined && t->lb == 0 && t->true_lb == 0 &&
+           static_cast<std::uint64_t>(t->extent()) == t->size;
+}
+
+// Setup steps over point-to-point on c (a schedule of their own).
+int setup_bcast(Comm* c, void* buf, std::uint64_t bytes)
+{
+    Schedule& s = acquire(c, nullptr);
+    Args a;
+    set_teams(c, a);
+    a.coll = Coll::bcast;
+    a.rbuf = buf;
+    a.rcount = bytes;
+    a.rtype = byte_type();
+    a.root = 0;
+    a.bytes = bytes;
+    int e = bcast_binomial(s, a);
+    if (e == MPI_SUCCESS) {
+        e = run(s);
+    }
+    release_blocking_schedule(s);
+    return e;
+}
+
+int setup_min(Comm* c, int* value)
+{
+    Schedule& s = acquire(c, nullptr);
+    Args a;
+    set_teams(c, a);
+    a.coll = Coll::allreduce;
+    a.in_place = true;
+    a.rbuf = value;
+    a.scount = a.rcount = 1;
+    a.stype = a.rtype = datatype_get(MPI_INT);
+    a.op = op_get(MPI_MIN);
+    a.bytes = sizeof(int);
+    int e = allreduce_recursive_doubling(s, a);
+    if (e == MPI_SUCCESS) {
+        e = run(s);
+    }
+    release_blocking_schedule(s);
+    return e;
+}
+
+void pack(const void* buf, std::uint64_t count, const Datatype* t, std::byte* to,
+          std::uint64_t bytes)
+{
+    copy_packed(t->ref(buf, count), byte_type()->ref(to, bytes), bytes);
+}
+
+void unpack(const std::byte* from, std::uint64_t bytes, void* buf, std::uint64_t count,
+            const Datatype* t)
+{
+    copy_packed(byte_type()->ref(from, bytes), t->ref(buf, count), bytes);
+}
+
+} // namespace
+
+ShmColl::~ShmColl() = default;
+
+std::unique_ptr<ShmColl> ShmColl::create(Comm* c, std::uint64_t slot)
+{
+    State& st = state();
+    if (st.replicator != nullptr || ftmpi_on()) {
+        return nullptr; // their protocols live below the MPI layer's messages
+    }
+    const rt::JobInfo& job = st.engine.job();
+    const Team t = local_team(c);
+    auto node = [&](int w) {
+        return static_cast<std::size_t>(w) < job.node_of_rank.size()
+                   ? job.node_of_rank[static_cast<std::size_t>(w)]
+                   : -1;
+    };
+    const int here = node(t.w(t.rank));
+    for (int j = 0; j < t.size; ++j) {
+        if (here < 0 || node(t.w(j)) != here) {
+            return nullptr; // the same answer at every member: the job map is shared
+        }
+    }
+    std::unique_ptr<ShmColl> sc(new ShmColl);
+    sc->p_ = t.size;
+    sc->me_ = t.rank;
+    sc->slot_ = slot;
+    const std::uint64_t size = 2 * kLine * static_cast<std::uint64_t>(t.size) +
+                               kSets * slot * static_cast<std::uint64_t>(t.size) + kRing * slot +
+                               kSmallRing * kSmall;
+    char name[128] = {};
+    int ok = 1;
+    if (t.rank == 0) {
+        static std::uint64_t made = 0;
+        std::string n = "/ulmpi-" + job.jobid + "-coll-" + std::to_string(t.w(0)) + "-" +
+                        std::to_string(++made);
+        if (n.size() < sizeof name && sc->seg_.create(n, size).ok()) {
+            std::memcpy(name, n.data(), n.size());
+        } else {
+            ok = 0;
+        }
+    }
+    int e = setup_bcast(c, name, sizeof name);
+    if (t.rank != 0 && (e != MPI_SUCCESS || name[0] == '\0' ||
+                        !sc->seg_.attach(std::string(name), size).ok())) {
+        ok = 0;
+    }
+    // Every member answers, also after a failed step, so that no member
+    // waits for one that gave up.
+    e = setup_min(c, &ok) != MPI_SUCCESS ? 1 : e;
+    if (t.rank == 0 && name[0] != '\0') {
+        sc->seg_.unlink();
+    }
+    if (e != MPI_SUCCESS || ok == 0) {
+        return nullptr;
+    }
+    sc->base_ = static_cast<std::byte*>(sc->seg_.base());
+    return sc;
+}
+
+bool ShmColl::takes(Comm* c, const Args& a)
+{
+    const std::uint64_t max = shm_max.get();
+    const int p = a.team.size;
+    if (a.inter || max == 0 || p < 2 || p > kMaxMembers) {
+        return false;
+    }
+    switch (a.coll) {
+    case Coll::barrier:
+        break;
+    case Coll::bcast:
+    case Coll::allgather:
+        if (a.bytes == 0 || a.bytes > max) {
+            return false;
+        }
+        break;
+    case Coll::allreduce:
+    case Coll::reduce_scatter:
+    case Coll::reduce_scatter_block:
+        if (a.bytes == 0 || a.bytes > max || !plain(a.rtype)) {
+            return false;
+        }
+        break;
+    case Coll::alltoall:
+        if (a.bytes == 0 || a.bytes * static_cast<std::uint64_t>(p) > max) {
+            return false;
+        }
+        break;
+    default:
+        return false;
+    }
+    CommColl& cc = comm_coll(c);
+    if (cc.table->entry[static_cast<int>(a.coll)].forced >= 0) {
+        return false; // ULMPI_COLL_<NAME> chose a point-to-point algorithm
+    }
+    if (cc.shm_state == 0) {
+        cc.shm = create(c, (max + kLine - 1) / kLine * kLine);
+        cc.shm_state = cc.shm != nullptr ? 1 : -1;
+    }
+    return cc.shm_state > 0;
+}
+
+std::uint64_t* ShmColl::ready(int j) const
+{
+    return reinterpret_cast<std::uint64_t*>(base_ + 2 * kLine * static_cast<std::uint64_t>(j));
+}
+
+std::uint64_t* ShmColl::done(int j) const
+{
+    return reinterpret_cast<std::uint64_t*>(base_ + 2 * kLine * static_cast<std::uint64_t>(j) +
+                                            kLine);
+}
+
+std::byte* ShmColl::slot(int j) const
+{
+    const auto p = static_cast<std::uint64_t>(p_);
+    return base_ + 2 * kLine * p + ((seq_ % kSets) * p + static_cast<std::uint64_t>(j)) * slot_;
+}
+
+std::byte* ShmColl::ring_slot(std::uint64_t bytes) const
+{
+    const auto p = static_cast<std::uint64_t>(p_);
+    std::byte* ring = base_ + 2 * kLine * p + kSets * p * slot_;
+    if (bytes <= kSmall - 8) {
+        return ring + kRing * slot_ + (seq_ % kSmallRing) * kSmall;
+    }
+    return ring + (seq_ % kRing) * slot_;
+}
+
+template <class Pred> int ShmColl::wait(Comm* c, Pred&& pred)
+{
+    if (pred()) {
+        return MPI_SUCCESS;
+    }
+    ulm::Engine& eng = state().engine;
+    const int* world = c->local->world.data();
+    int err = MPI_SUCCESS;
+    std::uint32_t polls = 0;
+    eng.wait([&] {
+        if (pred()) {
+            return true;
+        }
+        if ((++polls & 15) == 0) {
+            err = ft_coll_interrupted(c);
+            for (int j = 0; err == MPI_SUCCESS && j < p_; ++j) {
+                if (j != me_ && eng.peer_failed(world[j])) {
+                    err = MPIX_ERR_PROC_FAILED;
+                }
+            }
+        }
+        return err != MPI_SUCCESS;
+    });
+    return err;
+}
+
+int ShmColl::wait_all_ready(Comm* c)
+{
+    int next = 0; // members before it are known ready
+    return wait(c, [&] {
+        while (next < p_ && load(ready(next)) >= seq_) {
+            ++next;
+        }
+        return next == p_;
+    });
+}
+
+int ShmColl::wait_free(Comm* c, std::uint64_t depth)
+{
+    if (seq_ <= depth + free_upto_) {
+        return MPI_SUCCESS; // known from an earlier look: no reads of the flags' lines
+    }
+    int next = 0;
+    std::uint64_t least = ~std::uint64_t{0};
+    const int e = wait(c, [&] {
+        while (next < p_) {
+            const std::uint64_t d = load(done(next));
+            if (d + depth < seq_) {
+                return false;
+            }
+            least = d < least ? d : least;
+            ++next;
+        }
+        return true;
+    });
+    if (e == MPI_SUCCESS) {
+        free_upto_ = least;
+    }
+    return e;
+}
+
+void ShmColl::finish() { store(done(me_), seq_); }
+
+int ShmColl::run(Comm* c, const Args& a)
+{
+    ShmColl& s = *comm_coll(c).shm;
+    ++s.seq_;
+    switch (a.coll) {
+    case Coll::barrier:
+        return s.barrier(c);
+    case Coll::bcast:
+        return s.bcast(c, a);
+    case Coll::allreduce:
+        return s.allreduce(c, a);
+    case Coll::allgather:
+        return s.allgather(c, a);
+    case Coll::alltoall:
+        return s.alltoall(c, a);
+    case Coll::reduce_scatter:
+    case Coll::reduce_scatter_block:
+        return s.reduce_scatter(c, a);
+    default:
+        return MPI_ERR_INTERN;
+    }
+}
+
+int ShmColl::barrier(Comm* c)
+{
+    store(ready(me_), seq_);
+    if (int e = wait_all_ready(c)) {
+        return e;
+    }
+    finish();
+    return MPI_SUCCESS;
+}
+
+int ShmColl::bcast(Comm* c, const Args& a)
+{
+    const int root = a.root;
+    const bool small = a.bytes <= kSmall - 8;
+    std::byte* at = ring_slot(a.bytes);
+    // Small: the slot's first word says which call its data is of.
+    auto* flag = small ? reinterpret_cast<std::uint64_t*>(at) : ready(root);
+    std::byte* data = small ? at + 8 : at;
+    if (me_ == root) {
+        if (int e = wait_free(c, small ? kSmallRing : kRing)) {
+            return e;
+        }
+        pack(a.rbuf, a.rcount, a.rtype, data, a.bytes);
+        store(flag, seq_);
+        finish();
+        return MPI_SUCCESS;
+    }
+    if (int e = wait(c, [&] { return load(flag) >= seq_; })) {
+        return e;
+    }
+    unpack(data, a.bytes, a.rbuf, a.rcount, a.rtype);
+    finish();
+    return MPI_SUCCESS;
+}
+
+int ShmColl::allreduce(Comm* c, const Args& a)
+{
+    const std::uint64_t bytes = a.bytes;
+    if (int e = wait_free(c, kSets)) {
+        return e;
+    }
+    std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, bytes);
+    store(ready(me_), seq_);
+    if (int e = wait_all_ready(c)) {
+        return e;
+    }
+    // x0 op (x1 op (... op x(p-1))), the same at every member.
+    std::memcpy(a.rbuf, slot(p_ - 1), bytes);
+    for (int j = p_ - 2; j >= 0; --j) {
+        op_apply(a.op, slot(j), a.rbuf, a.rcount, a.rtype);
+    }
+    finish();
+    return MPI_SUCCESS;
+}
+
+int ShmColl::reduce_scatter(Comm* c, const Args& a)
+{
+    if (int e = wait_free(c, kSets)) {
+        return e;
+    }
+    std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes); // the whole vector
+    store(ready(me_), seq_);
+    if (int e = wait_all_ready(c)) {
+        return e;
+    }
+    std::uint64_t first = 0; // my block's first element
+    if (a.coll == Coll::reduce_scatter_block) {
+        first = static_cast<std::uint64_t>(me_) * a.rcount;
+    } else {
+        for (int j = 0; j < me_; ++j) {
+            first += static_cast<std::uint64_t>(a.rcounts[j]);
+        }
+    }
+    if (a.rcount > 0) {
+        const std::uint64_t off = first * a.rtype->size;
+        std::memcpy(a.rbuf, slot(p_ - 1) + off, a.rcount * a.rtype->size);
+        for (int j = p_ - 2; j >= 0; --j) {
+            op_apply(a.op, slot(j) + off, a.rbuf, a.rcount, a.rtype);
+        }
+    }
+    finish();
+    return MPI_SUCCESS;
+}
+
+int ShmColl::allgather(Comm* c, const Args& a)
+{
+    const std::uint64_t bytes = a.bytes;
+    if (int e = wait_free(c, kSets)) {
+        return e;
+    }
+    if (a.in_place) {
+        pack(elem(a.rbuf, static_cast<std::uint64_t>(me_) * a.rcount, a.rtype), a.rcount, a.rtype,
+             slot(me_), bytes);
+    } else {
+        pack(a.sbuf, a.scount, a.stype, slot(me_), bytes);
+    }
+    store(ready(me_), seq_);
+    if (int e = wait_all_ready(c)) {
+        return e;
+    }
+    for (int j = 0; j < p_; ++j) {
+        if (j != me_ || !a.in_place) {
+            unpack(slot(j), bytes, elem(a.rbuf, static_cast<std::uint64_t>(j) * a.rcount, a.rtype),
+                   a.rcount, a.rtype);
+        }
+    }
+    finish();
+    return MPI_SUCCESS;
+}
+
+int ShmColl::alltoall(Comm* c, const Args& a)
+{
+    const std::uint64_t bytes = a.bytes; // per pair
+    if (int e = wait_free(c, kSets)) {
+        return e;
+    }
+    std::byte* mine = slot(me_);
+    for (int j = 0; j < p_; ++j) {
+        const auto uj = static_cast<std::uint64_t>(j);
+        if (a.in_place) {
+            pack(elem(a.rbuf, uj * a.rcount, a.rtype), a.rcount, a.rtype, mine + uj * bytes, bytes);
+        } else {
+            pack(elem(a.sbuf, uj * a.scount, a.stype), a.scount, a.stype, mine + uj * bytes, bytes);
+        }
+    }
+    store(ready(me_), seq_);
+    if (int e = wait_all_ready(c)) {
+        return e;
+    }
+    const auto um = static_cast<std::uint64_t>(me_);
+    for (int j = 0; j < p_; ++j) {
+        unpack(slot(j) + um * bytes, bytes,
+               elem(a.rbuf, static_cast<std::uint64_t>(j) * a.rcount, a.rtype), a.rcount, a.rtype);
+    }
+    finish();
+    return MPI_SUCCESS;
+}
+
+} // namespace ulmpi::mpi::coll

@@ -1,0 +1,102 @@
+// Collectives on one host through shared memory (blocking calls with little
+// data: barrier, bcast, allreduce, allgather, alltoall, reduce_scatter and
+// reduce_scatter_block).
+//
+// A communicator whose members all live on this host gets, on its first
+// eligible call, a segment of its own: per member a `ready` and a `done`
+// counter on 64-byte lines of their own, and per member four slots of
+// `slot` bytes (call k of the communicator uses the set k % 4), and for
+// bcast two rings: 32 slots, and 256 slots of 256 bytes for small data
+// (each slot: the call number, then up to 248 bytes of data, so that small
+// data comes in the same cache line as the flag that announces it).
+// Call k at member m:
+//   publish  m waits until every member's done >= k - 4 (nobody still reads
+//            the slots of this set), copies its data, packed, into its
+//            slot and stores ready[m] = k (release);
+//   gather   m waits for ready[j] >= k of the members whose data it needs
+//            and reads their slots (acquire);
+//   done     m stores done[m] = k.
+// So a call costs one copy in, one copy out and a cache-line hand-off per
+// member, where point-to-point costs a message (descriptor, match,
+// fragment) per step. Bcast's root returns once it has published, and may
+// run 31 calls (255 with up to 256 bytes) ahead of the slowest reader: on
+// an oversubscribed host every process then does many calls per time
+// slice, as with eager messages.
+//
+// Waiting runs the engine's progress loop: it spins, then yields or sleeps
+// when the host is oversubscribed, and reads failure notices on the way. A
+// member that failed (its link is down, or fault tolerance knows it failed)
+// or a revoke ends the wait with MPIX_ERR_PROC_FAILED / MPIX_ERR_REVOKED;
+// nobody waits for a dead member forever.
+//
+// Reductions combine the members' data in rank order at every member,
+// x0 op (x1 op (... op x(p-1))), so non-commutative and user-defined ops keep
+// their order and every member computes the same bits.
+//
+// Which calls: blocking, intracommunicator, 2..64 members all on this host,
+// no replication and no FT-MPI mode, per-member data up to coll_shm_max
+// bytes (alltoall, reduce_scatter: all blocks of a member together), reductions on a
+// predefined type without padding, and no algorithm forced for the
+// collective (ULMPI_COLL_<NAME>). The choice depends only on what every
+// member knows alike, so all members take the same road.
+//
+// Setup (collective, over point-to-point): member 0 creates the segment and
+// broadcasts its name, every member attaches, all agree on success (a MIN
+// reduction) and member 0 removes the name, so nothing is left in /dev/shm
+// however the job ends. When setup fails anywhere, the communicator keeps
+// using point-to-point.
+#pragma once
+
+#include "mpi/coll/coll.h"
+#include "runtime/shm_segment.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace ulmpi::mpi::coll {
+
+class ShmColl {
+public:
+    ~ShmColl();
+    ShmColl(const ShmColl&) = delete;
+    ShmColl& operator=(const ShmColl&) = delete;
+
+    // Whether this blocking call goes through shared memory on c (sets the
+    // communicator up on first use; false when it cannot be set up).
+    static bool takes(Comm* c, const Args& a);
+    // Runs the call (takes() said yes); MPI_SUCCESS or an error class.
+    static int run(Comm* c, const Args& a);
+
+private:
+    ShmColl() = default;
+    static std::unique_ptr<ShmColl> create(Comm* c, std::uint64_t slot);
+
+    std::uint64_t* ready(int j) const;
+    std::uint64_t* done(int j) const;
+    std::byte* slot(int j) const; // of the current call's set
+    std::byte* ring_slot(std::uint64_t bytes) const; // bcast's slot of the current call
+    // Waits until pred() holds; an error class when a member failed or c
+    // was revoked meanwhile.
+    template <class Pred> int wait(Comm* c, Pred&& pred);
+    int wait_all_ready(Comm* c);
+    // Every member's done >= seq_ - depth (the slot sets or a ring).
+    int wait_free(Comm* c, std::uint64_t depth);
+    void finish();          // done[me] = seq_
+
+    int barrier(Comm* c);
+    int bcast(Comm* c, const Args& a);
+    int allreduce(Comm* c, const Args& a);
+    int allgather(Comm* c, const Args& a);
+    int alltoall(Comm* c, const Args& a);
+    int reduce_scatter(Comm* c, const Args& a); // and _block
+
+    rt::ShmSegment seg_;
+    std::byte* base_ = nullptr;
+    std::uint64_t slot_ = 0;
+    int p_ = 0;
+    int me_ = 0;
+    std::uint64_t seq_ = 0; // calls so far (the current one while it runs)
+    std::uint64_t free_upto_ = 0; // every member's done was >= this
+};
+
+} // namespace ulmpi::mpi::coll
