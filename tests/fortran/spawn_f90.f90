@@ -10,8 +10,8 @@ program spawn
   integer :: ierr, parent, rank, np, errs, inter, i, code, nremote
   integer :: errcodes(2), maxprocs(2), infos(2)
   integer :: status(MPI_STATUS_SIZE)
-  character(len=64) :: argv(3), self, arg1, arg2
-  character(len=32) :: commands(2)
+  character(len=64) :: argv(3), arg1, arg2
+  character(len=4096) :: self, commands(2)
   character(len=16) :: argvs(2, 3)
 
   call MPI_INIT(ierr)
@@ -42,7 +42,8 @@ program spawn
   errs = 0
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
   call MPI_COMM_SIZE(MPI_COMM_WORLD, np, ierr)
-  call get_command_argument(0, self)
+  call get_command_argument(0, self, status=i)
+  call ftest_check(i == 0, 'the program''s path fits in 4096 characters', errs)
 
   ! Two children; the arguments end at the blank element, trailing blanks go.
   argv(1) = 'child'
