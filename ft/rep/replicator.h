@@ -128,6 +128,7 @@ public:
     void on_recv_complete(const ulm::RecvMsg& r) override;
     void on_recv_orphaned(ulm::RecvMsg& r) override;
     void on_unexpected_dropped(int src, std::uint64_t rep_seq) override;
+    void print_state() const override; // state_report.cpp
 
     // ulm::FailureHooks
     void on_peer_failed(int peer, const char* detail) override;
