@@ -17,7 +17,10 @@
 //     straight to its replicas of other ranks (direct_ off: they are served
 //     through copies once they asked, in order), and asks the server of
 //     each rank's stream for every message from the first it lacks (a
-//     request, as an orphan asks a substitute).
+//     request, as an orphan asks a substitute). Its replica of a rank that
+//     is dead itself, waiting for its own re-creation (several deaths at
+//     once), gets the stock and everything C sends to that rank, kept
+//     (parked) until its new process asks.
 //  3. Every other process P, on the notice: reads its launcher events (the
 //     old D's death came before the fork was granted), fails D if it had
 //     not, resets and connects its link to C, tells S (welcome; S relays
@@ -121,9 +124,19 @@ void Replicator::send_request(int rank, int to)
     queue_ctrl(to, std::move(b));
 }
 
-void Replicator::unpark(int rank)
+void Replicator::keep_for(int rank, int replica)
 {
-    acks_.unpark(rank);
+    keep_[static_cast<std::size_t>(rank)] |= 1u << replica;
+    acks_.park(rank, [this](const ulm::SendMsg& m) { return copy_of(m); });
+}
+
+void Replicator::stop_keeping(int rank, int replica)
+{
+    auto& keep = keep_[static_cast<std::size_t>(rank)];
+    keep &= ~(1u << replica);
+    if (keep == 0 && acks_.parked(rank)) {
+        acks_.unpark(rank);
+    }
 }
 
 void Replicator::give_up_fork(const std::string& why)
@@ -298,10 +311,17 @@ void Replicator::become_new(int d, int incarnation)
         server_[xi] = set_.server(x, k_);
         // My replica of rank x gets my messages through copies, once it
         // asked (it may lack some of the substitute's); kept meanwhile.
+        // If it is dead and its sibling lives, it is being re-created (one
+        // recovery at a time: after mine): its new process will ask me for
+        // everything since its death, which the substitute kept (the
+        // stock) and I keep from now on.
+        const int mine = set_.phys(k_, x);
         const bool mine_lives = x != me_ && set_.alive(k_, x);
+        const bool mine_comes = x != me_ && !mine_lives && recovery_applies(mine) && !finishing_;
         direct_[xi] = !mine_lives;
-        if (mine_lives) {
-            acks_.park(x, [this](const ulm::SendMsg& m) { return copy_of(m); });
+        keep_[xi] = 0; // (the substitute's parking went with its table, take())
+        if (mine_lives || mine_comes) {
+            keep_for(x, k_);
         } else {
             stock_[xi].clear();
         }
@@ -358,9 +378,7 @@ void Replicator::on_notice(int from, int d, int incarnation)
     ULMPI_DEBUG("replication: notice from %d: process %d re-created as incarnation %d", from, d,
                 incarnation);
     if (incarnation == 0) {
-        if (acks_.parked(x)) {
-            unpark(x); // it is not re-created: nobody will ask
-        }
+        stop_keeping(x, l); // it is not re-created: nobody will ask
         return;
     }
     if (incarnation <= inc_[static_cast<std::size_t>(d)]) {
@@ -402,8 +420,8 @@ void Replicator::on_notice(int from, int d, int incarnation)
             b.insert(b.end(), p, p + sizeof h);
         }
         queue_ctrl(d, std::move(b));
-        if (set_.server(me_, l) != eng_.phys_rank() && acks_.parked(x)) {
-            unpark(x); // it asks someone else for my rank's messages
+        if (set_.server(me_, l) != eng_.phys_rank()) {
+            stop_keeping(x, l); // it asks someone else for my rank's messages
         }
     }
     queue_ctrl(from, bytes_of(NoticeMsg{Kind::welcome, {}, static_cast<std::uint32_t>(d),

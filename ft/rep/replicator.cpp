@@ -161,6 +161,7 @@ Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
         inc_[p] = pj.incarnation_of_rank[p];
     }
     direct_.assign(nn, true);
+    keep_.assign(nn, 0);
     stock_.resize(nn);
     unready_.assign(static_cast<std::size_t>(engine.phys_size()), false);
     rx_buf_.resize(sizeof(RequestMsg) + kMaxHoles * sizeof(std::uint64_t));
@@ -374,7 +375,7 @@ void Replicator::fail(int d, const char* detail)
             fork_retry_at_ = 0;
         } else {
             // Kept for the new replica, which asks for what it lacks.
-            acks_.park(x, [this](const ulm::SendMsg& m) { return copy_of(m); });
+            keep_for(x, l);
         }
     }
     if (born_at_ != 0 && d == parent_) {
@@ -489,10 +490,13 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
     }
     ++takeovers_;
     orphans.push_back(std::move(o));
-    stock.clear();
-    if (acks_.parked(rank)) {
-        unpark(rank); // what it asked for is queued
+    if (l == k_) {
+        stock.clear(); // the stock is for my replica of the rank: what it asked for is queued
     }
+    // Kept for this replica (a re-created one) until now: what it asked for
+    // is queued. A request of another replica (an orphan of my dead sibling)
+    // leaves what is kept for a replica still to come.
+    stop_keeping(rank, l);
 }
 
 void Replicator::record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc)
@@ -741,8 +745,8 @@ void Replicator::finalize()
     // Nothing is kept for a replica being re-created any more: mpirun
     // re-creates none once a process has finished.
     for (int j = 0; j < set_.logical_size(); ++j) {
-        if (acks_.parked(j)) {
-            acks_.unpark(j);
+        for (int l = 0; l < set_.replicas(); ++l) {
+            stop_keeping(j, l);
         }
     }
     const rt::Nanos start = rt::now_ns();
