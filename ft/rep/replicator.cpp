@@ -323,8 +323,11 @@ void Replicator::on_recv_orphaned(ulm::RecvMsg& r)
     // Its sender died before all its data came: another replica of the
     // sender sends the message again; the receive waits for it, first in line.
     new_holes_[static_cast<std::size_t>(r.env.source)].push_back(r.rep_seq);
-    if (failing_) {
-        orphans_.push_back(&r); // reposted in message order once all are known
+    if (failing_ || !set_.dead(r.peer)) {
+        // Reposted in message order once all are known (fail()). A death I
+        // have not heard of yet: the engine heard first (the launcher's
+        // notice, Engine::check_events), and tells me right after.
+        orphans_.push_back(&r);
     } else {
         eng_.repost(&r);
     }
@@ -391,10 +394,12 @@ void Replicator::fail(int d, const char* detail)
         unready_[static_cast<std::size_t>(d)] = false; // a new process waits for it no more
         --unready_count_;
     }
+    // `holes` and orphans_ are filled through the hooks by the engine's
+    // fail_peer: now, or just before when the engine heard first (then this
+    // call finds nothing more).
     auto& holes = new_holes_[static_cast<std::size_t>(x)];
-    holes.clear();
     failing_ = true;
-    eng_.fail_peer(d, rt::Errc::peer_failed); // fills `holes` and orphans_ through the hooks
+    eng_.fail_peer(d, rt::Errc::peer_failed);
     failing_ = false;
     // Each goes to the front of the posted receives: the last first, so that
     // they end up in the order they had matched in.
