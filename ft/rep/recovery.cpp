@@ -134,8 +134,13 @@ void Replicator::stop_keeping(int rank, int replica)
 {
     auto& keep = keep_[static_cast<std::size_t>(rank)];
     keep &= ~(1u << replica);
-    if (keep == 0 && acks_.parked(rank)) {
-        acks_.unpark(rank);
+    if (keep == 0) {
+        // Nobody is to ask me from where it stands any more: what I hold is
+        // what the live replicas have not acknowledged.
+        stock_[static_cast<std::size_t>(rank)].clear();
+        if (acks_.parked(rank)) {
+            acks_.unpark(rank);
+        }
     }
 }
 
@@ -311,18 +316,22 @@ void Replicator::become_new(int d, int incarnation)
         server_[xi] = set_.server(x, k_);
         // My replica of rank x gets my messages through copies, once it
         // asked (it may lack some of the substitute's); kept meanwhile.
-        // If it is dead and its sibling lives, it is being re-created (one
-        // recovery at a time: after mine): its new process will ask me for
-        // everything since its death, which the substitute kept (the
-        // stock) and I keep from now on.
-        const int mine = set_.phys(k_, x);
+        // A replica of rank x that is dead while its sibling lives is being
+        // re-created (one recovery at a time: after mine): its new process
+        // asks its server for everything since its death, and I may be that
+        // server (mine), or become it (the other one's, if its server dies
+        // first): kept as the substitute kept it (the stock), and from now
+        // on, as fail() keeps it on a death.
         const bool mine_lives = x != me_ && set_.alive(k_, x);
-        const bool mine_comes = x != me_ && !mine_lives && recovery_applies(mine) && !finishing_;
         direct_[xi] = !mine_lives;
-        keep_[xi] = 0; // (the substitute's parking went with its table, take())
-        if (mine_lives || mine_comes) {
-            keep_for(x, k_);
-        } else {
+        keep_[xi] = 0; // (the substitute's keeping went with its table, take())
+        for (int j = 0; j < set_.replicas() && x != me_; ++j) {
+            const bool comes = !set_.alive(j, x) && recovery_applies(set_.phys(j, x)) && !finishing_;
+            if ((j == k_ && mine_lives) || comes) {
+                keep_for(x, j);
+            }
+        }
+        if (keep_[xi] == 0) {
             stock_[xi].clear();
         }
     }
@@ -406,7 +415,16 @@ void Replicator::on_notice(int from, int d, int incarnation)
     } else {
         // What I sent to rank x and still hold waits for the new process too
         // (it says which it has, ack_upto): a later re-creation of its
-        // sibling may ask me for them.
+        // sibling may ask me for them, and so may the new process if its
+        // server dies before it answered. The stock (what my substitute
+        // held when it forked me) joins them, as copies.
+        if (acks_.parked(x)) {
+            for (const auto& [m, c] : stock_[xi]) {
+                if (acks_.held(x).count(m) == 0) {
+                    (void)acks_.post(x, m, nullptr, 0, c);
+                }
+            }
+        }
         for (ulm::SendMsg* s : acks_.wait_for_new(x, l)) {
             ++s->holds;
         }

@@ -495,12 +495,9 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
     }
     ++takeovers_;
     orphans.push_back(std::move(o));
-    if (l == k_) {
-        stock.clear(); // the stock is for my replica of the rank: what it asked for is queued
-    }
     // Kept for this replica (a re-created one) until now: what it asked for
     // is queued. A request of another replica (an orphan of my dead sibling)
-    // leaves what is kept for a replica still to come.
+    // leaves what is kept for a replica still to come (and the stock).
     stop_keeping(rank, l);
 }
 
