@@ -25,7 +25,9 @@
    exit 0 with the reference result. --recover-all: the same with one
    replica of every rank, the others killed once all are back.
    --recover-once: nobody is killed after the re-creation (the job must
-   end with the re-created replica and its sibling).
+   end with the re-created replica and its sibling). A re-created process
+   still running 3 s after mpirun ended fails the run (it must die with
+   mpirun, also when the watchdog kills mpirun).
 Every run has a watchdog (--limit): a hung job fails the test and its
 process group is killed.
 """
