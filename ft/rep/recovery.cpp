@@ -34,6 +34,8 @@
 // others stop keeping messages for D.
 #include "ft/rep/replicator.h"
 
+#include "ft/rep/control_msg.h"
+
 #include "runtime/log.h"
 #include "ulm/packer.h"
 
@@ -49,31 +51,6 @@
 namespace ulmpi::rep {
 
 namespace {
-
-enum class Kind : std::uint8_t { request = 2, notice = 4, welcome = 5, ready = 6, ack_upto = 7 };
-struct NoticeMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t phys;
-    std::uint32_t incarnation;
-    std::uint32_t pad2;
-};
-struct RequestMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t nholes;
-    std::uint64_t next;
-    std::uint32_t epoch;
-    std::uint32_t pad2;
-};
-static_assert(sizeof(NoticeMsg) == 16 && sizeof(RequestMsg) == 24);
-
-template <class T> std::vector<std::byte> bytes_of(const T& x)
-{
-    std::vector<std::byte> v(sizeof x);
-    std::memcpy(v.data(), &x, sizeof x);
-    return v;
-}
 
 constexpr rt::Nanos kForkRetry = 20'000'000; // mpirun busy with another recovery
 
@@ -113,15 +90,10 @@ void Replicator::send_request(int rank, int to)
     const auto xi = static_cast<std::size_t>(rank);
     std::vector<std::uint64_t> want(recv_holes_[xi].begin(), recv_holes_[xi].end());
     // epoch: the incarnation of my replica of `rank`, whose stream I ask for.
-    RequestMsg q{Kind::request, {}, static_cast<std::uint32_t>(want.size()), recv_next_[xi],
-                 static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, rank))]),
-                 0};
-    std::vector<std::byte> b = bytes_of(q);
-    for (std::uint64_t h : want) {
-        const auto* p = reinterpret_cast<const std::byte*>(&h);
-        b.insert(b.end(), p, p + sizeof h);
-    }
-    queue_ctrl(to, std::move(b));
+    queue_ctrl(to, request_bytes(Kind::request, recv_next_[xi],
+                                 static_cast<std::uint32_t>(
+                                     inc_[static_cast<std::size_t>(set_.phys(k_, rank))]),
+                                 want));
 }
 
 void Replicator::keep_for(int rank, int replica)
@@ -358,14 +330,10 @@ void Replicator::become_new(int d, int incarnation)
             if (x == me_ || r == k_ || !set_.alive(r, x)) {
                 continue;
             }
-            RequestMsg q{Kind::ack_upto, {}, static_cast<std::uint32_t>(recv_holes_[xi].size()),
-                         recv_next_[xi] - 1, 0, 0};
-            std::vector<std::byte> b = bytes_of(q);
-            for (std::uint64_t h : recv_holes_[xi]) {
-                const auto* p = reinterpret_cast<const std::byte*>(&h);
-                b.insert(b.end(), p, p + sizeof h);
-            }
-            queue_ctrl(set_.phys(r, x), std::move(b));
+            const std::vector<std::uint64_t> missing(recv_holes_[xi].begin(),
+                                                     recv_holes_[xi].end());
+            queue_ctrl(set_.phys(r, x),
+                       request_bytes(Kind::ack_upto, recv_next_[xi] - 1, 0, missing));
         }
     }
     born_at_ = rt::now_ns();
@@ -430,14 +398,8 @@ void Replicator::on_notice(int from, int d, int incarnation)
         }
         // And the new process learns which of its rank's messages I have (it
         // may be behind the dead one, whose acknowledgements are lost).
-        RequestMsg q{Kind::ack_upto, {}, static_cast<std::uint32_t>(recv_holes_[xi].size()),
-                     recv_next_[xi] - 1, 0, 0};
-        std::vector<std::byte> b = bytes_of(q);
-        for (std::uint64_t h : recv_holes_[xi]) {
-            const auto* p = reinterpret_cast<const std::byte*>(&h);
-            b.insert(b.end(), p, p + sizeof h);
-        }
-        queue_ctrl(d, std::move(b));
+        const std::vector<std::uint64_t> missing(recv_holes_[xi].begin(), recv_holes_[xi].end());
+        queue_ctrl(d, request_bytes(Kind::ack_upto, recv_next_[xi] - 1, 0, missing));
         if (set_.server(me_, l) != eng_.phys_rank()) {
             stop_keeping(x, l); // it asks someone else for my rank's messages
         }

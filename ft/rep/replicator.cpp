@@ -1,5 +1,7 @@
 #include "ft/rep/replicator.h"
 
+#include "ft/rep/control_msg.h"
+
 #include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/crc32c.h"
@@ -33,58 +35,7 @@ const rt::BoolParam recover_p{
     "replication: the substitute of a dead replica re-creates it by forking (two replicas, "
     "processes on mpirun's host; docs/replication.md)"};
 
-enum class Kind : std::uint8_t {
-    ack = 1,
-    request = 2,
-    digest = 3,
-    notice = 4,
-    welcome = 5,
-    ready = 6,
-    ack_upto = 7,
-};
-
-// The control messages, on kRepContext between physical processes.
-struct AckMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t count;          // acknowledged messages that follow
-};
-struct RequestMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t nholes;         // numbers that follow
-    std::uint64_t next;           // first number not received
-    std::uint32_t epoch;          // incarnation of the server it replaces (stale requests)
-    std::uint32_t pad2;
-};
-// Recovery: notice (substitute -> everyone: `phys` re-created as
-// `incarnation`, 0: not re-created), welcome (-> the substitute: I know it),
-// ready (substitute -> the new process: `phys`, in `incarnation`, knows you).
-struct NoticeMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t phys;
-    std::uint32_t incarnation;
-    std::uint32_t pad2;
-};
-struct DigestMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t dst;            // logical destination
-    std::uint64_t m;              // the message's number to it
-    std::int32_t tag;
-    std::uint32_t crc;            // CRC32C of its bytes
-};
-static_assert(sizeof(AckMsg) == 8 && sizeof(RequestMsg) == 24 && sizeof(DigestMsg) == 24 &&
-              sizeof(NoticeMsg) == 16);
-
 constexpr std::size_t kMaxHoles = 4096;
-
-template <class T> void append(std::vector<std::byte>& v, const T& x)
-{
-    const auto* p = reinterpret_cast<const std::byte*>(&x);
-    v.insert(v.end(), p, p + sizeof x);
-}
 
 } // namespace
 
@@ -433,13 +384,9 @@ void Replicator::fail(int d, const char* detail)
         }
         holes_ += holes.size();
         recv_holes_[xi].assign(want.begin(), want.end());
-        std::vector<std::byte> b;
-        RequestMsg q{Kind::request, {}, static_cast<std::uint32_t>(want.size()), recv_next_[xi],
-                     static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, x))]), 0};
-        append(b, q);
-        for (std::uint64_t h : want) {
-            append(b, h);
-        }
+        const auto epoch =
+            static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, x))]);
+        std::vector<std::byte> b = request_bytes(Kind::request, recv_next_[xi], epoch, want);
         ++takeovers_;
         ULMPI_DEBUG("replication: rank %d's messages now come from process %d (from %llu, %zu holes)",
                     x, s, static_cast<unsigned long long>(recv_next_[xi]), want.size());
@@ -660,31 +607,20 @@ int Replicator::poll()
             if (rank == me_ && d.dst < static_cast<std::uint32_t>(set_.logical_size())) {
                 record_digest(set_.replica_of(from), static_cast<int>(d.dst), d.m, d.tag, d.crc);
             }
-        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::request)} &&
+        } else if ((msg[0] == std::byte{static_cast<std::uint8_t>(Kind::request)} ||
+                    msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack_upto)}) &&
                    len >= sizeof(RequestMsg)) {
-            RequestMsg q;
-            std::memcpy(&q, msg.data(), sizeof q);
-            std::vector<std::uint64_t> holes;
-            for (std::uint32_t i = 0; i < q.nholes && sizeof q + (i + 1) * 8 <= len; ++i) {
-                std::uint64_t m;
-                std::memcpy(&m, msg.data() + sizeof q + i * 8, 8);
-                holes.push_back(m);
-            }
-            on_request(from, rank, q.next, std::move(holes), static_cast<int>(q.epoch));
-        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack_upto)} &&
-                   len >= sizeof(RequestMsg)) {
-            // A re-created replica has every message up to `next` but those
-            // listed (the request's layout).
-            RequestMsg q;
-            std::memcpy(&q, msg.data(), sizeof q);
-            std::vector<std::uint64_t> missing;
-            for (std::uint32_t i = 0; i < q.nholes && sizeof q + (i + 1) * 8 <= len; ++i) {
-                std::uint64_t m;
-                std::memcpy(&m, msg.data() + sizeof q + i * 8, 8);
-                missing.push_back(m);
-            }
-            for (ulm::SendMsg* sm : acks_.ack_upto(rank, set_.replica_of(from), q.next, missing)) {
-                eng_.release_hold(sm);
+            std::vector<std::uint64_t> numbers;
+            const RequestMsg q = read_request(msg.data(), len, numbers);
+            if (q.kind == Kind::request) {
+                on_request(from, rank, q.next, std::move(numbers), static_cast<int>(q.epoch));
+            } else {
+                // A re-created replica has every message up to `next` but
+                // those listed.
+                const int l = set_.replica_of(from);
+                for (ulm::SendMsg* sm : acks_.ack_upto(rank, l, q.next, numbers)) {
+                    eng_.release_hold(sm);
+                }
             }
         } else if (len >= sizeof(NoticeMsg) &&
                    (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::notice)} ||
