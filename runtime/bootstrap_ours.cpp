@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +37,7 @@
 #include <map>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <utility>
@@ -217,6 +219,10 @@ private:
     JobInfo job_;
     wire::Secret secret_{};
     int fd_ = -1;
+    // The process that started us (mpirun, or a host's daemon): a forked
+    // replica (become_replica) is adopted by it and must die with it, as the
+    // processes it started do (PR_SET_PDEATHSIG).
+    pid_t launcher_ = 0;
     wire::FrameReader reader_;
     std::deque<FailureEvent> events_;
     std::deque<wire::FenceDone> fence_done_; // arrived while polling for events
@@ -393,6 +399,7 @@ void OurBootstrap::read_board()
 
 Status OurBootstrap::start(std::string& why)
 {
+    launcher_ = ::getppid();
     // Who we are, from the environment mpirun gave us.
     if (!env_int(wire::env::rank, job_.rank, true, why) ||
         !env_int(wire::env::size, job_.size, true, why)) {
@@ -605,6 +612,17 @@ Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
     const auto& a = std::get<wire::Replica>(reply.body);
     if (a.op != wire::ReplicaOp::granted) {
         why = "mpirun refused the new process: " + a.reason;
+        return Errc::not_supported;
+    }
+    // mpirun (a child subreaper) becomes our parent when the short-lived
+    // process between the substitute and us exits; from then on we die with
+    // mpirun, as the processes it forked do (a watchdog that kills mpirun
+    // must not leave a new replica running).
+    for (int i = 0; i < 2000 && ::getppid() != launcher_; ++i) {
+        ::usleep(500);
+    }
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher_) {
+        why = "the new process was not adopted by mpirun (pid " + std::to_string(launcher_) + ")";
         return Errc::not_supported;
     }
     // Notices the substitute had queued but not handed out are gone with its

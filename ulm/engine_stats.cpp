@@ -61,6 +61,27 @@ void Engine::print_state(const char* why) const
                      a != nullptr ? a->hdr.msg_seq : 0, l.received.in_order(), l.delivered.in_order(),
                      l.ack_due ? 1 : 0, l.alive() ? 0 : 1, l.up_rails(), l.nrails);
     }
+    // What the program waits for: the first posted receives and stored
+    // messages (source and tag as matched: logical ranks when replicated).
+    std::size_t shown = 0;
+    matcher_.for_each_posted([&](const RecvMsg& r) {
+        if (++shown <= 16) {
+            std::fprintf(stderr, "ulmpi-state rank=%d posted: src=%d tag=%d ctx=%u\n", rank_, r.src,
+                         r.tag, r.ctx.value());
+        }
+    });
+    shown = 0;
+    matcher_.for_each_unexpected([&](const Unexpected& u) {
+        if (++shown <= 16) {
+            std::fprintf(stderr,
+                         "ulmpi-state rank=%d unexpected: src=%d tag=%d ctx=%u peer=%d "
+                         "rep_seq=%" PRIu64 " bytes=%" PRIu64 "\n",
+                         rank_, u.src, u.tag(), u.ctx().value(), u.peer, u.rep_seq, u.hdr.msg_len);
+        }
+    });
+    if (rep_ != nullptr) {
+        rep_->print_state();
+    }
     print_stats();
 }
 

@@ -104,6 +104,24 @@ public:
     }
     std::size_t posted_count() const;
     std::size_t unexpected_count() const;
+    // Calls fn(const RecvMsg&) for every posted receive and fn(const
+    // Unexpected&) for every stored message, context by context (diagnostics).
+    template <class Fn> void for_each_posted(Fn&& fn) const
+    {
+        for_each_context([&](const Context& c) {
+            for (RecvMsg* r = c.posted.front(); r != nullptr; r = c.posted.next(r)) {
+                fn(*r);
+            }
+        });
+    }
+    template <class Fn> void for_each_unexpected(Fn&& fn) const
+    {
+        for_each_context([&](const Context& c) {
+            for (Unexpected* u = c.unexpected.front(); u != nullptr; u = c.unexpected.next(u)) {
+                fn(*u);
+            }
+        });
+    }
     // Calls fn(Unexpected*) for every stored message (used at shutdown).
     template <class Fn> void drain_unexpected(Fn&& fn)
     {
@@ -129,6 +147,17 @@ private:
     static constexpr std::uint32_t kDense = 4096;
 
     Context& context(ContextId id);
+    template <class Fn> void for_each_context(Fn&& fn) const
+    {
+        for (const auto& c : dense_) {
+            if (c) {
+                fn(*c);
+            }
+        }
+        for (const auto& [id, c] : sparse_) {
+            fn(*c);
+        }
+    }
 
     std::vector<std::unique_ptr<Context>> dense_;
     std::unordered_map<std::uint32_t, std::unique_ptr<Context>> sparse_;

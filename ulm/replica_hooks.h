@@ -44,6 +44,9 @@ public:
     virtual void on_recv_complete(const RecvMsg& r) = 0;
     virtual void on_recv_orphaned(RecvMsg& r) = 0;
     virtual void on_unexpected_dropped(int src, std::uint64_t rep_seq) = 0;
+    // Engine::print_state (a wait that lasts, ulm_hang_report_s): the
+    // replication state, on stderr.
+    virtual void print_state() const = 0;
 
 protected:
     ~ReplicaHooks() = default;

@@ -17,7 +17,10 @@
 //     straight to its replicas of other ranks (direct_ off: they are served
 //     through copies once they asked, in order), and asks the server of
 //     each rank's stream for every message from the first it lacks (a
-//     request, as an orphan asks a substitute).
+//     request, as an orphan asks a substitute). Its replica of a rank that
+//     is dead itself, waiting for its own re-creation (several deaths at
+//     once), gets the stock and everything C sends to that rank, kept
+//     (parked) until its new process asks.
 //  3. Every other process P, on the notice: reads its launcher events (the
 //     old D's death came before the fork was granted), fails D if it had
 //     not, resets and connects its link to C, tells S (welcome; S relays
@@ -30,6 +33,8 @@
 // If the fork cannot be done, S sends a notice with incarnation 0 and the
 // others stop keeping messages for D.
 #include "ft/rep/replicator.h"
+
+#include "ft/rep/control_msg.h"
 
 #include "runtime/log.h"
 #include "ulm/packer.h"
@@ -46,31 +51,6 @@
 namespace ulmpi::rep {
 
 namespace {
-
-enum class Kind : std::uint8_t { request = 2, notice = 4, welcome = 5, ready = 6, ack_upto = 7 };
-struct NoticeMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t phys;
-    std::uint32_t incarnation;
-    std::uint32_t pad2;
-};
-struct RequestMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t nholes;
-    std::uint64_t next;
-    std::uint32_t epoch;
-    std::uint32_t pad2;
-};
-static_assert(sizeof(NoticeMsg) == 16 && sizeof(RequestMsg) == 24);
-
-template <class T> std::vector<std::byte> bytes_of(const T& x)
-{
-    std::vector<std::byte> v(sizeof x);
-    std::memcpy(v.data(), &x, sizeof x);
-    return v;
-}
 
 constexpr rt::Nanos kForkRetry = 20'000'000; // mpirun busy with another recovery
 
@@ -110,20 +90,30 @@ void Replicator::send_request(int rank, int to)
     const auto xi = static_cast<std::size_t>(rank);
     std::vector<std::uint64_t> want(recv_holes_[xi].begin(), recv_holes_[xi].end());
     // epoch: the incarnation of my replica of `rank`, whose stream I ask for.
-    RequestMsg q{Kind::request, {}, static_cast<std::uint32_t>(want.size()), recv_next_[xi],
-                 static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, rank))]),
-                 0};
-    std::vector<std::byte> b = bytes_of(q);
-    for (std::uint64_t h : want) {
-        const auto* p = reinterpret_cast<const std::byte*>(&h);
-        b.insert(b.end(), p, p + sizeof h);
-    }
-    queue_ctrl(to, std::move(b));
+    queue_ctrl(to, request_bytes(Kind::request, recv_next_[xi],
+                                 static_cast<std::uint32_t>(
+                                     inc_[static_cast<std::size_t>(set_.phys(k_, rank))]),
+                                 want));
 }
 
-void Replicator::unpark(int rank)
+void Replicator::keep_for(int rank, int replica)
 {
-    acks_.unpark(rank);
+    keep_[static_cast<std::size_t>(rank)] |= 1u << replica;
+    acks_.park(rank, [this](const ulm::SendMsg& m) { return copy_of(m); });
+}
+
+void Replicator::stop_keeping(int rank, int replica)
+{
+    auto& keep = keep_[static_cast<std::size_t>(rank)];
+    keep &= ~(1u << replica);
+    if (keep == 0) {
+        // Nobody is to ask me from where it stands any more: what I hold is
+        // what the live replicas have not acknowledged.
+        stock_[static_cast<std::size_t>(rank)].clear();
+        if (acks_.parked(rank)) {
+            acks_.unpark(rank);
+        }
+    }
 }
 
 void Replicator::give_up_fork(const std::string& why)
@@ -298,11 +288,22 @@ void Replicator::become_new(int d, int incarnation)
         server_[xi] = set_.server(x, k_);
         // My replica of rank x gets my messages through copies, once it
         // asked (it may lack some of the substitute's); kept meanwhile.
+        // A replica of rank x that is dead while its sibling lives is being
+        // re-created (one recovery at a time: after mine): its new process
+        // asks its server for everything since its death, and I may be that
+        // server (mine), or become it (the other one's, if its server dies
+        // first): kept as the substitute kept it (the stock), and from now
+        // on, as fail() keeps it on a death.
         const bool mine_lives = x != me_ && set_.alive(k_, x);
         direct_[xi] = !mine_lives;
-        if (mine_lives) {
-            acks_.park(x, [this](const ulm::SendMsg& m) { return copy_of(m); });
-        } else {
+        keep_[xi] = 0; // (the substitute's keeping went with its table, take())
+        for (int j = 0; j < set_.replicas() && x != me_; ++j) {
+            const bool comes = !set_.alive(j, x) && recovery_applies(set_.phys(j, x)) && !finishing_;
+            if ((j == k_ && mine_lives) || comes) {
+                keep_for(x, j);
+            }
+        }
+        if (keep_[xi] == 0) {
             stock_[xi].clear();
         }
     }
@@ -329,14 +330,10 @@ void Replicator::become_new(int d, int incarnation)
             if (x == me_ || r == k_ || !set_.alive(r, x)) {
                 continue;
             }
-            RequestMsg q{Kind::ack_upto, {}, static_cast<std::uint32_t>(recv_holes_[xi].size()),
-                         recv_next_[xi] - 1, 0, 0};
-            std::vector<std::byte> b = bytes_of(q);
-            for (std::uint64_t h : recv_holes_[xi]) {
-                const auto* p = reinterpret_cast<const std::byte*>(&h);
-                b.insert(b.end(), p, p + sizeof h);
-            }
-            queue_ctrl(set_.phys(r, x), std::move(b));
+            const std::vector<std::uint64_t> missing(recv_holes_[xi].begin(),
+                                                     recv_holes_[xi].end());
+            queue_ctrl(set_.phys(r, x),
+                       request_bytes(Kind::ack_upto, recv_next_[xi] - 1, 0, missing));
         }
     }
     born_at_ = rt::now_ns();
@@ -358,9 +355,7 @@ void Replicator::on_notice(int from, int d, int incarnation)
     ULMPI_DEBUG("replication: notice from %d: process %d re-created as incarnation %d", from, d,
                 incarnation);
     if (incarnation == 0) {
-        if (acks_.parked(x)) {
-            unpark(x); // it is not re-created: nobody will ask
-        }
+        stop_keeping(x, l); // it is not re-created: nobody will ask
         return;
     }
     if (incarnation <= inc_[static_cast<std::size_t>(d)]) {
@@ -388,22 +383,25 @@ void Replicator::on_notice(int from, int d, int incarnation)
     } else {
         // What I sent to rank x and still hold waits for the new process too
         // (it says which it has, ack_upto): a later re-creation of its
-        // sibling may ask me for them.
+        // sibling may ask me for them, and so may the new process if its
+        // server dies before it answered. The stock (what my substitute
+        // held when it forked me) joins them, as copies.
+        if (acks_.parked(x)) {
+            for (const auto& [m, c] : stock_[xi]) {
+                if (acks_.held(x).count(m) == 0) {
+                    (void)acks_.post(x, m, nullptr, 0, c);
+                }
+            }
+        }
         for (ulm::SendMsg* s : acks_.wait_for_new(x, l)) {
             ++s->holds;
         }
         // And the new process learns which of its rank's messages I have (it
         // may be behind the dead one, whose acknowledgements are lost).
-        RequestMsg q{Kind::ack_upto, {}, static_cast<std::uint32_t>(recv_holes_[xi].size()),
-                     recv_next_[xi] - 1, 0, 0};
-        std::vector<std::byte> b = bytes_of(q);
-        for (std::uint64_t h : recv_holes_[xi]) {
-            const auto* p = reinterpret_cast<const std::byte*>(&h);
-            b.insert(b.end(), p, p + sizeof h);
-        }
-        queue_ctrl(d, std::move(b));
-        if (set_.server(me_, l) != eng_.phys_rank() && acks_.parked(x)) {
-            unpark(x); // it asks someone else for my rank's messages
+        const std::vector<std::uint64_t> missing(recv_holes_[xi].begin(), recv_holes_[xi].end());
+        queue_ctrl(d, request_bytes(Kind::ack_upto, recv_next_[xi] - 1, 0, missing));
+        if (set_.server(me_, l) != eng_.phys_rank()) {
+            stop_keeping(x, l); // it asks someone else for my rank's messages
         }
     }
     queue_ctrl(from, bytes_of(NoticeMsg{Kind::welcome, {}, static_cast<std::uint32_t>(d),

@@ -1,5 +1,7 @@
 #include "ft/rep/replicator.h"
 
+#include "ft/rep/control_msg.h"
+
 #include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/crc32c.h"
@@ -33,58 +35,7 @@ const rt::BoolParam recover_p{
     "replication: the substitute of a dead replica re-creates it by forking (two replicas, "
     "processes on mpirun's host; docs/replication.md)"};
 
-enum class Kind : std::uint8_t {
-    ack = 1,
-    request = 2,
-    digest = 3,
-    notice = 4,
-    welcome = 5,
-    ready = 6,
-    ack_upto = 7,
-};
-
-// The control messages, on kRepContext between physical processes.
-struct AckMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t count;          // acknowledged messages that follow
-};
-struct RequestMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t nholes;         // numbers that follow
-    std::uint64_t next;           // first number not received
-    std::uint32_t epoch;          // incarnation of the server it replaces (stale requests)
-    std::uint32_t pad2;
-};
-// Recovery: notice (substitute -> everyone: `phys` re-created as
-// `incarnation`, 0: not re-created), welcome (-> the substitute: I know it),
-// ready (substitute -> the new process: `phys`, in `incarnation`, knows you).
-struct NoticeMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t phys;
-    std::uint32_t incarnation;
-    std::uint32_t pad2;
-};
-struct DigestMsg {
-    Kind kind;
-    std::uint8_t pad[3];
-    std::uint32_t dst;            // logical destination
-    std::uint64_t m;              // the message's number to it
-    std::int32_t tag;
-    std::uint32_t crc;            // CRC32C of its bytes
-};
-static_assert(sizeof(AckMsg) == 8 && sizeof(RequestMsg) == 24 && sizeof(DigestMsg) == 24 &&
-              sizeof(NoticeMsg) == 16);
-
 constexpr std::size_t kMaxHoles = 4096;
-
-template <class T> void append(std::vector<std::byte>& v, const T& x)
-{
-    const auto* p = reinterpret_cast<const std::byte*>(&x);
-    v.insert(v.end(), p, p + sizeof x);
-}
 
 } // namespace
 
@@ -161,6 +112,7 @@ Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
         inc_[p] = pj.incarnation_of_rank[p];
     }
     direct_.assign(nn, true);
+    keep_.assign(nn, 0);
     stock_.resize(nn);
     unready_.assign(static_cast<std::size_t>(engine.phys_size()), false);
     rx_buf_.resize(sizeof(RequestMsg) + kMaxHoles * sizeof(std::uint64_t));
@@ -322,8 +274,11 @@ void Replicator::on_recv_orphaned(ulm::RecvMsg& r)
     // Its sender died before all its data came: another replica of the
     // sender sends the message again; the receive waits for it, first in line.
     new_holes_[static_cast<std::size_t>(r.env.source)].push_back(r.rep_seq);
-    if (failing_) {
-        orphans_.push_back(&r); // reposted in message order once all are known
+    if (failing_ || !set_.dead(r.peer)) {
+        // Reposted in message order once all are known (fail()). A death I
+        // have not heard of yet: the engine heard first (the launcher's
+        // notice, Engine::check_events), and tells me right after.
+        orphans_.push_back(&r);
     } else {
         eng_.repost(&r);
     }
@@ -374,7 +329,7 @@ void Replicator::fail(int d, const char* detail)
             fork_retry_at_ = 0;
         } else {
             // Kept for the new replica, which asks for what it lacks.
-            acks_.park(x, [this](const ulm::SendMsg& m) { return copy_of(m); });
+            keep_for(x, l);
         }
     }
     if (born_at_ != 0 && d == parent_) {
@@ -390,10 +345,12 @@ void Replicator::fail(int d, const char* detail)
         unready_[static_cast<std::size_t>(d)] = false; // a new process waits for it no more
         --unready_count_;
     }
+    // `holes` and orphans_ are filled through the hooks by the engine's
+    // fail_peer: now, or just before when the engine heard first (then this
+    // call finds nothing more).
     auto& holes = new_holes_[static_cast<std::size_t>(x)];
-    holes.clear();
     failing_ = true;
-    eng_.fail_peer(d, rt::Errc::peer_failed); // fills `holes` and orphans_ through the hooks
+    eng_.fail_peer(d, rt::Errc::peer_failed);
     failing_ = false;
     // Each goes to the front of the posted receives: the last first, so that
     // they end up in the order they had matched in.
@@ -427,13 +384,9 @@ void Replicator::fail(int d, const char* detail)
         }
         holes_ += holes.size();
         recv_holes_[xi].assign(want.begin(), want.end());
-        std::vector<std::byte> b;
-        RequestMsg q{Kind::request, {}, static_cast<std::uint32_t>(want.size()), recv_next_[xi],
-                     static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, x))]), 0};
-        append(b, q);
-        for (std::uint64_t h : want) {
-            append(b, h);
-        }
+        const auto epoch =
+            static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, x))]);
+        std::vector<std::byte> b = request_bytes(Kind::request, recv_next_[xi], epoch, want);
         ++takeovers_;
         ULMPI_DEBUG("replication: rank %d's messages now come from process %d (from %llu, %zu holes)",
                     x, s, static_cast<unsigned long long>(recv_next_[xi]), want.size());
@@ -489,10 +442,10 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
     }
     ++takeovers_;
     orphans.push_back(std::move(o));
-    stock.clear();
-    if (acks_.parked(rank)) {
-        unpark(rank); // what it asked for is queued
-    }
+    // Kept for this replica (a re-created one) until now: what it asked for
+    // is queued. A request of another replica (an orphan of my dead sibling)
+    // leaves what is kept for a replica still to come (and the stock).
+    stop_keeping(rank, l);
 }
 
 void Replicator::record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc)
@@ -654,31 +607,20 @@ int Replicator::poll()
             if (rank == me_ && d.dst < static_cast<std::uint32_t>(set_.logical_size())) {
                 record_digest(set_.replica_of(from), static_cast<int>(d.dst), d.m, d.tag, d.crc);
             }
-        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::request)} &&
+        } else if ((msg[0] == std::byte{static_cast<std::uint8_t>(Kind::request)} ||
+                    msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack_upto)}) &&
                    len >= sizeof(RequestMsg)) {
-            RequestMsg q;
-            std::memcpy(&q, msg.data(), sizeof q);
-            std::vector<std::uint64_t> holes;
-            for (std::uint32_t i = 0; i < q.nholes && sizeof q + (i + 1) * 8 <= len; ++i) {
-                std::uint64_t m;
-                std::memcpy(&m, msg.data() + sizeof q + i * 8, 8);
-                holes.push_back(m);
-            }
-            on_request(from, rank, q.next, std::move(holes), static_cast<int>(q.epoch));
-        } else if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack_upto)} &&
-                   len >= sizeof(RequestMsg)) {
-            // A re-created replica has every message up to `next` but those
-            // listed (the request's layout).
-            RequestMsg q;
-            std::memcpy(&q, msg.data(), sizeof q);
-            std::vector<std::uint64_t> missing;
-            for (std::uint32_t i = 0; i < q.nholes && sizeof q + (i + 1) * 8 <= len; ++i) {
-                std::uint64_t m;
-                std::memcpy(&m, msg.data() + sizeof q + i * 8, 8);
-                missing.push_back(m);
-            }
-            for (ulm::SendMsg* sm : acks_.ack_upto(rank, set_.replica_of(from), q.next, missing)) {
-                eng_.release_hold(sm);
+            std::vector<std::uint64_t> numbers;
+            const RequestMsg q = read_request(msg.data(), len, numbers);
+            if (q.kind == Kind::request) {
+                on_request(from, rank, q.next, std::move(numbers), static_cast<int>(q.epoch));
+            } else {
+                // A re-created replica has every message up to `next` but
+                // those listed.
+                const int l = set_.replica_of(from);
+                for (ulm::SendMsg* sm : acks_.ack_upto(rank, l, q.next, numbers)) {
+                    eng_.release_hold(sm);
+                }
             }
         } else if (len >= sizeof(NoticeMsg) &&
                    (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::notice)} ||
@@ -741,8 +683,8 @@ void Replicator::finalize()
     // Nothing is kept for a replica being re-created any more: mpirun
     // re-creates none once a process has finished.
     for (int j = 0; j < set_.logical_size(); ++j) {
-        if (acks_.parked(j)) {
-            acks_.unpark(j);
+        for (int l = 0; l < set_.replicas(); ++l) {
+            stop_keeping(j, l);
         }
     }
     const rt::Nanos start = rt::now_ns();

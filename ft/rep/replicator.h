@@ -128,6 +128,7 @@ public:
     void on_recv_complete(const ulm::RecvMsg& r) override;
     void on_recv_orphaned(ulm::RecvMsg& r) override;
     void on_unexpected_dropped(int src, std::uint64_t rep_seq) override;
+    void print_state() const override; // state_report.cpp
 
     // ulm::FailureHooks
     void on_peer_failed(int peer, const char* detail) override;
@@ -179,7 +180,11 @@ private:
     void on_notice(int from, int d, int incarnation);
     void on_welcome(int from, int d, int incarnation);
     void on_ready(int p, int incarnation);
-    void unpark(int rank);
+    // Messages to `rank` are kept (AckTable::park) while some replica of it
+    // is to ask me for them from where it stands: a re-created one, whose
+    // request names the first it lacks. keep_ has bit l for replica l.
+    void keep_for(int rank, int replica);
+    void stop_keeping(int rank, int replica);
     std::shared_ptr<HeldCopy> copy_of(const ulm::SendMsg& s) const;
     void queue_ctrl(int to, std::vector<std::byte> bytes);
     void send_request(int rank, int to);
@@ -222,6 +227,7 @@ private:
     bool recover_ = false;                   // rep_recover, two replicas
     std::vector<int> inc_;                   // per process: its incarnation as I know it
     std::vector<bool> direct_;               // per rank: my replica of it gets my sends directly
+    std::vector<std::uint32_t> keep_;        // per rank: replicas whose request I keep messages for
     int fork_for_ = -1;                      // my dead sibling, to re-create
     int forks_held_ = 0;
     bool finishing_ = false;                 // in MPI_Finalize: no more re-creation

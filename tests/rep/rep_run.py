@@ -25,7 +25,9 @@
    exit 0 with the reference result. --recover-all: the same with one
    replica of every rank, the others killed once all are back.
    --recover-once: nobody is killed after the re-creation (the job must
-   end with the re-created replica and its sibling).
+   end with the re-created replica and its sibling). A re-created process
+   still running 3 s after mpirun ended fails the run (it must die with
+   mpirun, also when the watchdog kills mpirun).
 Every run has a watchdog (--limit): a hung job fails the test and its
 process group is killed.
 """
@@ -109,7 +111,36 @@ def run_recover(cmd, limit, back_wanted, second):
         p.wait()
         rc = None
     t.join(5)
+    left = left_running(state["adopted"])
+    if left:
+        lines.append("rep_run.py: re-created processes %s outlived mpirun (killed now)\n" % left)
+        rc = rc if rc is None else -1
     return rc, "".join(lines), state["killed"]
+
+
+def running(pid):
+    """True while pid is a process that has not exited (zombies have)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def left_running(pids, wait=3.0):
+    """The re-created processes (adopted by mpirun, outside its process
+    group) still running `wait` seconds after mpirun ended: they must die
+    with it (a watchdog that kills mpirun must leave nothing behind)."""
+    end = time.time() + wait
+    while time.time() < end and any(running(p) for p in pids):
+        time.sleep(0.1)
+    left = [p for p in pids if running(p)]
+    for p in left:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    return left
 
 
 def results(out):
