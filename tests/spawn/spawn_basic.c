@@ -10,22 +10,18 @@
  * answers with rank * 100 + parent rank; both sides merge (children high)
  * and sum the merged ranks, then disconnect.
  */
-#include "mpitest.h"
+#include "spawntest.h"
 
 static int child_main(MPI_Comm parent)
 {
-    int wsize = 0, wrank = 0, rsize = 0, lsize = 0, flag = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    const int wsize = mt_size, wrank = mt_rank;
+    int rsize = 0, lsize = 0, flag = 0;
     MT_OK(MPI_Comm_remote_size(parent, &rsize));
     MT_OK(MPI_Comm_size(parent, &lsize));
     MT_OK(MPI_Comm_test_inter(parent, &flag));
     MT_CHECK(flag, "the parent communicator is not an intercommunicator");
     MT_CHECK(lsize == wsize, "local size of the parent communicator %d, world %d", lsize, wsize);
-    /* My world works by itself. */
-    int sum = 0;
-    MT_OK(MPI_Allreduce(&wrank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-    MT_CHECK(sum == wsize * (wsize - 1) / 2, "world allreduce %d", sum);
+    sp_check_world("child");
     for (int p = 0; p < rsize; ++p) {
         int got = -1;
         MT_OK(MPI_Recv(&got, 1, MPI_INT, p, 7, parent, MPI_STATUS_IGNORE));
@@ -33,16 +29,7 @@ static int child_main(MPI_Comm parent)
         int answer = wrank * 100 + p;
         MT_OK(MPI_Send(&answer, 1, MPI_INT, p, 8, parent));
     }
-    MPI_Comm merged;
-    MT_OK(MPI_Intercomm_merge(parent, 1, &merged));
-    int msize = 0, mrank = 0, total = 0;
-    MPI_Comm_size(merged, &msize);
-    MPI_Comm_rank(merged, &mrank);
-    MT_CHECK(msize == wsize + rsize, "merged size %d", msize);
-    MT_CHECK(mrank == rsize + wrank, "merged rank %d (high: after the parents)", mrank);
-    MT_OK(MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged));
-    MT_CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
-    MT_OK(MPI_Comm_free(&merged));
+    sp_merge_check(parent, 1, "child");
     /* Report the errors to the parents, then leave them. */
     MT_OK(MPI_Send(&mt_errors, 1, MPI_INT, 0, 9, parent));
     MT_OK(MPI_Comm_disconnect(&parent));
@@ -55,11 +42,7 @@ static int child_main(MPI_Comm parent)
 
 int main(int argc, char** argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
-    MPI_Comm parent;
-    MT_OK(MPI_Comm_get_parent(&parent));
+    MPI_Comm parent = sp_init(&argc, &argv);
     if (parent != MPI_COMM_NULL) {
         return child_main(parent);
     }
@@ -94,22 +77,8 @@ int main(int argc, char** argv)
         MT_OK(MPI_Recv(&got, 1, MPI_INT, c, 8, inter, MPI_STATUS_IGNORE));
         MT_CHECK(got == c * 100 + mt_rank, "parent %d got %d from child %d", mt_rank, got, c);
     }
-    MPI_Comm merged;
-    MT_OK(MPI_Intercomm_merge(inter, 0, &merged));
-    int msize = 0, mrank = 0, total = 0;
-    MPI_Comm_size(merged, &msize);
-    MPI_Comm_rank(merged, &mrank);
-    MT_CHECK(msize == mt_size + nchild && mrank == mt_rank, "merged size %d rank %d", msize, mrank);
-    MT_OK(MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged));
-    MT_CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
-    MT_OK(MPI_Comm_free(&merged));
-    if (mt_rank == 0) {
-        for (int c = 0; c < nchild; ++c) {
-            int errs = -1;
-            MT_OK(MPI_Recv(&errs, 1, MPI_INT, c, 9, inter, MPI_STATUS_IGNORE));
-            MT_CHECK(errs == 0, "child %d found %d errors", c, errs);
-        }
-    }
+    sp_merge_check(inter, 0, "parent");
+    sp_children_errors(inter, 9, "spawn");
     MT_OK(MPI_Comm_disconnect(&inter));
     return mt_finalize();
 }

@@ -9,50 +9,33 @@
  * MPI_COMM_WORLD works, exchanges a message with every parent and, merged
  * with them, sums ranks; parent 0 collects the children's error counts.
  */
-#include "mpitest.h"
+#include "spawntest.h"
 
 #define NAME 256
 
 static int child_main(int argc, char** argv, MPI_Comm parent)
 {
     char name[MPI_MAX_PROCESSOR_NAME] = "";
-    int len = 0, wrank = 0, wsize = 0, rsize = 0;
+    int len = 0, rsize = 0;
+    const int wrank = mt_rank;
     MPI_Get_processor_name(name, &len);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     MPI_Comm_remote_size(parent, &rsize);
     MT_CHECK(argc == 3 && strcmp(argv[2], name) == 0, "child %d runs on %s, asked for %s", wrank,
              name, argc == 3 ? argv[2] : "?");
-    int sum = 0;
-    MT_OK(MPI_Allreduce(&wrank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-    MT_CHECK(sum == wsize * (wsize - 1) / 2, "children's allreduce %d", sum);
+    sp_check_world("child");
     for (int p = 0; p < rsize; ++p) {
         int got = -1, back = wrank * 1000 + p;
         MT_OK(MPI_Recv(&got, 1, MPI_INT, p, 3, parent, MPI_STATUS_IGNORE));
         MT_CHECK(got == p, "child %d got %d from parent %d", wrank, got, p);
         MT_OK(MPI_Send(&back, 1, MPI_INT, p, 4, parent));
     }
-    MPI_Comm merged;
-    MT_OK(MPI_Intercomm_merge(parent, 1, &merged));
-    int mrank = 0, msize = 0, total = 0;
-    MPI_Comm_rank(merged, &mrank);
-    MPI_Comm_size(merged, &msize);
-    MT_OK(MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged));
-    MT_CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
-    MPI_Comm_free(&merged);
-    MT_OK(MPI_Send(&mt_errors, 1, MPI_INT, 0, 5, parent));
-    MPI_Comm_disconnect(&parent);
-    MPI_Finalize();
-    return mt_errors != 0;
+    sp_merge_check(parent, 1, "child");
+    return sp_child_end(&parent, 5);
 }
 
 int main(int argc, char** argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
-    MPI_Comm parent;
-    MPI_Comm_get_parent(&parent);
+    MPI_Comm parent = sp_init(&argc, &argv);
     if (parent != MPI_COMM_NULL) {
         return child_main(argc, argv, parent);
     }
@@ -89,21 +72,8 @@ int main(int argc, char** argv)
         MT_OK(MPI_Recv(&got, 1, MPI_INT, c, 4, inter, MPI_STATUS_IGNORE));
         MT_CHECK(got == c * 1000 + mt_rank, "parent %d got %d from child %d", mt_rank, got, c);
     }
-    MPI_Comm merged;
-    MT_OK(MPI_Intercomm_merge(inter, 0, &merged));
-    int mrank = 0, msize = 0, total = 0;
-    MPI_Comm_rank(merged, &mrank);
-    MPI_Comm_size(merged, &msize);
-    MT_OK(MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged));
-    MT_CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
-    MPI_Comm_free(&merged);
-    if (mt_rank == 0) {
-        for (int c = 0; c < rsize; ++c) {
-            int e = -1;
-            MT_OK(MPI_Recv(&e, 1, MPI_INT, c, 5, inter, MPI_STATUS_IGNORE));
-            MT_CHECK(e == 0, "child %d found %d errors", c, e);
-        }
-    }
+    sp_merge_check(inter, 0, "parent");
+    sp_children_errors(inter, 5, "spawn_multiple with hosts");
     MPI_Comm_disconnect(&inter);
     for (int i = 0; i < mt_size; ++i) {
         MPI_Info_free(&infos[i]);

@@ -10,16 +10,15 @@
  * root's host (MPI_INFO_ENV "host"). Each child checks itself and sends
  * its findings to parent 0 (appnum, argc, world rank, error count).
  */
-#include "mpitest.h"
+#include "spawntest.h"
 
 #include <unistd.h>
 
 static int child_main(int argc, char** argv, MPI_Comm parent)
 {
-    int wsize = 0, wrank = 0, flag = 0;
+    const int wsize = mt_size, wrank = mt_rank;
+    int flag = 0;
     int* appnum = NULL;
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MT_CHECK(wsize == 3, "children's MPI_COMM_WORLD has %d processes, not 3", wsize);
     MT_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag));
     MT_CHECK(flag, "MPI_APPNUM is not set in a spawned process");
@@ -49,11 +48,7 @@ static int child_main(int argc, char** argv, MPI_Comm parent)
 
 int main(int argc, char** argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
-    MPI_Comm parent;
-    MT_OK(MPI_Comm_get_parent(&parent));
+    MPI_Comm parent = sp_init(&argc, &argv);
     if (parent != MPI_COMM_NULL) {
         return child_main(argc, argv, parent);
     }

@@ -10,7 +10,7 @@
  * number is in every message) and reports its errors to parent 0.
  * Run without --spawn-slots it checks that spawning works by default.
  */
-#include "mpitest.h"
+#include "spawntest.h"
 
 #include <stdlib.h>
 
@@ -18,9 +18,8 @@ enum { kBig = 200000 };
 
 static int child_main(MPI_Comm parent, int round)
 {
-    int wsize = 0, wrank = 0, rsize = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    const int wrank = mt_rank;
+    int rsize = 0;
     MT_OK(MPI_Comm_remote_size(parent, &rsize));
     char* big = malloc(kBig);
     for (int p = 0; p < rsize; ++p) {
@@ -43,27 +42,13 @@ static int child_main(MPI_Comm parent, int round)
         MT_OK(MPI_Send(big, kBig, MPI_CHAR, p, 10, parent));
     }
     free(big);
-    MPI_Comm merged;
-    MT_OK(MPI_Intercomm_merge(parent, 1, &merged));
-    int msize = 0, mrank = 0, total = 0;
-    MPI_Comm_size(merged, &msize);
-    MPI_Comm_rank(merged, &mrank);
-    MT_OK(MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged));
-    MT_CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
-    MT_OK(MPI_Comm_free(&merged));
-    MT_OK(MPI_Send(&mt_errors, 1, MPI_INT, 0, 11, parent));
-    MT_OK(MPI_Comm_disconnect(&parent));
-    MPI_Finalize();
-    return mt_errors != 0;
+    sp_merge_check(parent, 1, "child");
+    return sp_child_end(&parent, 11);
 }
 
 int main(int argc, char** argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
-    MPI_Comm parent;
-    MT_OK(MPI_Comm_get_parent(&parent));
+    MPI_Comm parent = sp_init(&argc, &argv);
     if (parent != MPI_COMM_NULL) {
         return child_main(parent, argc > 2 ? atoi(argv[2]) : -1);
     }
@@ -102,21 +87,10 @@ int main(int argc, char** argv)
             MT_CHECK(bad == 0, "parent %d, round %d: %d bad bytes from child %d", mt_rank, round,
                      bad, c);
         }
-        MPI_Comm merged;
-        MT_OK(MPI_Intercomm_merge(inter, 0, &merged));
-        int msize = 0, mrank = 0, total = 0;
-        MPI_Comm_size(merged, &msize);
-        MPI_Comm_rank(merged, &mrank);
-        MT_OK(MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged));
-        MT_CHECK(total == msize * (msize - 1) / 2, "round %d: merged allreduce %d", round, total);
-        MT_OK(MPI_Comm_free(&merged));
-        if (mt_rank == 0) {
-            for (int c = 0; c < nchild; ++c) {
-                int errs = -1;
-                MT_OK(MPI_Recv(&errs, 1, MPI_INT, c, 11, inter, MPI_STATUS_IGNORE));
-                MT_CHECK(errs == 0, "round %d: child %d found %d errors", round, c, errs);
-            }
-        }
+        char what[32];
+        snprintf(what, sizeof what, "round %d", round);
+        sp_merge_check(inter, 0, what);
+        sp_children_errors(inter, 11, what);
         MT_OK(MPI_Comm_disconnect(&inter));
     }
     free(big);
