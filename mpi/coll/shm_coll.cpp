@@ -359,34 +359,41 @@ int ShmColl::bcast(Comm* c, const Args& a)
     return MPI_SUCCESS;
 }
 
-int ShmColl::allreduce(Comm* c, const Args& a)
+// My whole input vector into my slot, then wait for every member's: the
+// start of allreduce and reduce_scatter.
+int ShmColl::publish_vector(Comm* c, const Args& a)
 {
-    const std::uint64_t bytes = a.bytes;
     if (int e = wait_free(c, kSets)) {
         return e;
     }
-    std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, bytes);
+    std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes);
     store(ready(me_), seq_);
-    if (int e = wait_all_ready(c)) {
+    return wait_all_ready(c);
+}
+
+int ShmColl::allreduce(Comm* c, const Args& a)
+{
+    if (int e = publish_vector(c, a)) {
         return e;
     }
-    // x0 op (x1 op (... op x(p-1))), the same at every member.
-    std::memcpy(a.rbuf, slot(p_ - 1), bytes);
-    for (int j = p_ - 2; j >= 0; --j) {
-        op_apply(a.op, slot(j), a.rbuf, a.rcount, a.rtype);
-    }
+    reduce_slots(a, 0);
     finish();
     return MPI_SUCCESS;
 }
 
+// rbuf = x0 op (x1 op (... op x(p-1))) over a.rcount elements at byte
+// `off` of every member's slot: the same order, and bits, at every member.
+void ShmColl::reduce_slots(const Args& a, std::uint64_t off)
+{
+    std::memcpy(a.rbuf, slot(p_ - 1) + off, a.rcount * a.rtype->size);
+    for (int j = p_ - 2; j >= 0; --j) {
+        op_apply(a.op, slot(j) + off, a.rbuf, a.rcount, a.rtype);
+    }
+}
+
 int ShmColl::reduce_scatter(Comm* c, const Args& a)
 {
-    if (int e = wait_free(c, kSets)) {
-        return e;
-    }
-    std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes); // the whole vector
-    store(ready(me_), seq_);
-    if (int e = wait_all_ready(c)) {
+    if (int e = publish_vector(c, a)) { // the whole vector
         return e;
     }
     std::uint64_t first = 0; // my block's first element
@@ -398,11 +405,7 @@ int ShmColl::reduce_scatter(Comm* c, const Args& a)
         }
     }
     if (a.rcount > 0) {
-        const std::uint64_t off = first * a.rtype->size;
-        std::memcpy(a.rbuf, slot(p_ - 1) + off, a.rcount * a.rtype->size);
-        for (int j = p_ - 2; j >= 0; --j) {
-            op_apply(a.op, slot(j) + off, a.rbuf, a.rcount, a.rtype);
-        }
+        reduce_slots(a, first * a.rtype->size);
     }
     finish();
     return MPI_SUCCESS;

@@ -86,6 +86,8 @@ private:
     int barrier(Comm* c);
     int bcast(Comm* c, const Args& a);
     int allreduce(Comm* c, const Args& a);
+    int publish_vector(Comm* c, const Args& a);
+    void reduce_slots(const Args& a, std::uint64_t off);
     int allgather(Comm* c, const Args& a);
     int alltoall(Comm* c, const Args& a);
     int reduce_scatter(Comm* c, const Args& a); // and _block
