@@ -193,15 +193,7 @@ void Replicator::on_send(ulm::SendMsg& s, int dst)
         // Completes as without replication (a program may count on standard
         // sends of small messages being buffered); the copy is what the
         // substitute would send.
-        copy = std::make_shared<HeldCopy>();
-        copy->bytes.resize(s.total);
-        std::byte* to = copy->bytes.data();
-        ulm::for_each_segment(s.data, 0, s.total, [&](const std::byte* p, std::size_t n) {
-            std::memcpy(to, p, n);
-            to += n;
-        });
-        copy->tag = s.tag;
-        copy->ctx = s.ctx;
+        copy = copy_of(s);
     }
     const std::uint32_t want = acks_.post(dst, m, copy ? nullptr : &s, mask, copy);
     if (!copy) {
