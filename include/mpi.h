@@ -788,6 +788,20 @@ int MPI_Comm_get_parent(MPI_Comm *);
 int PMPI_Comm_get_parent(MPI_Comm *);
 int MPI_Comm_disconnect(MPI_Comm *);
 int PMPI_Comm_disconnect(MPI_Comm *);
+/* Ports between processes of one job (docs/dynamic_processes.md, "Ports") */
+/* (info, port_name[MPI_MAX_PORT_NAME]) */
+int MPI_Open_port(MPI_Info, char *);
+int PMPI_Open_port(MPI_Info, char *);
+int MPI_Close_port(const char *);
+int PMPI_Close_port(const char *);
+/* (port_name, info, root, comm, newcomm) */
+int MPI_Comm_accept(const char *, MPI_Info, int, MPI_Comm, MPI_Comm *);
+int PMPI_Comm_accept(const char *, MPI_Info, int, MPI_Comm, MPI_Comm *);
+int MPI_Comm_connect(const char *, MPI_Info, int, MPI_Comm, MPI_Comm *);
+int PMPI_Comm_connect(const char *, MPI_Info, int, MPI_Comm, MPI_Comm *);
+/* (fd, intercomm) */
+int MPI_Comm_join(int, MPI_Comm *);
+int PMPI_Comm_join(int, MPI_Comm *);
 /* (comm, comm_name, resultlen) */
 int MPI_Comm_get_name(MPI_Comm, char *, int *);
 int PMPI_Comm_get_name(MPI_Comm, char *, int *);
