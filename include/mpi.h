@@ -802,6 +802,13 @@ int PMPI_Comm_connect(const char *, MPI_Info, int, MPI_Comm, MPI_Comm *);
 /* (fd, intercomm) */
 int MPI_Comm_join(int, MPI_Comm *);
 int PMPI_Comm_join(int, MPI_Comm *);
+/* The job's name service: (service_name, info, port_name) */
+int MPI_Publish_name(const char *, MPI_Info, const char *);
+int PMPI_Publish_name(const char *, MPI_Info, const char *);
+int MPI_Unpublish_name(const char *, MPI_Info, const char *);
+int PMPI_Unpublish_name(const char *, MPI_Info, const char *);
+int MPI_Lookup_name(const char *, MPI_Info, char *);
+int PMPI_Lookup_name(const char *, MPI_Info, char *);
 /* (comm, comm_name, resultlen) */
 int MPI_Comm_get_name(MPI_Comm, char *, int *);
 int PMPI_Comm_get_name(MPI_Comm, char *, int *);

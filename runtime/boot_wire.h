@@ -25,6 +25,12 @@
 //                 every value put by any rank since the previous fence
 //     GET         i32 rank str key
 //     VALUE       u8 found bytes value
+//                 The job's name service (MPI_Publish_name) rides on these:
+//                 PUT "name+/<service>" port: publish, answered by VALUE
+//                 (found 1: published, 0: the name was taken); PUT
+//                 "name-/<service>": unpublish, answered by VALUE (found 1:
+//                 it was published); GET rank -1 "name/<service>": lookup.
+//                 Names are the job's, not a rank's; no fence carries them.
 //     ABORT       i32 code str message
 //     FINALIZE    (empty)
 //     EVENT       u8 kind i32 rank i32 node str detail  server -> rank (and
@@ -90,6 +96,10 @@ inline constexpr std::size_t kHeaderBytes = 12;
 inline constexpr std::size_t kMaxFrame = 64u << 20;  // a FENCE_DONE of a big job
 inline constexpr std::size_t kMaxHelloFrame = 4096;  // before the secret is checked
 inline constexpr std::size_t kMaxKey = 1024;
+// The name service's keys (see GET / VALUE above).
+inline constexpr std::string_view kNamePublish = "name+/";
+inline constexpr std::string_view kNameUnpublish = "name-/";
+inline constexpr std::string_view kNameLookup = "name/";
 
 // Layout of the header (documentation and size check; encoding is explicit).
 struct FrameHeader {

@@ -192,6 +192,27 @@ public:
     // The forked process: every live process knows it (the launcher says so
     // and lets the next recovery start).
     virtual Status replica_back() { return Errc::not_supported; }
+    // The job's name service (MPI_Publish_name, MPI_Lookup_name,
+    // MPI_Unpublish_name): service names mapped to port names, kept by the
+    // launcher for the job's life. publish_name: `again` when the name is
+    // published already (it is left as it is); unpublish_name and
+    // lookup_name: `invalid_arg` when the name is not published.
+    // not_supported: this launcher keeps no names.
+    virtual Status publish_name(std::string_view service, std::string_view port)
+    {
+        (void)service, (void)port;
+        return Errc::not_supported;
+    }
+    virtual Status unpublish_name(std::string_view service)
+    {
+        (void)service;
+        return Errc::not_supported;
+    }
+    virtual Status lookup_name(std::string_view service, std::string& port)
+    {
+        (void)service, (void)port;
+        return Errc::not_supported;
+    }
     // The fences that follow are over the members of `group` (a spawn's
     // group: GROUP_FENCE) rather than the whole job (-1).
     virtual void set_fence_group(int group) { (void)group; }

@@ -178,6 +178,9 @@ public:
     Status fence_begin() override;
     Status fence_test() override;
     Status get(int rank, std::string_view key, std::vector<std::byte>& out) override;
+    Status publish_name(std::string_view service, std::string_view port) override;
+    Status unpublish_name(std::string_view service) override;
+    Status lookup_name(std::string_view service, std::string& port) override;
     [[noreturn]] void abort(int code, std::string_view msg) override;
     Status finalize() override;
     bool poll_event(FailureEvent& ev) override;
@@ -875,6 +878,78 @@ Status OurBootstrap::get(int rank, std::string_view key, std::vector<std::byte>&
     }
     out = v.value;
     cache_[{rank, std::string(key)}] = std::move(v.value);
+    return Errc::ok;
+}
+
+// The name service (boot_wire.h, GET / VALUE): one question, one VALUE.
+namespace {
+std::string name_key(std::string_view prefix, std::string_view service)
+{
+    std::string k(prefix);
+    k += service;
+    return k;
+}
+} // namespace
+
+Status OurBootstrap::publish_name(std::string_view service, std::string_view port)
+{
+    std::string key = name_key(wire::kNamePublish, service);
+    if (service.empty() || key.size() > wire::kMaxKey) {
+        return Errc::invalid_arg;
+    }
+    wire::Put p;
+    p.key = std::move(key);
+    const auto* b = reinterpret_cast<const std::byte*>(port.data());
+    p.value.assign(b, b + port.size());
+    if (Status st = send(std::move(p)); !st.ok()) {
+        return st;
+    }
+    wire::Message m;
+    if (Status st = wait_for(wire::MsgType::value, m, -1); !st.ok()) {
+        return st;
+    }
+    return std::get<wire::Value>(m.body).found ? Errc::ok : Errc::again;
+}
+
+Status OurBootstrap::unpublish_name(std::string_view service)
+{
+    std::string key = name_key(wire::kNameUnpublish, service);
+    if (service.empty() || key.size() > wire::kMaxKey) {
+        return Errc::invalid_arg;
+    }
+    wire::Put p;
+    p.key = std::move(key);
+    if (Status st = send(std::move(p)); !st.ok()) {
+        return st;
+    }
+    wire::Message m;
+    if (Status st = wait_for(wire::MsgType::value, m, -1); !st.ok()) {
+        return st;
+    }
+    return std::get<wire::Value>(m.body).found ? Errc::ok : Errc::invalid_arg;
+}
+
+Status OurBootstrap::lookup_name(std::string_view service, std::string& port)
+{
+    std::string key = name_key(wire::kNameLookup, service);
+    if (service.empty() || key.size() > wire::kMaxKey) {
+        return Errc::invalid_arg;
+    }
+    wire::Get g;
+    g.rank = -1;
+    g.key = std::move(key);
+    if (Status st = send(std::move(g)); !st.ok()) {
+        return st;
+    }
+    wire::Message m;
+    if (Status st = wait_for(wire::MsgType::value, m, -1); !st.ok()) {
+        return st;
+    }
+    const auto& v = std::get<wire::Value>(m.body);
+    if (!v.found) {
+        return Errc::invalid_arg;
+    }
+    port.assign(reinterpret_cast<const char*>(v.value.data()), v.value.size());
     return Errc::ok;
 }
 

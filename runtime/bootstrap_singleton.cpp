@@ -66,6 +66,26 @@ public:
         ::_exit(wire::abort_exit_status(code));
     }
 
+    // The job is this process: its names too.
+    Status publish_name(std::string_view service, std::string_view port) override
+    {
+        return names_.emplace(std::string(service), std::string(port)).second ? Errc::ok
+                                                                                : Errc::again;
+    }
+    Status unpublish_name(std::string_view service) override
+    {
+        return names_.erase(std::string(service)) != 0 ? Errc::ok : Errc::invalid_arg;
+    }
+    Status lookup_name(std::string_view service, std::string& port) override
+    {
+        auto it = names_.find(std::string(service));
+        if (it == names_.end()) {
+            return Errc::invalid_arg;
+        }
+        port = it->second;
+        return Errc::ok;
+    }
+
     Status finalize() override { return Errc::ok; }
     bool poll_event(FailureEvent&) override { return false; }
     int event_fd() const override { return -1; }
@@ -91,6 +111,7 @@ private:
 
     JobInfo job_;
     std::map<std::string, std::vector<std::byte>> store_;
+    std::map<std::string, std::string> names_; // MPI_Publish_name
 };
 
 } // namespace

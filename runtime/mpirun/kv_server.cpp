@@ -170,6 +170,24 @@ void KvServer::on_daemon_hello(ConnId id, Conn& c, const wire::Message& m)
     notes_.push_back(std::move(n));
 }
 
+bool KvServer::name_service(ConnId id, std::int32_t rank, const wire::Put& p)
+{
+    const bool publish = p.key.starts_with(wire::kNamePublish);
+    if (!publish && !p.key.starts_with(wire::kNameUnpublish)) {
+        return false;
+    }
+    const std::string service = p.key.substr(wire::kNamePublish.size());
+    wire::Value v;
+    if (publish) {
+        std::string port(reinterpret_cast<const char*>(p.value.data()), p.value.size());
+        v.found = names_.emplace(service, std::move(port)).second;
+    } else {
+        v.found = names_.erase(service) != 0;
+    }
+    send(id, rank, std::move(v));
+    return true;
+}
+
 void KvServer::rank_closed(Conn& c, int rank)
 {
     auto it = std::find(c.ranks.begin(), c.ranks.end(), rank);
@@ -237,6 +255,9 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
     switch (type) {
     case wire::MsgType::put: {
         auto& p = std::get<wire::Put>(m.body);
+        if (name_service(id, m.rank, p)) {
+            break;
+        }
         auto key = std::make_pair(static_cast<int>(m.rank), std::move(p.key));
         store_[key] = std::move(p.value);
         for (auto& [gid, g] : groups_) {
@@ -279,6 +300,16 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
     case wire::MsgType::get: {
         const auto& g = std::get<wire::Get>(m.body);
         wire::Value v;
+        if (g.rank == -1 && g.key.starts_with(wire::kNameLookup)) {
+            auto it = names_.find(g.key.substr(wire::kNameLookup.size()));
+            if (it != names_.end()) {
+                v.found = true;
+                const auto* b = reinterpret_cast<const std::byte*>(it->second.data());
+                v.value.assign(b, b + it->second.size());
+            }
+            send(id, m.rank, std::move(v));
+            break;
+        }
         auto it = store_.find(std::make_pair(static_cast<int>(g.rank), g.key));
         if (it != store_.end()) {
             v.found = true;

@@ -186,6 +186,9 @@ private:
 
     static std::size_t idx(int rank) { return static_cast<std::size_t>(rank); }
     void handle(ConnId id, Conn& c, wire::Message& m);
+    // A PUT of the name service (boot_wire.h): answered here; false for
+    // any other key.
+    bool name_service(ConnId id, std::int32_t rank, const wire::Put& p);
     void on_hello(ConnId id, Conn& c, const wire::Message& m);
     void on_daemon_hello(ConnId id, Conn& c, const wire::Message& m);
     // A relayed HELLO is refused: that rank only, the connection stays.
@@ -207,6 +210,7 @@ private:
     std::vector<std::string> daemon_host_;  // by node; "" : no daemon
     std::vector<ConnId> daemon_conn_;       // by node
     std::map<std::pair<int, std::string>, wire::Bytes> store_; // every value ever put
+    std::map<std::string, std::string> names_; // MPI_Publish_name: service -> port
     std::set<std::pair<int, std::string>> since_fence_;        // keys put in this round
     int fenced_ = 0;
     int failed_unfenced_ = 0; // failed ranks not in the current round's fence

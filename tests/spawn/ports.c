@@ -12,8 +12,11 @@
  * allreduce) and disconnect. Then the errors: a connect that nobody accepts
  * raises MPI_ERR_PORT after its timeout (info "timeout"), a connect to
  * names that are not ports, an accept on a port this process did not open
- * and a close of a closed port raise MPI_ERR_PORT at once. Last, ranks 0
- * and 1 join over a loopback TCP socket and exchange a message.
+ * and a close of a closed port raise MPI_ERR_PORT at once. The name
+ * service: rank 0 publishes the port, every process looks it up; a second
+ * publish (MPI_ERR_SERVICE), an unknown name (MPI_ERR_NAME), unpublish, and
+ * the lookup and unpublish after it fail. Last, ranks 0 and 1 join over a
+ * loopback TCP socket and exchange a message.
  */
 #include "mpitest.h"
 
@@ -66,6 +69,31 @@ static void check_inter(MPI_Comm inter, int server, int nserv, int ncli, const c
     MT_OK(MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged));
     MT_CHECK(total == msize * (msize - 1) / 2, "%s: merged allreduce %d", what, total);
     MT_OK(MPI_Comm_free(&merged));
+}
+
+static void name_service(const char* port)
+{
+    const char* svc = "ulmpi-ports-test";
+    char got[MPI_MAX_PORT_NAME] = "";
+    if (mt_rank == 0) {
+        MT_OK(MPI_Publish_name(svc, MPI_INFO_NULL, port));
+        int e = MPI_Publish_name(svc, MPI_INFO_NULL, port);
+        MT_CHECK(err_class(e) == MPI_ERR_SERVICE, "second publish: class %d", err_class(e));
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_Lookup_name(svc, MPI_INFO_NULL, got));
+    MT_CHECK(strcmp(got, port) == 0, "lookup gave \"%s\", want \"%s\"", got, port);
+    int e = MPI_Lookup_name("ulmpi-no-such-service", MPI_INFO_NULL, got);
+    MT_CHECK(err_class(e) == MPI_ERR_NAME, "lookup of an unknown name: class %d", err_class(e));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (mt_rank == mt_size - 1) {
+        MT_OK(MPI_Unpublish_name(svc, MPI_INFO_NULL, port));
+        e = MPI_Unpublish_name(svc, MPI_INFO_NULL, port);
+        MT_CHECK(err_class(e) == MPI_ERR_SERVICE, "second unpublish: class %d", err_class(e));
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    e = MPI_Lookup_name(svc, MPI_INFO_NULL, got);
+    MT_CHECK(err_class(e) == MPI_ERR_NAME, "lookup after unpublish: class %d", err_class(e));
 }
 
 static void join_pair(void)
@@ -180,6 +208,7 @@ int main(int argc, char** argv)
                  err_class(e));
     }
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    name_service(port);
     if (mt_rank == 0) {
         MT_OK(MPI_Close_port(port));
         int e = MPI_Close_port(port);
