@@ -227,6 +227,48 @@ TEST_F(KvServerTest, get_answers_from_everything_put)
     EXPECT_FALSE(std::get<Value>(got[1].body).found);
 }
 
+TEST_F(KvServerTest, the_name_service_is_answered_and_kept_out_of_fences)
+{
+    hello(1, 0);
+    hello(2, 1);
+    hello(3, 2);
+    kv.take_notes();
+    put(1, 0, "name+/svc", "port-A"); // publish: VALUE found=1
+    put(2, 1, "name+/svc", "port-B"); // taken: VALUE found=0, the first stays
+    feed(3, Message{2, Get{-1, "name/svc"}});
+    feed(3, Message{2, Get{-1, "name/other"}});
+    auto a = sink.take(1);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].rank, 0);
+    EXPECT_TRUE(std::get<Value>(a[0].body).found);
+    auto b = sink.take(2);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_FALSE(std::get<Value>(b[0].body).found);
+    auto c = sink.take(3);
+    ASSERT_EQ(c.size(), 2u);
+    ASSERT_TRUE(std::get<Value>(c[0].body).found);
+    const auto& v = std::get<Value>(c[0].body).value;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(v.data()), v.size()), "port-A");
+    EXPECT_FALSE(std::get<Value>(c[1].body).found);
+    // Unpublish by another rank: found=1, then 0; the lookup fails after.
+    put(3, 2, "name-/svc", "");
+    put(3, 2, "name-/svc", "");
+    feed(3, Message{2, Get{-1, "name/svc"}});
+    c = sink.take(3);
+    ASSERT_EQ(c.size(), 3u);
+    EXPECT_TRUE(std::get<Value>(c[0].body).found);
+    EXPECT_FALSE(std::get<Value>(c[1].body).found);
+    EXPECT_FALSE(std::get<Value>(c[2].body).found);
+    // No fence carries names.
+    for (int r = 0; r < 3; ++r) {
+        feed(1 + r, Message{r, Fence{}});
+    }
+    auto f = sink.take(1);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_TRUE(std::get<FenceDone>(f[0].body).entries.empty());
+    EXPECT_TRUE(note_kinds().empty());
+}
+
 TEST_F(KvServerTest, abort_and_finalize_become_notes)
 {
     hello(1, 0);
