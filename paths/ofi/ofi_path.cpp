@@ -293,43 +293,105 @@ Status OfiPath::open(rt::Bootstrap& boot)
 
 Status OfiPath::connect(rt::Bootstrap& boot)
 {
-    const bool shm = std::strstr(provider(), "shm") != nullptr;
     int reached = 0;
     for (int r = 0; r < job_.size; ++r) {
-        if (r == job_.rank) {
+        if (r == job_.rank || !serves(r)) {
             continue;
         }
-        const bool same_host = job_.node_of_rank.size() == static_cast<std::size_t>(job_.size) &&
-                               job_.node_of_rank[static_cast<std::size_t>(r)] == job_.node_id;
-        if ((same_host && !opt_.everywhere) || (!same_host && shm)) {
-            continue;
-        }
-        std::vector<std::byte> v;
-        if (!boot.get(r, "ofi.addr", v).ok() || v.size() < sizeof(AddrRecord)) {
-            continue; // no ofi path there
-        }
-        AddrRecord a;
-        std::memcpy(&a, v.data(), sizeof a);
-        if (a.version != kWireVersion || v.size() != sizeof a + a.addr_len) {
-            ULMPI_ERROR("ofi: rank %d published an address of another version", r);
+        const Insert got = insert_peer(r, boot);
+        if (got == Insert::bad) {
             return Errc::protocol;
         }
-        if (a.provider_hash != job_hash(provider())) {
-            ULMPI_DEBUG("ofi: rank %d uses another provider than %s", r, provider());
-            continue;
-        }
-        Peer& p = peers_[static_cast<std::size_t>(r)];
-        const int n = fi_av_insert(av_, v.data() + sizeof a, 1, &p.addr, 0, nullptr);
-        if (n != 1) {
-            ULMPI_WARN("ofi: the address of rank %d is refused by %s", r, provider());
-            continue;
-        }
-        p.reach = true;
-        ++reached;
+        reached += got == Insert::reached ? 1 : 0;
     }
     ULMPI_DEBUG("ofi: %s, reaches %d of %d peers", describe_.c_str(), reached, job_.size - 1);
     open_ = true;
     return Errc::ok;
+}
+
+bool OfiPath::serves(int r) const
+{
+    const bool shm = std::strstr(provider(), "shm") != nullptr;
+    const bool same_host = job_.node_of_rank.size() == static_cast<std::size_t>(job_.size) &&
+                           job_.node_of_rank[static_cast<std::size_t>(r)] == job_.node_id;
+    return !((same_host && !opt_.everywhere) || (!same_host && shm));
+}
+
+OfiPath::Insert OfiPath::insert_peer(int r, rt::Bootstrap& boot)
+{
+    std::vector<std::byte> v;
+    if (!boot.get(r, "ofi.addr", v).ok() || v.size() < sizeof(AddrRecord)) {
+        return Insert::skipped; // no ofi path there
+    }
+    AddrRecord a;
+    std::memcpy(&a, v.data(), sizeof a);
+    if (a.version != kWireVersion || v.size() != sizeof a + a.addr_len) {
+        ULMPI_ERROR("ofi: rank %d published an address of another version", r);
+        return Insert::bad;
+    }
+    if (a.provider_hash != job_hash(provider())) {
+        ULMPI_DEBUG("ofi: rank %d uses another provider than %s", r, provider());
+        return Insert::skipped;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(r)];
+    const int n = fi_av_insert(av_, v.data() + sizeof a, 1, &p.addr, 0, nullptr);
+    if (n != 1) {
+        ULMPI_WARN("ofi: the address of rank %d is refused by %s", r, provider());
+        p.addr = FI_ADDR_UNSPEC;
+        return Insert::skipped;
+    }
+    p.reach = true;
+    return Insert::reached;
+}
+
+Status OfiPath::reset_peer(int peer)
+{
+    if (!open_ || peer < 0 || peer >= job_.size || peer == job_.rank) {
+        return Errc::invalid_arg;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    for (const Pending& b : p.backlog) {
+        free_tx_.push_back(b.buf);
+    }
+    std::erase(backlogged_, peer);
+    // Operations in flight to the old process complete as the provider
+    // decides; they no longer speak for the peer (on_tx, check_stuck).
+    for (auto* ops : {&tx_ops_, &read_ops_}) {
+        for (Op& op : *ops) {
+            if (op.peer == peer) {
+                op.peer = -1;
+            }
+        }
+    }
+    if (p.addr != FI_ADDR_UNSPEC) {
+        if (int rc = fi_av_remove(av_, &p.addr, 1, 0); rc != 0) {
+            ULMPI_DEBUG("ofi: removing the address of rank %d: %s", peer, lib::strerror(-rc));
+        }
+    }
+    p = Peer{};
+    return Errc::ok;
+}
+
+Status OfiPath::connect_peer(int peer, rt::Bootstrap& boot)
+{
+    if (!open_ || peer < 0 || peer >= job_.size || peer == job_.rank) {
+        return Errc::invalid_arg;
+    }
+    if (peers_[static_cast<std::size_t>(peer)].reach) {
+        return Errc::ok; // known since the wire-up
+    }
+    if (!serves(peer)) {
+        return Errc::unreachable;
+    }
+    switch (insert_peer(peer, boot)) {
+    case Insert::reached:
+        return Errc::ok;
+    case Insert::bad:
+        return Errc::protocol;
+    case Insert::skipped:
+        break;
+    }
+    return Errc::unreachable;
 }
 
 void OfiPath::close()
@@ -664,7 +726,8 @@ void OfiPath::check_stuck(rt::Nanos now)
 {
     const rt::Nanos limit = static_cast<rt::Nanos>(opt_.send_timeout_ms) * 1000000;
     for (const Op& op : tx_ops_) {
-        if (op.busy && now - op.posted > limit && !peers_[static_cast<std::size_t>(op.peer)].down) {
+        if (op.busy && op.peer >= 0 && now - op.posted > limit &&
+            !peers_[static_cast<std::size_t>(op.peer)].down) {
             mark_down(op.peer, "a send did not complete in time");
         }
     }

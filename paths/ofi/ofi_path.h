@@ -97,6 +97,12 @@ public:
     Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                const iovec* local, int nlocal) override;
     int progress(Sink& sink) override;
+    // FT-MPI REBUILD and spawn slots used again (path.h): forget the old
+    // process (its backlog, its address; operations still in flight to it
+    // complete without reporting anything about the peer), then insert the
+    // new process's address from the key-value exchange.
+    Status reset_peer(int peer) override;
+    Status connect_peer(int peer, rt::Bootstrap& boot) override;
     // Sends in flight or waiting, or memory handed to a peer to read in the
     // last kExposedNs (the provider serves those reads only in our calls).
     bool needs_polling() const override;
@@ -161,6 +167,13 @@ private:
     void on_recv(std::uint32_t buf, std::size_t len, Sink& sink);
     void on_tx(Op& op, int err);
     void mark_down(int peer, const char* why);
+    // Reads rank r's "ofi.addr" and inserts it: reached, skipped (another
+    // provider, no ofi there, refused by the provider) or a protocol error.
+    enum class Insert { reached, skipped, bad };
+    // Whether this path is meant to reach rank r (not on this host when
+    // ofi_everywhere is off; only on it for the shm provider).
+    bool serves(int r) const;
+    Insert insert_peer(int r, rt::Bootstrap& boot);
     Status register_mr(const void* addr, std::size_t len, std::uint64_t access, fid_mr*& out);
     fid_mr* cached_mr(const void* addr, std::size_t len);
     void expire_mrs(rt::Nanos now);
