@@ -181,6 +181,7 @@ public:
     Status publish_name(std::string_view service, std::string_view port) override;
     Status unpublish_name(std::string_view service) override;
     Status lookup_name(std::string_view service, std::string& port) override;
+    Status ask(wire::Body question, wire::Value& answer);
     [[noreturn]] void abort(int code, std::string_view msg) override;
     Status finalize() override;
     bool poll_event(FailureEvent& ev) override;
@@ -891,6 +892,20 @@ std::string name_key(std::string_view prefix, std::string_view service)
 }
 } // namespace
 
+// Sends one frame of the name service and reads mpirun's VALUE.
+Status OurBootstrap::ask(wire::Body question, wire::Value& answer)
+{
+    if (Status st = send(std::move(question)); !st.ok()) {
+        return st;
+    }
+    wire::Message m;
+    if (Status st = wait_for(wire::MsgType::value, m, -1); !st.ok()) {
+        return st;
+    }
+    answer = std::move(std::get<wire::Value>(m.body));
+    return Errc::ok;
+}
+
 Status OurBootstrap::publish_name(std::string_view service, std::string_view port)
 {
     std::string key = name_key(wire::kNamePublish, service);
@@ -901,14 +916,11 @@ Status OurBootstrap::publish_name(std::string_view service, std::string_view por
     p.key = std::move(key);
     const auto* b = reinterpret_cast<const std::byte*>(port.data());
     p.value.assign(b, b + port.size());
-    if (Status st = send(std::move(p)); !st.ok()) {
+    wire::Value v;
+    if (Status st = ask(std::move(p), v); !st.ok()) {
         return st;
     }
-    wire::Message m;
-    if (Status st = wait_for(wire::MsgType::value, m, -1); !st.ok()) {
-        return st;
-    }
-    return std::get<wire::Value>(m.body).found ? Errc::ok : Errc::again;
+    return v.found ? Errc::ok : Errc::again;
 }
 
 Status OurBootstrap::unpublish_name(std::string_view service)
@@ -919,14 +931,11 @@ Status OurBootstrap::unpublish_name(std::string_view service)
     }
     wire::Put p;
     p.key = std::move(key);
-    if (Status st = send(std::move(p)); !st.ok()) {
+    wire::Value v;
+    if (Status st = ask(std::move(p), v); !st.ok()) {
         return st;
     }
-    wire::Message m;
-    if (Status st = wait_for(wire::MsgType::value, m, -1); !st.ok()) {
-        return st;
-    }
-    return std::get<wire::Value>(m.body).found ? Errc::ok : Errc::invalid_arg;
+    return v.found ? Errc::ok : Errc::invalid_arg;
 }
 
 Status OurBootstrap::lookup_name(std::string_view service, std::string& port)
@@ -938,14 +947,10 @@ Status OurBootstrap::lookup_name(std::string_view service, std::string& port)
     wire::Get g;
     g.rank = -1;
     g.key = std::move(key);
-    if (Status st = send(std::move(g)); !st.ok()) {
+    wire::Value v;
+    if (Status st = ask(std::move(g), v); !st.ok()) {
         return st;
     }
-    wire::Message m;
-    if (Status st = wait_for(wire::MsgType::value, m, -1); !st.ok()) {
-        return st;
-    }
-    const auto& v = std::get<wire::Value>(m.body);
     if (!v.found) {
         return Errc::invalid_arg;
     }
