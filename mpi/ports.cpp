@@ -4,19 +4,20 @@
 // The connection, between the root A of the accepting group and the root C
 // of the connecting one, on kPortContext (ports.h):
 //   1. C sends a request to the port's process, tag request|id: the port's
-//      incarnation, C's group (world ranks). It is a synchronous send: C
+//      incarnation, a nonce (C's count of its connects), C's group (world
+//      ranks). It is a synchronous send: C
 //      knows when A has taken it. A takes requests (any source) only inside
 //      MPI_Comm_accept on that port; a request for a port nobody accepts on
 //      waits there until C gives up after its timeout (info key "timeout",
 //      seconds, or parameter port_connect_timeout_s) and cancels it: C's
 //      MPI_Comm_connect raises MPI_ERR_PORT. A request already taken is
 //      answered, so a connect never gives up after its acceptor committed.
-//   2. A answers, tag reply|id: a status (ok, or why not: another
+//   2. A answers, tag reply|nonce: a status (ok, or why not: another
 //      incarnation of the port's slot, groups that overlap) and A's group.
 //   3. Each root broadcasts the outcome and the remote group to its group;
 //      then both groups agree on a context pair (port_make_intercomm): the
 //      AND of the free pairs in each group, swapped between the roots, tag
-//      agree|id.
+//      agree|nonce (so several threads may connect to one port at once).
 // Everything before step 1 is local (the port name, the arguments): a name
 // that is not one of ours, or of another job, is MPI_ERR_PORT at once.
 #include "mpi/ports.h"
@@ -61,6 +62,9 @@ constexpr int kPortIdMax = 0x007fffff;
 // The ports this process has open.
 std::set<int> g_open;
 int g_next_id = 0;
+// Each MPI_Comm_connect of this process: the answer's and the agreement's
+// tags, so that connects of several threads to one port never mix.
+int g_next_nonce = 0;
 
 const MPI_Datatype kWord = MPI_UINT32_T;
 
@@ -266,7 +270,7 @@ enum : std::uint32_t { ok = 0, failed = 1 };
 
 // Runs the broadcast of the root's outcome and, on success, the context
 // agreement. `head` and `why` are the root's.
-int finish(Comm* c, int root, Words& head, const std::string& why, int port_id,
+int finish(Comm* c, int root, Words& head, const std::string& why, int tag_base,
            MPI_Comm* newcomm, const char* fn)
 {
     Members lm = local_members(c);
@@ -300,7 +304,8 @@ int finish(Comm* c, int root, Words& head, const std::string& why, int port_id,
     }
     std::vector<int> remote(rw.begin(), rw.end());
     Comm* n = nullptr;
-    if (int e = port_make_intercomm(c, root, static_cast<int>(head[2]), port_id, remote, &n, fn)) {
+    if (int e = port_make_intercomm(c, root, static_cast<int>(head[2]), tag_base, remote, &n,
+                                    fn)) {
         return e;
     }
     *newcomm = n->handle;
@@ -313,12 +318,13 @@ Words group_words(const Comm* c)
 }
 
 // The root of MPI_Comm_accept: takes one request for `port` and answers it.
-// Fills head ([status, class, remote root, n, ranks]) and why.
-void accept_root(Comm* c, const PortName& port, Words& head, std::string& why)
+// Fills head ([status, class, remote root, n, ranks]), why, and the
+// connection's tag base (the connector's nonce).
+void accept_root(Comm* c, const PortName& port, Words& head, std::string& why, int& tag_base)
 {
     ulmpi::ulm::Engine& eng = state().engine;
     const auto max = static_cast<std::size_t>(eng.size());
-    Words in(2 + max);
+    Words in(3 + max);
     ulmpi::ulm::RecvMsg* r = nullptr;
     const int tag = kRequestTag | port.id;
     if (ulmpi::rt::Status st = eng.irecv(words_ref(in.data(), static_cast<int>(in.size())),
@@ -338,8 +344,9 @@ void accept_root(Comm* c, const PortName& port, Words& head, std::string& why)
               ulmpi::rt::errc_name(re);
         return;
     }
-    // [incarnation, n, ranks]
-    const std::uint32_t n = std::min<std::uint32_t>(in[1], static_cast<std::uint32_t>(max));
+    // [incarnation, nonce, n, ranks]
+    tag_base = static_cast<int>(in[1]) & kPortIdMax;
+    const std::uint32_t n = std::min<std::uint32_t>(in[2], static_cast<std::uint32_t>(max));
     std::uint32_t status = ok;
     std::string reason;
     if (static_cast<int>(in[0]) != port.incarnation) {
@@ -347,10 +354,10 @@ void accept_root(Comm* c, const PortName& port, Words& head, std::string& why)
         reason = "the port was opened by an earlier process of its slot";
     }
     for (std::uint32_t i = 0; i < n && status == ok; ++i) {
-        if (c->local->rank_of(static_cast<int>(in[2 + i])) != MPI_UNDEFINED) {
+        if (c->local->rank_of(static_cast<int>(in[3 + i])) != MPI_UNDEFINED) {
             status = 2;
             reason = "the connecting group and the accepting group overlap (world rank " +
-                     std::to_string(in[2 + i]) + " is in both)";
+                     std::to_string(in[3 + i]) + " is in both)";
         }
     }
     Words reply = {status, 0};
@@ -360,7 +367,7 @@ void accept_root(Comm* c, const PortName& port, Words& head, std::string& why)
     ulmpi::ulm::SendMsg* s = nullptr;
     ulmpi::rt::Status st =
         eng.isend(words_ref(reply.data(), static_cast<int>(reply.size())), client,
-                  kReplyTag | port.id, kPortContext, ulmpi::ulm::SendMode::standard, &s);
+                  kReplyTag | tag_base, kPortContext, ulmpi::ulm::SendMode::standard, &s);
     ulmpi::rt::Errc se = st.ok() ? ulmpi::rt::Errc::ok : st.code();
     if (st.ok()) {
         wait_done(s);
@@ -379,19 +386,21 @@ void accept_root(Comm* c, const PortName& port, Words& head, std::string& why)
         return;
     }
     head = {ok, 0, static_cast<std::uint32_t>(client), n};
-    head.insert(head.end(), in.begin() + 2, in.begin() + 2 + n);
+    head.insert(head.end(), in.begin() + 3, in.begin() + 3 + n);
 }
 
 // The root of MPI_Comm_connect: sends the request, waits for the answer at
 // most `timeout_ns`.
 void connect_root(Comm* c, const PortName& port, ulmpi::rt::Nanos timeout_ns, Words& head,
-                  std::string& why)
+                  std::string& why, int& tag_base)
 {
     ulmpi::ulm::Engine& eng = state().engine;
     const int server = port.world;
-    Words req = {static_cast<std::uint32_t>(port.incarnation), 0};
+    tag_base = g_next_nonce++ & kPortIdMax;
+    Words req = {static_cast<std::uint32_t>(port.incarnation),
+                 static_cast<std::uint32_t>(tag_base), 0};
     Words mine = group_words(c);
-    req[1] = static_cast<std::uint32_t>(mine.size());
+    req[2] = static_cast<std::uint32_t>(mine.size());
     req.insert(req.end(), mine.begin(), mine.end());
     const auto max = static_cast<std::size_t>(eng.size());
     Words in(2 + max);
@@ -402,7 +411,7 @@ void connect_root(Comm* c, const PortName& port, ulmpi::rt::Nanos timeout_ns, Wo
         why = what + ": " + ulmpi::rt::errc_name(e);
     };
     if (ulmpi::rt::Status st = eng.irecv(words_ref(in.data(), static_cast<int>(in.size())),
-                                         server, kReplyTag | port.id, kPortContext, &r);
+                                         server, kReplyTag | tag_base, kPortContext, &r);
         !st.ok()) {
         fail(st.code(), "cannot wait for the answer");
         return;
@@ -539,20 +548,19 @@ int accept_or_connect(const char* port_name, MPI_Info info, int root, MPI_Comm c
     *newcomm = MPI_COMM_NULL;
     Words head = {failed, MPI_ERR_PORT, 0, 0};
     std::string why;
-    int port_id = 0;
+    int tag_base = 0;
     if (c->rank == root) {
         PortName port;
         why = root_port(port_name, accepting, port);
         if (why.empty()) {
-            port_id = port.id;
             if (accepting) {
-                accept_root(c, port, head, why);
+                accept_root(c, port, head, why, tag_base);
             } else {
-                connect_root(c, port, connect_timeout(info), head, why);
+                connect_root(c, port, connect_timeout(info), head, why, tag_base);
             }
         }
     }
-    return finish(c, root, head, why, port_id, newcomm, fn); // port_id: the roots' tags
+    return finish(c, root, head, why, tag_base, newcomm, fn); // tag_base: the roots' only
 }
 
 } // namespace
