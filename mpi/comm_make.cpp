@@ -111,8 +111,15 @@ int inter_exchange(Comm* c, ContextMask& mask, const Words& extra, Words& remote
 }
 
 // One word ANDed over every process of c (both groups of an intercommunicator).
+// Under ULFM by the fault-tolerant agreement, so that the confirm round of
+// MPI_THREAD_MULTIPLE (its only use) gives every member the same result even
+// when one fails during it, as the agreement on the context before it did.
 int and_over(Comm* c, std::uint32_t* word)
 {
+    if (ft_enabled() && !ftmpi_on()) {
+        const char* why = nullptr;
+        return ft_agree_words(c, word, 1, &why);
+    }
     if (c->inter()) {
         Words none;
         return inter_exchange(c, word, 1, none, none);

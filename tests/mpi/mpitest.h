@@ -91,9 +91,18 @@ static inline void mt_fail(const char* file, int line, const char* fmt, ...)
         }                                                                                       \
     } while (0)
 
+/* MT_THREAD_LEVEL=multiple in the environment: MPI_Init_thread with
+ * MPI_THREAD_MULTIPLE (the program's calls stay in one thread; what changes
+ * is the library's mode, e.g. the constructors' confirm round). */
 static inline void mt_init(int* argc, char*** argv)
 {
-    MPI_Init(argc, argv);
+    const char* level = getenv("MT_THREAD_LEVEL");
+    if (level != NULL && strcmp(level, "multiple") == 0) {
+        int provided = 0;
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(argc, argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
     mt_verbose = getenv("MT_VERBOSE") != NULL;
