@@ -361,7 +361,7 @@ void LinkSet::keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* fr
     }
     rail.inflight += f->wire_len();
     l.unacked.push(f);
-    if (!l.unacked_hook.linked()) {
+    if (!l.on_unacked_list) {
         list_unacked(l, true);
         l.timer = 0; // armed by the next tick()
         l.backoff = 0;
@@ -857,12 +857,18 @@ void LinkSet::put_frag(SendFrag* f)
     frag_pool_.put(f);
 }
 
+// Under the link's lock (its peer's, or the engine's write lock); the
+// lists' lock only when membership changes.
 void LinkSet::list_ack_due(Link& l, bool on)
 {
+    if (l.on_ack_list == on) {
+        return;
+    }
+    l.on_ack_list = on;
     rt::OptGuard g(lists_lock_);
-    if (on && !l.ack_hook.linked()) {
+    if (on) {
         ack_due_.push_back(&l);
-    } else if (!on && l.ack_hook.linked()) {
+    } else {
         ack_due_.remove(&l);
     }
     any_ack_due_.store(!ack_due_.empty(), std::memory_order_relaxed);
@@ -870,10 +876,14 @@ void LinkSet::list_ack_due(Link& l, bool on)
 
 void LinkSet::list_unacked(Link& l, bool on)
 {
+    if (l.on_unacked_list == on) {
+        return;
+    }
+    l.on_unacked_list = on;
     rt::OptGuard g(lists_lock_);
-    if (on && !l.unacked_hook.linked()) {
+    if (on) {
         unacked_.push_back(&l);
-    } else if (!on && l.unacked_hook.linked()) {
+    } else {
         unacked_.remove(&l);
     }
     any_unacked_.store(!unacked_.empty(), std::memory_order_relaxed);
@@ -881,10 +891,14 @@ void LinkSet::list_unacked(Link& l, bool on)
 
 void LinkSet::list_probing(Link& l, bool on)
 {
+    if (l.on_probe_list == on) {
+        return;
+    }
+    l.on_probe_list = on;
     rt::OptGuard g(lists_lock_);
-    if (on && !l.probe_hook.linked()) {
+    if (on) {
         probing_.push_back(&l);
-    } else if (!on && l.probe_hook.linked()) {
+    } else {
         probing_.remove(&l);
     }
     any_probing_.store(!probing_.empty(), std::memory_order_relaxed);
