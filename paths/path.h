@@ -243,9 +243,12 @@ public:
     // rt::fine_locks() is on: acquire()/commit()/get() for different peers
     // (ULM serializes those for one peer), progress() in several threads,
     // each beside sends. A path that says so guards its shared state with
-    // rt::OptMutex; progress() must hand the fragments of one peer to the
-    // sink in order, from one thread at a time. Others are driven by one
-    // thread at a time (ULM then keeps one lock for the engine).
+    // rt::OptMutex (it may hold a lock from acquire() to commit(): ULM
+    // always commits what it acquired, and acquires nothing in between);
+    // progress() must hand the fragments of one peer on one lane to the
+    // sink in order, from one thread at a time (shm: per FIFO, udp: per
+    // socket). Others are driven by one thread at a time (ULM then keeps
+    // one lock for the engine).
     virtual bool concurrent() const { return false; }
 
     // Whether a path is used for a peer (up, suspect, down, probed again) is

@@ -173,7 +173,7 @@ Status Engine::finalize()
     // acknowledged) before the peers may go away. (No other thread is in
     // MPI any more: MPI_Finalize is the last call of every thread.)
     wait([this] {
-        links_.flush_acks(true); // nothing we send now could carry them
+        flush_acks(true); // nothing we send now could carry them
         return active_.empty() && sends_.live() == 0 && links_.kept_frags() == 0 && !links_.acks_due();
     });
     if (stats_param.get()) {
@@ -202,16 +202,14 @@ void Engine::enable_threads()
     for (auto& p : paths_) {
         fine = fine && p->concurrent();
     }
-    for (int r = 0; r < links_.size() && fine; ++r) {
-        for (int i = 0; i < links_[r].nrails; ++i) {
-            fine = fine && !links_[r].rails[i].reliable;
-        }
-    }
+    // Reliable links: their timers run under the engine's write lock, at
+    // most every quarter of the shortest retransmission timeout.
+    tick_every_ = std::clamp<rt::Nanos>(links_.policy().min_timeout / 4, 10000, 1000000);
     fine_ = fine;
     rt::set_fine_locks(fine);
-    ULMPI_DEBUG("MPI_THREAD_MULTIPLE: %s", fine ? "per-peer locks (ulm/engine.h, Locking)"
-                                                : "one lock for the engine (a path or a reliable "
-                                                  "rail needs it, or ulm_fine_locks is off)");
+    ULMPI_INFO("MPI_THREAD_MULTIPLE: %s", fine ? "per-peer locks (ulm/engine.h, Locking)"
+                                                : "one lock for the engine (a path needs it, or "
+                                                  "ulm_fine_locks is off)");
 }
 
 int Engine::progress()
@@ -268,6 +266,9 @@ int Engine::progress_fine()
         for (auto& p : paths_) {
             n += p->progress(*this);
         }
+        if (links_.acks_due()) {
+            links_.flush_acks(false); // each link under its peer's lock
+        }
     }
     const bool held = ThreadLock::held();
     const bool chores = needs_housekeeping();
@@ -298,13 +299,39 @@ bool Engine::needs_housekeeping() const
            events_due_.load(std::memory_order_relaxed) ||
            (notice_word_ != nullptr &&
             notice_word_->load(std::memory_order_acquire) !=
-                notice_seen_.load(std::memory_order_relaxed));
+                notice_seen_.load(std::memory_order_relaxed)) ||
+           tick_due();
+}
+
+// Fine mode: the links' timers (retransmission, rail evidence, probes) span
+// peers and may fail one: they run under write, every tick_every_.
+bool Engine::tick_due() const
+{
+    return links_.needs_tick() && rt::now_ns() >= next_tick_.load(std::memory_order_relaxed);
+}
+
+// The ACKs owed (all: every one, before the caller yields or sleeps);
+// fine mode: under read, each link under its peer's lock.
+void Engine::flush_acks(bool all)
+{
+    if (!links_.acks_due()) {
+        return;
+    }
+    rt::ReadGuard g(elock_);
+    links_.flush_acks(all);
 }
 
 int Engine::housekeeping()
 {
     rt::WriteGuard g(elock_);
     int n = 0;
+    if (links_.needs_tick()) {
+        const rt::Nanos now = rt::now_ns();
+        if (now >= next_tick_.load(std::memory_order_relaxed)) {
+            next_tick_.store(now + tick_every_, std::memory_order_relaxed);
+            n += links_.tick();
+        }
+    }
     active_hint_.store(false, std::memory_order_relaxed);
     for (Peer* p = active_.front(), *next; p != nullptr; p = next) {
         next = active_.next(p);
@@ -343,9 +370,7 @@ int Engine::poll()
     } else if (++t_fruitless > backoff_policy_.spin_polls) {
         // A program that polls (MPI_Test in a loop) hands the CPU over like a
         // waiting one, so the rank it waits for can run; it never sleeps here.
-        if (!fine_ && links_.acks_due()) {
-            links_.flush_acks(true); // no send of ours will carry them soon
-        }
+        flush_acks(true); // no send of ours will carry them soon
         ThreadLock::Released unlocked(thread_lock()); // others may run MPI meanwhile
         sched_yield();
     }
@@ -374,10 +399,10 @@ void Engine::add_slow_progress_hook(ProgressHook* hook)
 
 void Engine::idle(Backoff& backoff)
 {
-    if (!fine_ && links_.acks_due() && backoff.idle_polls() >= backoff_policy_.spin_polls) {
+    if (links_.acks_due() && backoff.idle_polls() >= backoff_policy_.spin_polls) {
         // About to yield or sleep: no send of ours will carry the ACKs we
         // owe for a while, and a sleep could outlast the sender's timeout.
-        links_.flush_acks(true);
+        flush_acks(true);
     }
     bool may_sleep = true;
     if (backoff.sleeps_next()) {
@@ -466,14 +491,22 @@ void Engine::check_hang(HangClock& h)
     }
 }
 
+// From a path's progress(): fine mode, under read, so each link under its
+// peer's lock.
 void Engine::on_path_down(path::Path& path, int peer)
 {
-    links_.path_down(path, peer, "the path reported it cannot reach the peer");
+    for (int i = peer < 0 ? 0 : peer; i < (peer < 0 ? size_ : peer + 1); ++i) {
+        rt::OptGuard g(this->peer(i).lock);
+        links_.path_down(path, i, "the path reported it cannot reach the peer");
+    }
 }
 
 void Engine::on_path_up(path::Path& path, int peer)
 {
-    links_.path_up(path, peer);
+    for (int i = peer < 0 ? 0 : peer; i < (peer < 0 ? size_ : peer + 1); ++i) {
+        rt::OptGuard g(this->peer(i).lock);
+        links_.path_up(path, i);
+    }
 }
 
 void Engine::link_unreachable(Link& link, const std::string& why)
@@ -613,6 +646,7 @@ rt::Status Engine::replace_peer(int rank, int incarnation)
     if (rank < 0 || rank >= size_ || rank == rank_) {
         return Errc::invalid_arg;
     }
+    rt::WriteGuard g(elock_); // the link and the paths' state for the peer
     reset_peer(rank, incarnation);
     Link& l = links_[rank];
     l.life = Link::Lifetime::replacing;
@@ -639,6 +673,7 @@ rt::Status Engine::connect_replaced(int rank)
     if (rank < 0 || rank >= size_ || rank == rank_) {
         return Errc::invalid_arg;
     }
+    rt::WriteGuard g(elock_); // the link and the paths' state for the peer
     Link& l = links_[rank];
     for (int i = 0; i < l.nrails; ++i) {
         if (Status st = l.rails[i].path->connect_peer(rank, *boot_); !st.ok()) {
@@ -742,6 +777,7 @@ rt::Status Engine::connect_spawned(int rank)
     if (rank < 0 || rank >= size_ || rank == rank_) {
         return Errc::invalid_arg;
     }
+    rt::WriteGuard g(elock_); // the link and the paths' state for the peer
     Link& l = links_[rank];
     if (l.nrails > 0) {
         return Errc::ok;

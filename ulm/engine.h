@@ -19,32 +19,43 @@
 // Every caller holds the process's MPI lock (thread_lock.h) except a thread
 // in wait_p2p() or in a progress pass of its own. Two modes, chosen at init:
 //
-//   coarse  some path cannot be driven by several threads at once (udp,
-//           ofi, verbs, lossy), or a rail is reliable: the MPI lock alone
-//           guards the engine, as below MULTIPLE; wait_p2p() is wait().
-//   fine    MULTIPLE, every path concurrent() (shm, self), no reliable
-//           rail: rt::fine_locks() on, and the engine guards itself with
-//           the locks below, so threads progress different peers at once.
+//   coarse  some path cannot be driven by several threads at once (ofi,
+//           verbs, lossy), or replication: the MPI lock alone guards the
+//           engine, as below MULTIPLE; wait_p2p() is wait().
+//   fine    MULTIPLE, every path concurrent() (shm, self, udp), with or
+//           without reliability: rt::fine_locks() on, and the engine
+//           guards itself with the locks below, so threads progress
+//           different peers at once.
 //
 // Fine locks, outermost first (a thread takes them only in this order):
 //   MPI lock   held by MPI calls, not by a thread waiting in wait_p2p().
 //   elock_     reader-writer. Read: per-peer work (sends, receives,
-//              probes, and the polling of concurrent paths, each of which
-//              guards its own FIFOs). Write: what spans peers (the
-//              active list's queued sends, failure notices, fail_peer,
-//              interrupt_context, cancel, freeing a descriptor that is not
-//              complete, finalize); only a thread holding the MPI lock
-//              writes, so writers never wait for each other.
+//              probes, the ACKs owed, and the polling of concurrent paths,
+//              each of which guards its own state). Write: what spans
+//              peers (the active list's queued sends, failure notices, the
+//              links' timers (LinkSet::tick, every tick_every_ at most),
+//              fail_peer, interrupt_context, cancel, freeing a descriptor
+//              that is not complete, finalize); only a thread holding the
+//              MPI lock writes, so writers never wait for each other.
 //   Peer::lock per peer: its Peer (message sequence numbers, held-back
-//              matches, pending sends, counters), its Link, and every
-//              fragment sent to it; taken under read, one at a time.
+//              matches, pending sends, counters), its Link (with
+//              reliability: sequence numbers, kept fragments, range sets,
+//              the ACK owed, RTT), and every fragment sent to it; taken
+//              under read, one at a time (LinkSet::flush_acks takes each
+//              link's through LinkOwner::link_lock).
 //   match_lock_ the matcher's lists (posted receives, unexpected
 //              messages): post + lookup and arrive + store are atomic, so
 //              a receive and its message always meet. Never held while a
 //              peer lock is taken; data is copied outside it.
+//   path locks a path's own send side, taken by its acquire() ..
+//              commit() and by progress() (udp: a socket's send side, then
+//              the peer's flow-control marks; paths/udp/udp_path.h
+//              "Threads"). A path's reader locks (a shm FIFO, a udp
+//              socket) are taken by progress() under read, before the
+//              peer lock of what it hands up, and only with try_lock.
 //   leaves     the descriptor pools, the descriptor tables, the active
-//              list, a path's FIFOs and free lists: nothing is taken
-//              under them.
+//              list, LinkSet's pools and link lists, a path's FIFOs and
+//              free lists: nothing is taken under them.
 // Progress hooks (the MPI layer's nonblocking collectives and idup) run
 // under the MPI lock only, outside elock_; a thread in wait_p2p() runs them
 // every few passes when it can take the MPI lock without waiting.
@@ -341,6 +352,7 @@ private:
     void frag_released(SendMsg* owner) override { check_complete(owner); }
     void link_has_work(Link& link) override { mark_active(peers_[static_cast<std::size_t>(link.rank)]); }
     void link_unreachable(Link& link, const std::string& why) override;
+    rt::OptMutex& link_lock(Link& link) override { return peer(link.rank).lock; }
 
     Peer& peer(int rank) { return peers_[static_cast<std::size_t>(rank)]; }
     // Fine mode: the passes of a thread (see progress()).
@@ -355,6 +367,8 @@ private:
     [[gnu::noinline]] void on_frag_fine(path::Path& path, path::RxFrag& frag);
     int housekeeping();
     bool needs_housekeeping() const;
+    bool tick_due() const;
+    void flush_acks(bool all);
     int run_hooks();
     void pick_lock_mode();
 
@@ -433,10 +447,11 @@ private:
     const std::atomic<std::uint64_t>* notice_word_ = nullptr; // boot_->notice_word()
     std::atomic<std::uint64_t> notice_seen_{0};
     std::atomic<bool> events_due_{false};  // fine mode: check_events() by the next chore pass
+    std::atomic<rt::Nanos> next_tick_{0};  // fine mode: the links' timers run again then
+    rt::Nanos tick_every_ = 100000;
     std::atomic<std::size_t> hook_count_{0};
     bool watch_events_ = false;
     rt::Nanos hang_report_ns_ = 0;
-    std::vector<std::byte> bounce_;   // payloads of non-addressable fragments
     std::uint64_t get_min_ = 0;
     bool initialized_ = false;
 };

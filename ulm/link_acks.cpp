@@ -23,7 +23,7 @@ void LinkSet::queue_ack(Link& l, std::uint64_t seq, bool urgent)
     if (!l.ack_due) {
         l.ack_due = true;
         l.ack_deadline = 0;
-        ack_due_.push_back(&l);
+        list_ack_due(l, true);
     }
 }
 
@@ -34,7 +34,7 @@ void LinkSet::ack_given(Link& l)
     l.ack_due = false;
     l.ack_urgent = false;
     l.ack_owed = 0;
-    ack_due_.remove(&l);
+    list_ack_due(l, false);
 }
 
 void LinkSet::send_ack(Link& l, std::uint64_t seq, AckStatus status)
@@ -70,29 +70,65 @@ void LinkSet::send_ack(Link& l, std::uint64_t seq, AckStatus status)
 
 void LinkSet::flush_acks(bool all)
 {
+    if (rt::fine_locks()) [[unlikely]] {
+        flush_acks_fine(all);
+        return;
+    }
     rt::Nanos now = 0;
     for (Link* p = ack_due_.front(), *next; p != nullptr; p = next) {
         next = ack_due_.next(p);
-        if (!all && !p->ack_urgent && policy_.ack_delay > 0 && p->ack_owed < policy_.ack_every) {
-            // The pass that queued it does not read the clock: most ACKs
-            // ride on the caller's next send before the next pass.
-            if (p->ack_deadline == 0) {
-                p->ack_deadline = -1;
-                continue;
-            }
-            if (now == 0) {
-                now = rt::now_ns();
-            }
-            if (p->ack_deadline < 0) {
-                p->ack_deadline = now + policy_.ack_delay;
-            }
-            if (now < p->ack_deadline) {
-                continue;
-            }
+        (void)flush_one(*p, all, now);
+    }
+}
+
+// The ACK owed to one link, if it is due. True: sent (or queued).
+bool LinkSet::flush_one(Link& l, bool all, rt::Nanos& now)
+{
+    if (!all && !l.ack_urgent && policy_.ack_delay > 0 && l.ack_owed < policy_.ack_every) {
+        // The pass that queued it does not read the clock: most ACKs
+        // ride on the caller's next send before the next pass.
+        if (l.ack_deadline == 0) {
+            l.ack_deadline = -1;
+            return false;
         }
-        const std::uint64_t seq = p->ack_latest;
-        ack_given(*p);
-        send_ack(*p, seq, AckStatus::good);
+        if (now == 0) {
+            now = rt::now_ns();
+        }
+        if (l.ack_deadline < 0) {
+            l.ack_deadline = now + policy_.ack_delay;
+        }
+        if (now < l.ack_deadline) {
+            return false;
+        }
+    }
+    const std::uint64_t seq = l.ack_latest;
+    ack_given(l);
+    send_ack(l, seq, AckStatus::good);
+    return true;
+}
+
+// Fine locks (under the engine's read lock): the links that owe an ACK are
+// read from the list under its lock, then each is answered under its own
+// lock (the lock order: a link's lock, then the list's). A link that paid
+// its ACK meanwhile (a fragment carried it) is skipped.
+void LinkSet::flush_acks_fine(bool all)
+{
+    constexpr std::size_t kMax = 64; // more wait for the next pass
+    Link* due[kMax];
+    std::size_t n = 0;
+    {
+        rt::OptGuard g(lists_lock_);
+        for (Link* p = ack_due_.front(); p != nullptr && n < kMax; p = ack_due_.next(p)) {
+            due[n++] = p;
+        }
+    }
+    rt::Nanos now = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        Link& l = *due[i];
+        rt::OptGuard g(owner_->link_lock(l));
+        if (l.ack_due) {
+            (void)flush_one(l, all, now);
+        }
     }
 }
 
@@ -222,9 +258,7 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
         }
     }
     if (l.unacked.empty()) {
-        if (l.unacked_hook.linked()) {
-            unacked_.remove(&l);
-        }
+        list_unacked(l, false);
         l.recover_seq = 0;
         l.backoff = 0;
         return;
@@ -262,7 +296,8 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
 // has one, so that a rail that died silently costs one timeout, not the
 // rail's deadline; expiries in a row without progress back the timer off,
 // and too many of them make the peer unreachable. The rails' own evidence
-// and probes run here too (link_rails.cpp).
+// and probes run here too (link_rails.cpp). Fine locks: under the engine's
+// write lock (nobody else is in ULM), so the lists are read without theirs.
 int LinkSet::tick()
 {
     const rt::Nanos now = rt::now_ns();

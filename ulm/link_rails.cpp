@@ -76,9 +76,7 @@ void LinkSet::rail_down(Link& l, Rail& r, const char* why)
     r.next_probe = now + r.probe_interval;
     r.sample_start = 0;
     l.choose();
-    if (!l.probe_hook.linked()) {
-        probing_.push_back(&l);
-    }
+    list_probing(l, true);
     const Rail* now_ctrl = l.control_rail();
     ULMPI_INFO("rank %d: path %s to rank %d is down (%s); %u fragments in flight go over %s", rank_,
                r.path->info().name, l.rank, why, r.inflight_frags,
@@ -105,8 +103,8 @@ void LinkSet::rail_up(Link& l, Rail& r)
     for (int i = 0; i < l.nrails; ++i) {
         any_down = any_down || !l.rails[i].up();
     }
-    if (!any_down && l.probe_hook.linked()) {
-        probing_.remove(&l);
+    if (!any_down) {
+        list_probing(l, false);
     }
     ULMPI_INFO("rank %d: path %s to rank %d answers again: back in use", rank_, r.path->info().name, l.rank);
 }
@@ -199,8 +197,8 @@ int LinkSet::probe_rails(Link& l, rt::Nanos now)
         r.probe_interval = std::min(2 * r.probe_interval, probe_max_);
         ++n;
     }
-    if (!any_down && l.probe_hook.linked()) {
-        probing_.remove(&l);
+    if (!any_down) {
+        list_probing(l, false);
     }
     return n;
 }

@@ -314,7 +314,7 @@ bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, cons
 void LinkSet::keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* frame,
                    std::uint32_t full, const std::byte* payload, const Payload& pl, SendMsg* owner)
 {
-    SendFrag* f = frag_pool_.get();
+    SendFrag* f = get_frag();
     if (f == nullptr) {
         rt::fatal("out of memory keeping a fragment for retransmission to rank %d", l.rank);
     }
@@ -333,7 +333,10 @@ void LinkSet::keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* fr
             if (copy_pool_.block_size() < pl.len) {
                 rt::fatal("fragment of %u bytes exceeds the retransmission buffer size", pl.len);
             }
-            f->copy = static_cast<std::byte*>(copy_pool_.get());
+            {
+                rt::OptGuard g(pool_lock_);
+                f->copy = static_cast<std::byte*>(copy_pool_.get());
+            }
             if (f->copy == nullptr) {
                 rt::fatal("out of memory keeping a fragment for retransmission to rank %d", l.rank);
             }
@@ -358,8 +361,8 @@ void LinkSet::keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* fr
     }
     rail.inflight += f->wire_len();
     l.unacked.push(f);
-    if (!l.unacked_hook.linked()) {
-        unacked_.push_back(&l);
+    if (!l.on_unacked_list) {
+        list_unacked(l, true);
         l.timer = 0; // armed by the next tick()
         l.backoff = 0;
         l.recover_seq = 0;
@@ -554,11 +557,8 @@ void LinkSet::release_frag(Link& l, SendFrag* f, rt::Nanos now)
     if (now != 0) {
         on_rail_acked(l, r, len, now);
     }
-    if (f->copy != nullptr) {
-        copy_pool_.put(f->copy);
-    }
     SendMsg* owner = f->owner;
-    frag_pool_.put(f);
+    put_frag(f);
     if (owner != nullptr) {
         --owner->unacked;
         owner_->frag_released(owner);
@@ -583,9 +583,7 @@ void LinkSet::send_ctrl(Link& l, const void* hdr, std::uint32_t len)
     }
     CtrlFrag* c = nullptr;
     {
-        // Fine locks: send_ctrl runs for several peers at once (puts run
-        // under the engine's write lock).
-        rt::OptGuard g(ctrl_lock_);
+        rt::OptGuard g(pool_lock_); // fine locks: several peers at once
         c = ctrl_pool_.get();
     }
     if (c == nullptr) {
@@ -606,7 +604,10 @@ int LinkSet::push(Link& l, bool* drained)
             return n;
         }
         l.ctrl_pending.remove(c);
-        ctrl_pool_.put(c);
+        {
+            rt::OptGuard g(pool_lock_);
+            ctrl_pool_.put(c);
+        }
         ++n;
     }
     if (l.failover_due) {
@@ -756,14 +757,11 @@ void LinkSet::fail(Link& l, rt::Errc why)
         release_frag(l, f, 0);
     }
     while (CtrlFrag* c = l.ctrl_pending.pop_front()) {
+        rt::OptGuard g(pool_lock_);
         ctrl_pool_.put(c);
     }
-    if (l.unacked_hook.linked()) {
-        unacked_.remove(&l);
-    }
-    if (l.probe_hook.linked()) {
-        probing_.remove(&l);
-    }
+    list_unacked(l, false);
+    list_probing(l, false);
     if (l.ack_due) {
         ack_given(l);
     }
@@ -842,6 +840,68 @@ void LinkSet::print_stats(std::FILE* out, int rank, int peer) const
                      rc.bytes_sent, rc.resends, rc.frags_received, rc.bytes_received, rc.downs, rc.ups,
                      rc.probes, r.rate, static_cast<double>(r.srtt) / 1e3);
     }
+}
+
+SendFrag* LinkSet::get_frag()
+{
+    rt::OptGuard g(pool_lock_);
+    return frag_pool_.get();
+}
+
+void LinkSet::put_frag(SendFrag* f)
+{
+    rt::OptGuard g(pool_lock_);
+    if (f->copy != nullptr) {
+        copy_pool_.put(f->copy);
+    }
+    frag_pool_.put(f);
+}
+
+// Under the link's lock (its peer's, or the engine's write lock); the
+// lists' lock only when membership changes.
+void LinkSet::list_ack_due(Link& l, bool on)
+{
+    if (l.on_ack_list == on) {
+        return;
+    }
+    l.on_ack_list = on;
+    rt::OptGuard g(lists_lock_);
+    if (on) {
+        ack_due_.push_back(&l);
+    } else {
+        ack_due_.remove(&l);
+    }
+    any_ack_due_.store(!ack_due_.empty(), std::memory_order_relaxed);
+}
+
+void LinkSet::list_unacked(Link& l, bool on)
+{
+    if (l.on_unacked_list == on) {
+        return;
+    }
+    l.on_unacked_list = on;
+    rt::OptGuard g(lists_lock_);
+    if (on) {
+        unacked_.push_back(&l);
+    } else {
+        unacked_.remove(&l);
+    }
+    any_unacked_.store(!unacked_.empty(), std::memory_order_relaxed);
+}
+
+void LinkSet::list_probing(Link& l, bool on)
+{
+    if (l.on_probe_list == on) {
+        return;
+    }
+    l.on_probe_list = on;
+    rt::OptGuard g(lists_lock_);
+    if (on) {
+        probing_.push_back(&l);
+    } else {
+        probing_.remove(&l);
+    }
+    any_probing_.store(!probing_.empty(), std::memory_order_relaxed);
 }
 
 } // namespace ulmpi::ulm

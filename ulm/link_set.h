@@ -28,6 +28,7 @@
 #include "ulm/link.h"
 #include "ulm/message.h"
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -53,6 +54,9 @@ public:
     virtual void link_has_work(Link& link) = 0;
     // No rail reaches the peer any more (every one down, retries exhausted).
     virtual void link_unreachable(Link& link, const std::string& why) = 0;
+    // Fine locks (engine.h, "Locking"): the lock that guards the link (its
+    // peer's), taken by flush_acks() for each link it answers.
+    virtual rt::OptMutex& link_lock(Link& link) = 0;
 
 protected:
     ~LinkOwner() = default;
@@ -121,9 +125,15 @@ public:
     bool checksummed(const Link& l, const path::Path& path) const;
 
     // --- time
-    bool needs_tick() const { return !unacked_.empty() || !probing_.empty(); }
+    // Fine locks (engine.h, "Locking"): tick() runs under the engine's write
+    // lock; flush_acks() under its read lock, taking each link's lock.
+    bool needs_tick() const
+    {
+        return any_unacked_.load(std::memory_order_relaxed) ||
+               any_probing_.load(std::memory_order_relaxed);
+    }
     int tick();
-    bool acks_due() const { return !ack_due_.empty(); }
+    bool acks_due() const { return any_ack_due_.load(std::memory_order_relaxed); }
     // Sends the ACKs that are due (all: every one owed, e.g. before sleeping).
     void flush_acks(bool all);
 
@@ -140,7 +150,11 @@ public:
     }
 
     // --- introspection
-    std::size_t kept_frags() const { return frag_pool_.in_use(); }
+    std::size_t kept_frags() const
+    {
+        rt::OptGuard g(pool_lock_);
+        return frag_pool_.in_use();
+    }
     void print_stats(std::FILE* out, int rank, int peer) const;
 
     // A link that had no path (a spawn slot without a process at the
@@ -163,6 +177,15 @@ private:
     bool try_ctrl(Link& l, const void* hdr, std::uint32_t len);
     void queue_ack(Link& l, std::uint64_t seq, bool urgent);
     void ack_given(Link& l);
+    bool flush_one(Link& l, bool all, rt::Nanos& now);
+    void flush_acks_fine(bool all);
+    // The lists of links that owe an ACK, keep fragments, probe a rail:
+    // membership changes under lists_lock_ (fine locks).
+    void list_ack_due(Link& l, bool on);
+    void list_unacked(Link& l, bool on);
+    void list_probing(Link& l, bool on);
+    SendFrag* get_frag();
+    void put_frag(SendFrag* f);
     void send_ack(Link& l, std::uint64_t seq, AckStatus status);
     void on_ack(Link& l, const AckHeader& h);
     void apply_ack(Link& l, const AckHeader& h);
@@ -195,10 +218,17 @@ private:
     rt::Pool<SendFrag> frag_pool_{256};
     rt::BlockPool copy_pool_;
     rt::Pool<CtrlFrag> ctrl_pool_{64};
-    rt::OptMutex ctrl_lock_; // fine locks (engine.h): gets from several peers at once
+    // Fine locks (engine.h): the pools serve several peers at once (a leaf).
+    mutable rt::OptMutex pool_lock_;
     rt::IntrusiveList<Link, &Link::ack_hook> ack_due_;
     rt::IntrusiveList<Link, &Link::unacked_hook> unacked_;
     rt::IntrusiveList<Link, &Link::probe_hook> probing_;
+    // Fine locks: the three lists' membership (a leaf, taken under a link's
+    // lock), and whether each is empty, read without it.
+    rt::OptMutex lists_lock_;
+    std::atomic<bool> any_ack_due_{false};
+    std::atomic<bool> any_unacked_{false};
+    std::atomic<bool> any_probing_{false};
     std::uint64_t nonce_ = 0;
     std::vector<std::byte> scratch_;
 };

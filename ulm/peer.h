@@ -11,7 +11,9 @@
 #include "ulm/message.h"
 #include "ulm/types.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace ulmpi::ulm {
 
@@ -35,6 +37,7 @@ struct Peer {
     rt::IntrusiveList<SendMsg, &SendMsg::hook> pending;     // sends waiting, in order
     rt::ListHook active_hook;               // on the engine's list of peers with work
     MsgCounters counters;
+    std::vector<std::byte> bounce;          // payloads of non-addressable fragments from it
     // With fine locks: guards this Peer, its Link and the sends to it
     // (engine.h, "Locking").
     rt::OptMutex lock;

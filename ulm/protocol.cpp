@@ -699,10 +699,10 @@ void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
     // buffer here, except data fragments: those land in the user buffer.
     const std::byte* payload = frag.data + hlen;
     if (!frag.addressable && !carries_data(b.type) && b.payload_len > 0) {
-        bounce_.resize(b.payload_len);
-        iovec iov{bounce_.data(), b.payload_len};
+        p.bounce.resize(b.payload_len);
+        iovec iov{p.bounce.data(), b.payload_len};
         frag.read_payload(0, &iov, 1);
-        payload = bounce_.data();
+        payload = p.bounce.data();
     }
     if (!links_.accept(l, path, b, hlen, frag, payload)) {
         return; // damaged, stale, a duplicate, or an ACK or probe (handled there)
@@ -1057,11 +1057,11 @@ bool Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool chec
             done += covered;
         }
         if (n < h.base.payload_len) {
-            bounce_.resize(h.base.payload_len - n);
-            iovec rest{bounce_.data(), bounce_.size()};
+            p.bounce.resize(h.base.payload_len - n);
+            iovec rest{p.bounce.data(), p.bounce.size()};
             frag.read_payload(n, &rest, 1);
             if (checksum) {
-                crc = rt::crc32c(bounce_.data(), bounce_.size(), crc);
+                crc = rt::crc32c(p.bounce.data(), p.bounce.size(), crc);
             }
         }
         if (checksum && (h.base.flags & flag::crc) && crc != h.base.pcrc) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <arpa/inet.h>
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -157,13 +158,14 @@ struct UdpPath::TxSlot {
 // payload is read by read_payload() straight off the socket.
 class UdpPath::RxDatagram final : public RxFrag {
 public:
-    RxDatagram(UdpPath& path, int fd) : path_(path), fd_(fd) {}
+    RxDatagram(UdpPath& path, Sock& s) : path_(path), sock_(s), fd_(s.fd) {}
     std::size_t read_payload(std::size_t offset, const iovec* iov, int iovcnt) override
     {
         return path_.read_datagram(*this, offset, iov, iovcnt);
     }
 
     UdpPath& path_;
+    Sock& sock_; // its scratch buffers
     int fd_;
     std::size_t hlen = 0;      // ULM's header length (0: unknown, payload unreadable)
     bool consumed = false;     // recvmsg done
@@ -442,13 +444,19 @@ Status UdpPath::connect(rt::Bootstrap& boot)
         }
         gro_why_ = "off: one datagram fills 64 KiB";
     }
-    if (gro()) {
-        gro_buf_.assign(kGroBuf, std::byte{0});
+    for (Sock& s : socks_) {
+        // What receive() reads into, for this socket's way of reading.
+        if (s.gro) {
+            s.gro_buf.assign(kGroBuf, std::byte{0});
+        } else if (s.lane == Lane::bulk || opt_.peek_all) {
+            s.stash.assign(65536, std::byte{0});
+            s.peek.assign(kHdr + kMaxFragHeader, std::byte{0});
+            s.head.assign(kHdr + kMaxFragHeader, std::byte{0});
+        } else {
+            s.whole.assign(65536, std::byte{0});
+        }
     }
-    rx_buf_.assign(65536, std::byte{0});
-    stash_.assign(65536, std::byte{0});
-    peek_.assign(kHdr + kMaxFragHeader, std::byte{0});
-    head_.assign(kHdr + kMaxFragHeader, std::byte{0});
+    flow_ = std::make_unique<rt::OptMutex[]>(static_cast<std::size_t>(n));
     open_ = true;
     ULMPI_INFO("udp: %s; reaches %d of %d ranks", describe(), reachable, n);
     return Errc::ok;
@@ -519,6 +527,7 @@ std::size_t UdpPath::stalled() const
 {
     std::size_t n = 0;
     for (const Sock& s : socks_) {
+        rt::OptGuard g(s.tx);
         n += (s.stall != nullptr ? 1 : 0) + static_cast<std::size_t>(s.batch.count);
     }
     return n;
@@ -534,6 +543,16 @@ bool UdpPath::gro() const
     return false;
 }
 
+void UdpPath::bump(std::uint64_t& counter, std::uint64_t n)
+{
+    if (rt::fine_locks()) [[unlikely]] {
+        std::atomic_ref<std::uint64_t>(counter).fetch_add(n, std::memory_order_relaxed);
+    } else {
+        counter += n;
+    }
+}
+
+// Under flow(peer).
 const udp::Pair& UdpPath::route(PeerAddr& p, Lane lane)
 {
     if (lane == Lane::control || !opt_.stripe || p.pairs.size() == 1) {
@@ -542,6 +561,7 @@ const udp::Pair& UdpPath::route(PeerAddr& p, Lane lane)
     return p.pairs[p.rr++ % p.pairs.size()];
 }
 
+// Under flow(peer).
 void UdpPath::fill_header(Header& h, int peer, Lane lane, std::size_t len)
 {
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
@@ -567,6 +587,7 @@ void UdpPath::fill_header(Header& h, int peer, Lane lane, std::size_t len)
 }
 
 // Whether a datagram of `len` ULM bytes may go to the peer on `lane` now.
+// Under flow(peer).
 bool UdpPath::window_open(PeerAddr& p, Lane lane, std::size_t len)
 {
     const auto l = static_cast<std::size_t>(lane);
@@ -583,21 +604,21 @@ bool UdpPath::window_open(PeerAddr& p, Lane lane, std::size_t len)
     const std::int64_t now = rt::now_ns();
     if (p.shut_since[l] == 0) {
         p.shut_since[l] = now;
-        ++window_stalls_;
+        bump(window_stalls_);
         return false;
     }
     if (now - p.shut_since[l] < probe_ns_) {
         return false;
     }
     p.shut_since[l] = now; // no credit for a while: one datagram goes, its mark asks again
-    ++probes_;
+    bump(probes_);
     return true;
 }
 
 // Whether the peer needs a header-only credit now: we owe half a window, or
 // have owed anything for kCreditDelayNs without sending the peer a datagram
 // (its window may be shut waiting for it: ACKs that carried the credit were
-// lost, or ours are held by our own window to it).
+// lost, or ours are held by our own window to it). Under flow(peer).
 bool UdpPath::owes_credit(const PeerAddr& p, std::int64_t now) const
 {
     const std::uint32_t owed[2] = {p.seen_end[0] - p.credit_told[0],
@@ -612,6 +633,7 @@ bool UdpPath::owes_credit(const PeerAddr& p, std::int64_t now) const
 // The flow-control fields of an accepted datagram from `src`.
 void UdpPath::took_header(const Header& h, int src, Lane lane)
 {
+    rt::OptGuard g(flow(src));
     PeerAddr& p = peers_[static_cast<std::size_t>(src)];
     for (std::size_t k = 0; k < 2; ++k) {
         if (udp::serial_after(h.credit[k], p.acked_end[k]) &&
@@ -626,32 +648,44 @@ void UdpPath::took_header(const Header& h, int src, Lane lane)
         if (!p.credit_due) {
             p.credit_due = true;
             p.owed_since = rt::now_ns();
+            rt::OptGuard m(misc_);
             credit_due_.push_back(src);
+            any_credit_due_.store(true, std::memory_order_relaxed);
         }
     }
 }
 
 // Header-only credits to the peers that need one (owes_credit); peers
-// told since (a datagram to them carried it) leave the list.
+// told since (a datagram to them carried it) leave the list. Under chores_:
+// the list is taken whole, worked on under each peer's flow lock, and what
+// is still owed goes back.
 void UdpPath::send_credits()
 {
+    {
+        rt::OptGuard m(misc_);
+        credit_work_.swap(credit_due_);
+        any_credit_due_.store(false, std::memory_order_relaxed);
+    }
     const std::int64_t now = rt::now_ns();
     std::size_t keep = 0;
-    for (std::size_t i = 0; i < credit_due_.size(); ++i) {
-        const int peer = credit_due_[i];
+    for (std::size_t i = 0; i < credit_work_.size(); ++i) {
+        const int peer = credit_work_[i];
+        rt::OptGuard g(flow(peer));
         PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
         if (p.seen_end[0] == p.credit_told[0] && p.seen_end[1] == p.credit_told[1]) {
             p.credit_due = false;
             continue;
         }
         if (!owes_credit(p, now)) {
-            credit_due_[keep++] = peer;
+            credit_work_[keep++] = peer;
             continue;
         }
         const std::uint32_t told[2] = {p.credit_told[0], p.credit_told[1]};
         Header h;
         fill_header(h, peer, Lane::control, kCreditOnly);
         const udp::Pair& pair = p.pairs.front();
+        // No stall slot nor batch is touched: the socket's send lock is
+        // not needed for one header.
         ssize_t r;
         do {
             r = ::sendto(sock(pair.local, Lane::control).fd, &h, sizeof h, 0,
@@ -661,24 +695,32 @@ void UdpPath::send_credits()
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
             p.credit_told[0] = told[0]; // not sent: still owed
             p.credit_told[1] = told[1];
-            credit_due_[keep++] = peer;
+            credit_work_[keep++] = peer;
             continue;
         }
         p.credit_due = false;
-        ++credits_sent_;
+        bump(credits_sent_);
     }
-    credit_due_.resize(keep);
+    credit_work_.resize(keep);
+    if (keep > 0) {
+        rt::OptGuard m(misc_);
+        credit_due_.insert(credit_due_.end(), credit_work_.begin(), credit_work_.end());
+        any_credit_due_.store(true, std::memory_order_relaxed);
+    }
+    credit_work_.clear();
 }
 
 // A network error on send: the datagram is lost (ULM resends it).
 void UdpPath::lost(int err, int peer)
 {
-    ++send_errors_;
+    bump(send_errors_);
+    rt::OptGuard m(misc_);
     if ((err == ENETUNREACH || err == ENETDOWN || err == EHOSTUNREACH || err == EADDRNOTAVAIL) &&
         peer >= 0 && static_cast<std::size_t>(peer) < peers_.size() &&
         !peers_[static_cast<std::size_t>(peer)].down_due) {
         peers_[static_cast<std::size_t>(peer)].down_due = true;
         down_due_.push_back(peer);
+        any_down_due_.store(true, std::memory_order_relaxed);
     }
     if (err != last_errno_) {
         last_errno_ = err;
@@ -688,7 +730,7 @@ void UdpPath::lost(int err, int peer)
 }
 
 // True when the slot is finished with (sent, or lost to a network error);
-// false when the socket has no room now.
+// false when the socket has no room now. Under s.tx.
 bool UdpPath::send_slot(Sock& s, TxSlot* slot)
 {
     const sockaddr_in& to = peers_[static_cast<std::size_t>(slot->peer)]
@@ -697,8 +739,8 @@ bool UdpPath::send_slot(Sock& s, TxSlot* slot)
         ssize_t r = ::sendto(s.fd, slot->bytes.get(), kHdr + slot->len, 0,
                              reinterpret_cast<const sockaddr*>(&to), sizeof to);
         if (r >= 0) {
-            ++counters_.frags_sent;
-            counters_.bytes_sent += slot->len;
+            bump(counters_.frags_sent);
+            bump(counters_.bytes_sent, slot->len);
             return true;
         }
         if (errno == EINTR) {
@@ -712,10 +754,17 @@ bool UdpPath::send_slot(Sock& s, TxSlot* slot)
     }
 }
 
+void UdpPath::free_slot(TxSlot* slot)
+{
+    rt::OptGuard g(slots_);
+    tx_free_.push_back(slot);
+}
+
+// Under s.tx.
 bool UdpPath::flush(Sock& s)
 {
     if (s.stall != nullptr && send_slot(s, s.stall)) {
-        tx_free_.push_back(s.stall);
+        free_slot(s.stall);
         s.stall = nullptr;
     }
     return s.stall == nullptr;
@@ -726,19 +775,20 @@ void UdpPath::gso_refused(int err)
 {
     ULMPI_INFO("udp: the kernel refused a GSO send (%s); sending datagrams one by one",
                std::strerror(err));
-    gso_segs_ = 0;
+    rt::OptGuard m(misc_);
+    gso_segs_.store(0, std::memory_order_relaxed);
     gso_why_ = "refused by the kernel";
 }
 
 // Sends what the socket's batch holds: one sendmsg with UDP_SEGMENT for
 // several datagrams, a plain one for a single datagram (or once GSO was
 // refused). True when the batch is empty; false when the socket has no room
-// now (the batch is sealed and waits, acquire() answers `again`).
+// now (the batch is sealed and waits, acquire() answers `again`). Under s.tx.
 bool UdpPath::flush_batch(Sock& s)
 {
     Batch& b = s.batch;
     while (b.count > 0) {
-        const bool gso = b.count > 1 && gso_segs_ > 1;
+        const bool gso = b.count > 1 && this->gso();
         const std::size_t n = gso ? b.fill - b.head : udp::gro_segment(b.fill, b.seg, b.head);
         const int segs = gso ? b.count : 1;
         sockaddr_in to = peers_[static_cast<std::size_t>(b.peer)].to[1][static_cast<std::size_t>(b.remote)];
@@ -761,11 +811,11 @@ bool UdpPath::flush_batch(Sock& s)
         }
         ssize_t r = ::sendmsg(s.fd, &m, 0);
         if (r >= 0) {
-            counters_.frags_sent += static_cast<std::uint64_t>(segs);
-            counters_.bytes_sent += n - kHdr * static_cast<std::size_t>(segs);
+            bump(counters_.frags_sent, static_cast<std::uint64_t>(segs));
+            bump(counters_.bytes_sent, n - kHdr * static_cast<std::size_t>(segs));
             if (gso) {
-                ++gso_sends_;
-                gso_datagrams_ += static_cast<std::uint64_t>(segs);
+                bump(gso_sends_);
+                bump(gso_datagrams_, static_cast<std::uint64_t>(segs));
             }
             b.head += n;
             b.count -= segs;
@@ -785,7 +835,7 @@ bool UdpPath::flush_batch(Sock& s)
             continue;
         }
         lost(err, b.peer);
-        send_errors_ += static_cast<std::uint64_t>(segs - 1);
+        bump(send_errors_, static_cast<std::uint64_t>(segs - 1));
         b.head += n;
         b.count -= segs;
     }
@@ -795,45 +845,67 @@ bool UdpPath::flush_batch(Sock& s)
     return true;
 }
 
-// Sends every staged batch; returns how many were sent.
+// Sends every staged batch and stalled datagram whose socket is not busy (a
+// thread that holds one sends them itself); returns how many went.
 int UdpPath::flush_batches()
 {
     int n = 0;
     for (Sock& s : socks_) {
+        if (!s.tx.try_lock()) {
+            continue;
+        }
+        if (s.stall != nullptr) {
+            n += flush(s) ? 1 : 0;
+        }
         if (s.batch.count > 0) {
             n += flush_batch(s) ? 1 : 0;
         }
+        s.tx.unlock();
     }
     return n;
 }
 
+// True: the caller holds the socket's send lock until commit() (see
+// "Threads").
 bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
 {
     if (len > info_.max_frag || !can_reach(peer)) {
         return false; // ULM never asks for more than info().max_frag
     }
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
-    if (!window_open(p, out.lane, len)) {
+    bool open = false;
+    udp::Pair pair;
+    {
+        rt::OptGuard g(flow(peer));
+        open = window_open(p, out.lane, len);
+        if (open) {
+            pair = route(p, out.lane);
+        }
+    }
+    if (!open) {
         if (out.lane == Lane::bulk) {
             (void)flush_batches(); // what waits staged must go for credit to come back
         }
-        ++counters_.send_again;
+        bump(counters_.send_again);
         return false;
     }
-    const udp::Pair pair = route(p, out.lane);
     Sock& s = sock(pair.local, out.lane);
+    s.tx.lock();
     if (s.stall != nullptr && !flush(s)) {
-        ++counters_.send_again;
+        s.tx.unlock();
+        bump(counters_.send_again);
         return false;
     }
     Batch& b = s.batch;
     const std::size_t dg = kHdr + len;
-    const bool batch = out.lane == Lane::bulk && gso_segs_ > 1;
+    const int segs = gso_segs_.load(std::memory_order_relaxed);
+    const bool batch = out.lane == Lane::bulk && segs > 1;
     if (b.count > 0 &&
         (!batch || b.sealed || b.peer != peer || b.remote != pair.remote ||
-         b.count >= gso_segs_ || dg > b.seg || b.fill + dg > kMaxBatch) &&
+         b.count >= segs || dg > b.seg || b.fill + dg > kMaxBatch) &&
         !flush_batch(s)) {
-        ++counters_.send_again;
+        s.tx.unlock();
+        bump(counters_.send_again);
         return false;
     }
     if (batch) {
@@ -847,14 +919,18 @@ bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
         out.token = (static_cast<std::uintptr_t>(&s - socks_.data()) << 1) | 1;
         return true;
     }
-    if (tx_free_.empty()) {
-        auto slot = std::make_unique<TxSlot>();
-        slot->bytes = std::make_unique<std::byte[]>(slot_bytes_);
-        tx_free_.push_back(slot.get());
-        tx_all_.push_back(std::move(slot));
+    TxSlot* slot = nullptr;
+    {
+        rt::OptGuard g(slots_);
+        if (tx_free_.empty()) {
+            auto fresh = std::make_unique<TxSlot>();
+            fresh->bytes = std::make_unique<std::byte[]>(slot_bytes_);
+            tx_free_.push_back(fresh.get());
+            tx_all_.push_back(std::move(fresh));
+        }
+        slot = tx_free_.back();
+        tx_free_.pop_back();
     }
-    TxSlot* slot = tx_free_.back();
-    tx_free_.pop_back();
     slot->peer = peer;
     slot->lane = out.lane;
     slot->pair = pair;
@@ -864,6 +940,7 @@ bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
     return true;
 }
 
+// Releases the socket's send lock that acquire() took.
 SendResult UdpPath::commit(int peer, const TxBuffer& buf, std::size_t len)
 {
     if ((buf.token & 1) != 0) {
@@ -871,7 +948,10 @@ SendResult UdpPath::commit(int peer, const TxBuffer& buf, std::size_t len)
         Batch& b = s.batch;
         ULMPI_ASSERT(b.peer == peer && len <= buf.cap && !b.sealed);
         Header h;
-        fill_header(h, peer, Lane::bulk, len);
+        {
+            rt::OptGuard g(flow(peer));
+            fill_header(h, peer, Lane::bulk, len);
+        }
         std::memcpy(b.bytes.get() + b.fill, &h, sizeof h);
         const std::size_t dg = kHdr + len;
         if (b.count == 0) {
@@ -880,24 +960,30 @@ SendResult UdpPath::commit(int peer, const TxBuffer& buf, std::size_t len)
         b.fill += dg;
         ++b.count;
         // A shorter datagram ends a GSO batch; a full one goes at once.
-        if (dg < b.seg || b.count >= gso_segs_ || b.fill + b.seg > kMaxBatch) {
+        if (dg < b.seg || b.count >= gso_segs_.load(std::memory_order_relaxed) ||
+            b.fill + b.seg > kMaxBatch) {
             b.sealed = true;
             (void)flush_batch(s);
         }
+        s.tx.unlock();
         return SendResult::done;
     }
     auto* slot = reinterpret_cast<TxSlot*>(buf.token);
     ULMPI_ASSERT(slot != nullptr && slot->peer == peer && len <= info_.max_frag);
     slot->len = len;
     Header h;
-    fill_header(h, peer, slot->lane, len);
+    {
+        rt::OptGuard g(flow(peer));
+        fill_header(h, peer, slot->lane, len);
+    }
     std::memcpy(slot->bytes.get(), &h, sizeof h);
     Sock& s = sock(slot->pair.local, slot->lane);
     if (send_slot(s, slot)) {
-        tx_free_.push_back(slot);
+        free_slot(slot);
     } else {
         s.stall = slot; // acquire() made sure the socket had none
     }
+    s.tx.unlock();
     return SendResult::done;
 }
 
@@ -914,18 +1000,30 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
         return Path::send(peer, iov, iovcnt, lane); // through a staging buffer
     }
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
-    if (!window_open(p, lane, total)) {
-        ++counters_.send_again;
+    bool open = false;
+    udp::Pair pair;
+    {
+        rt::OptGuard g(flow(peer));
+        open = window_open(p, lane, total);
+        if (open) {
+            pair = route(p, lane);
+        }
+    }
+    if (!open) {
+        bump(counters_.send_again);
         return SendResult::again;
     }
-    const udp::Pair pair = route(p, lane);
     Sock& s = sock(pair.local, lane);
+    rt::OptGuard tx(s.tx);
     if ((s.stall != nullptr && !flush(s)) || (s.batch.count > 0 && !flush_batch(s))) {
-        ++counters_.send_again;
+        bump(counters_.send_again);
         return SendResult::again;
     }
     Header h;
-    fill_header(h, peer, lane, total);
+    {
+        rt::OptGuard g(flow(peer));
+        fill_header(h, peer, lane, total);
+    }
     iovec v[64];
     v[0] = {&h, sizeof h};
     std::copy(iov, iov + iovcnt, v + 1);
@@ -938,17 +1036,18 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
     for (;;) {
         ssize_t r = ::sendmsg(s.fd, &m, 0);
         if (r >= 0) {
-            ++counters_.frags_sent;
-            counters_.bytes_sent += total;
+            bump(counters_.frags_sent);
+            bump(counters_.bytes_sent, total);
             return SendResult::done;
         }
         if (errno == EINTR) {
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+            rt::OptGuard g(flow(peer));
             p.sent_end[static_cast<std::size_t>(lane)] -=
                 static_cast<std::uint32_t>(total) + kDatagramCost; // not sent after all
-            ++counters_.send_again;
+            bump(counters_.send_again);
             return SendResult::again;
         }
         lost(errno, peer);
@@ -991,7 +1090,10 @@ bool UdpPath::accept(const Sock& s, const std::byte* d, std::size_t len, const s
         verdict = udp::Verdict::oversize;
     }
     if (verdict != udp::Verdict::ok) {
-        refused_.count(verdict);
+        {
+            rt::OptGuard m(misc_);
+            refused_.count(verdict);
+        }
         ULMPI_DEBUG("udp: refused a %zu-byte datagram from %s:%u (%s)", len,
                     udp::ip_text(ntohl(from.sin_addr.s_addr)).c_str(), ntohs(from.sin_port),
                     verdict == udp::Verdict::token      ? "not this job's token"
@@ -1007,23 +1109,28 @@ bool UdpPath::accept(const Sock& s, const std::byte* d, std::size_t len, const s
     if (len == kHdr) {
         return false; // a credit: nothing for ULM
     }
-    ++counters_.frags_received;
-    counters_.bytes_received += len - kHdr;
+    bump(counters_.frags_received);
+    bump(counters_.bytes_received, len - kHdr);
     return true;
 }
 
+// Under s.rx.
 int UdpPath::receive(Sock& s, Sink& sink)
 {
     if (s.gro) {
         return receive_gro(s, sink);
     }
-    const bool peek = s.lane == Lane::bulk || opt_.peek_all;
+    return receive_peeked(s, sink, s.lane == Lane::bulk || opt_.peek_all);
+}
+
+int UdpPath::receive_peeked(Sock& s, Sink& sink, bool peek)
+{
     int n = 0;
     for (int k = 0; k < opt_.rx_batch; ++k) {
         sockaddr_in from{};
         iovec v{};
-        v.iov_base = peek ? peek_.data() : rx_buf_.data();
-        v.iov_len = peek ? peek_.size() : rx_buf_.size();
+        v.iov_base = peek ? s.peek.data() : s.whole.data();
+        v.iov_len = peek ? s.peek.size() : s.whole.size();
         msghdr m{};
         m.msg_name = &from;
         m.msg_namelen = sizeof from;
@@ -1050,15 +1157,15 @@ int UdpPath::receive(Sock& s, Sink& sink)
         if (!peek) {
             WholeFrag f;
             f.peer = src;
-            f.data = rx_buf_.data() + kHdr;
+            f.data = s.whole.data() + kHdr;
             f.len = len - kHdr;
             f.addressable = true;
             sink.on_frag(*this, f);
             continue;
         }
-        RxDatagram rx(*this, s.fd);
+        RxDatagram rx(*this, s);
         rx.peer = src;
-        rx.data = peek_.data() + kHdr;
+        rx.data = s.peek.data() + kHdr;
         rx.len = len - kHdr;
         rx.addressable = false;
         rx.hlen = frag_header_length(rx.data, rx.len);
@@ -1073,13 +1180,13 @@ int UdpPath::receive(Sock& s, Sink& sink)
 // The long socket with UDP_GRO: one recvmsg may return several datagrams of
 // one sender back to back (a cmsg gives their size, the last may be
 // shorter); each is checked on its own and goes up whole and addressable
-// (ULM copies the payload out, fused with its CRC check).
+// (ULM copies the payload out, fused with its CRC check). Under s.rx.
 int UdpPath::receive_gro(Sock& s, Sink& sink)
 {
     int n = 0;
     for (int k = 0; k < opt_.rx_batch;) {
         sockaddr_in from{};
-        iovec v{gro_buf_.data(), gro_buf_.size()};
+        iovec v{s.gro_buf.data(), s.gro_buf.size()};
         alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))];
         msghdr m{};
         m.msg_name = &from;
@@ -1106,21 +1213,21 @@ int UdpPath::receive_gro(Sock& s, Sink& sink)
         }
         const bool truncated = (m.msg_flags & MSG_TRUNC) != 0;
         if (seg != 0 && seg < len) {
-            ++gro_reads_;
-            gro_datagrams_ += (len + seg - 1) / seg;
+            bump(gro_reads_);
+            bump(gro_datagrams_, (len + seg - 1) / seg);
         }
         std::size_t dl = 0;
         for (std::size_t off = 0; (dl = udp::gro_segment(len, seg, off)) != 0; off += dl) {
             ++k;
             int src = -1;
             const bool last = off + dl == len;
-            if (!accept(s, gro_buf_.data() + off, dl, from, truncated && last, src)) {
+            if (!accept(s, s.gro_buf.data() + off, dl, from, truncated && last, src)) {
                 continue;
             }
             ++n;
             WholeFrag f;
             f.peer = src;
-            f.data = gro_buf_.data() + off + kHdr;
+            f.data = s.gro_buf.data() + off + kHdr;
             f.len = dl - kHdr;
             f.addressable = true;
             sink.on_frag(*this, f);
@@ -1129,11 +1236,13 @@ int UdpPath::receive_gro(Sock& s, Sink& sink)
     return n;
 }
 
+// Under the socket's rx lock (the datagram's on_frag runs inside it).
 std::size_t UdpPath::read_datagram(RxDatagram& rx, std::size_t offset, const iovec* iov, int iovcnt)
 {
     if (rx.hlen == 0 || rx.len <= rx.hlen || iovcnt <= 0) {
         return 0;
     }
+    std::vector<std::byte>& stash = rx.sock_.stash;
     const std::size_t plen = rx.len - rx.hlen;
     if (offset >= plen) {
         return 0;
@@ -1153,7 +1262,7 @@ std::size_t UdpPath::read_datagram(RxDatagram& rx, std::size_t offset, const iov
             return 0;
         }
         std::size_t avail = offset < rx.valid ? std::min(want, rx.valid - offset) : 0;
-        return scatter(stash_.data() + offset, avail, iov, iovcnt, 0);
+        return scatter(stash.data() + offset, avail, iov, iovcnt, 0);
     }
 
     // The first call: one recvmsg takes the whole datagram. Headers into
@@ -1162,9 +1271,9 @@ std::size_t UdpPath::read_datagram(RxDatagram& rx, std::size_t offset, const iov
     const std::size_t head = kHdr + rx.hlen;
     iovec v[kMaxRxIov + 3];
     int n = 0;
-    v[n++] = {head_.data(), head};
+    v[n++] = {rx.sock_.head.data(), head};
     if (offset > 0) {
-        v[n++] = {stash_.data(), offset};
+        v[n++] = {stash.data(), offset};
     }
     std::size_t covered = 0;
     for (int i = 0; i < iovcnt && covered < want && n < kMaxRxIov + 1; ++i) {
@@ -1176,7 +1285,7 @@ std::size_t UdpPath::read_datagram(RxDatagram& rx, std::size_t offset, const iov
         covered += take;
     }
     if (offset + covered < plen) {
-        v[n++] = {stash_.data() + offset + covered, plen - offset - covered};
+        v[n++] = {stash.data() + offset + covered, plen - offset - covered};
     }
     msghdr m{};
     m.msg_iov = v;
@@ -1198,27 +1307,35 @@ std::size_t UdpPath::read_datagram(RxDatagram& rx, std::size_t offset, const iov
     if (covered < want) {
         // More iovecs than one recvmsg takes: the rest comes from the stash.
         std::size_t more = std::min(want - covered, rx.valid - offset - covered);
-        done += scatter(stash_.data() + offset + covered, more, iov, iovcnt, covered);
+        done += scatter(stash.data() + offset + covered, more, iov, iovcnt, covered);
     }
     return done;
 }
 
+// Threads ("Threads" in udp_path.h): the sends that wait (batches, stalled
+// datagrams, credits) by one thread at a time, each socket read by one
+// thread at a time; a busy one is left to the thread that has it.
 int UdpPath::progress(Sink& sink)
 {
-    int n = flush_batches();
-    if (!credit_due_.empty()) {
-        send_credits();
+    int n = 0;
+    if (chores_.try_lock()) {
+        n += flush_batches();
+        if (any_credit_due_.load(std::memory_order_relaxed)) {
+            send_credits();
+        }
+        chores_.unlock();
     }
     for (Sock& s : socks_) {
-        if (s.stall != nullptr) {
-            n += flush(s) ? 1 : 0;
+        if (s.rx.try_lock()) {
+            n += receive(s, sink);
+            s.rx.unlock();
         }
     }
-    for (Sock& s : socks_) {
-        n += receive(s, sink);
+    if (chores_.try_lock()) {
+        (void)flush_batches(); // data fragments ULM sent from on_frag()
+        chores_.unlock();
     }
-    (void)flush_batches(); // data fragments ULM sent from on_frag()
-    if (!down_due_.empty()) [[unlikely]] {
+    if (any_down_due_.load(std::memory_order_relaxed)) [[unlikely]] {
         report_down(sink);
     }
     return n;
@@ -1227,9 +1344,15 @@ int UdpPath::progress(Sink& sink)
 void UdpPath::report_down(Sink& sink)
 {
     std::vector<int> peers;
-    peers.swap(down_due_);
+    {
+        rt::OptGuard m(misc_);
+        peers.swap(down_due_);
+        any_down_due_.store(false, std::memory_order_relaxed);
+        for (int peer : peers) {
+            peers_[static_cast<std::size_t>(peer)].down_due = false;
+        }
+    }
     for (int peer : peers) {
-        peers_[static_cast<std::size_t>(peer)].down_due = false;
         sink.on_path_down(*this, peer);
     }
 }
@@ -1249,7 +1372,7 @@ const char* UdpPath::describe() const
          size_text(static_cast<std::uint64_t>(actual_rcvbuf_)) +
          (opt_.everywhere ? ", also within a host" : "") + (opt_.peek_all ? ", peek all" : "");
     d += ", window " + size_text(window_[0]) + "/" + size_text(window_[1]);
-    d += gso_segs_ > 1 ? "; GSO batches of up to " + std::to_string(gso_segs_) + " datagrams"
+    d += gso() ? "; GSO batches of up to " + std::to_string(gso_segs_.load()) + " datagrams"
                        : std::string("; GSO ") + (std::strcmp(gso_why_, "on") == 0 ? "off" : gso_why_);
     d += gro() ? "; GRO on" : std::string("; GRO ") + gro_why_ + ", bulk peeked";
     char tail[512];

@@ -86,12 +86,32 @@
 // datagrams for 30 s (net.ipv4.ipfrag_time) and drops every new fragment
 // once they fill ipfrag_high_thresh, so sustained loss could stall a job.
 // ULMPI_UDP_FRAG_SIZE allows larger datagrams explicitly (IP fragments them).
+//
+// Threads (concurrent(): ULM's fine mode, ulm/engine.h "Locking"). Locks,
+// outermost first; all are rt::OptMutex (nothing below MULTIPLE):
+//   Sock::rx     one poller per socket (try_lock: a busy socket is skipped),
+//                held while its datagrams go up to ULM, which handles each
+//                under the sender's peer lock; a socket's datagrams reach
+//                ULM in the order they arrived.
+//   chores_      one thread at a time sends what progress() sends (staged
+//                batches, stalled datagrams, credits); try_lock.
+//   Sock::tx     the socket's send side (stall slot, GSO batch): held from
+//                acquire() to commit() (ULM sends under the peer's lock, so
+//                threads sending to different peers over different sockets
+//                run at once, over one socket one after the other), and
+//                by send().
+//   flow_[peer]  the peer's flow-control marks and route (PeerAddr).
+//   leaves       misc_ (the lists of peers owed a credit or a down report,
+//                refusal counts, the last error), slots_ (free TxSlots).
+// Counters are bumped with relaxed atomic adds when the locks are on.
 #pragma once
 
 #include "paths/path.h"
 #include "paths/udp/udp_addr.h"
 #include "paths/udp/udp_wire.h"
+#include "runtime/opt_lock.h"
 
+#include <atomic>
 #include <memory>
 #include <netinet/in.h>
 #include <string>
@@ -151,6 +171,8 @@ public:
     SendResult send(int peer, const iovec* iov, int iovcnt, Lane lane = Lane::control) override;
     int progress(Sink& sink) override;
     const char* describe() const override;
+    // Several threads at once: see "Threads" above.
+    bool concurrent() const override { return true; }
 
     // For tests and --stats.
     const udp::Refusals& refusals() const { return refused_; }
@@ -160,7 +182,7 @@ public:
     std::size_t stalled() const; // datagrams waiting for socket room
     // UDP GSO / GRO: batches sent and the datagrams in them, reads that
     // returned several datagrams and the datagrams in them.
-    bool gso() const { return gso_segs_ > 1; }
+    bool gso() const { return gso_segs_.load(std::memory_order_relaxed) > 1; }
     bool gro() const;
     std::uint64_t gso_sends() const { return gso_sends_; }
     std::uint64_t gso_datagrams() const { return gso_datagrams_; }
@@ -197,6 +219,14 @@ private:
         TxSlot* stall = nullptr; // sent when the socket has room again
         Batch batch;             // bulk sockets with GSO
         bool gro = false;        // UDP_GRO granted
+        mutable rt::OptMutex rx; // one poller at a time ("Threads")
+        mutable rt::OptMutex tx; // the send side, from acquire() to commit()
+        // Receive scratch (each socket its own, so two sockets are read at once):
+        std::vector<std::byte> whole; // whole datagrams (short socket)
+        std::vector<std::byte> peek;  // our header + ULM's header
+        std::vector<std::byte> head;  // the same bytes again, consumed by read_payload
+        std::vector<std::byte> stash; // payload bytes ULM's iovecs did not cover
+        std::vector<std::byte> gro_buf; // coalesced datagrams (long socket with UDP_GRO)
     };
     struct PeerAddr {
         std::vector<udp::Endpoint> eps;
@@ -228,6 +258,7 @@ private:
     int flush_batches();
     void gso_refused(int err);
     bool send_slot(Sock& s, TxSlot* slot);
+    void free_slot(TxSlot* slot);
     // `len` ULM bytes follow the header, or kCreditOnly: none, a credit.
     void fill_header(udp::Header& h, int peer, Lane lane, std::size_t len);
     static constexpr std::size_t kCreditOnly = ~std::size_t{0};
@@ -238,6 +269,9 @@ private:
     void lost(int err, int peer);
     void report_down(Sink& sink);
     int receive(Sock& s, Sink& sink);
+    int receive_peeked(Sock& s, Sink& sink, bool peek);
+    rt::OptMutex& flow(int peer) { return flow_[static_cast<std::size_t>(peer)]; }
+    static void bump(std::uint64_t& counter, std::uint64_t n = 1);
     int receive_gro(Sock& s, Sink& sink);
     bool accept(const Sock& s, const std::byte* d, std::size_t len, const sockaddr_in& from,
                 bool truncated, int& src);
@@ -253,6 +287,13 @@ private:
     std::vector<udp::Endpoint> mine_;
     std::vector<Sock> socks_; // 2 per interface: [2i] short, [2i + 1] long
     std::vector<PeerAddr> peers_;
+    std::unique_ptr<rt::OptMutex[]> flow_; // per peer ("Threads")
+    rt::OptMutex chores_;
+    rt::OptMutex misc_;
+    rt::OptMutex slots_;
+    std::atomic<bool> any_credit_due_{false}; // credit_due_ is not empty
+    std::atomic<bool> any_down_due_{false};   // down_due_ is not empty
+    std::vector<int> credit_work_;            // send_credits()'s copy (under chores_)
     int actual_sndbuf_ = 0;
     int actual_rcvbuf_ = 0;
     bool frag_explicit_ = false;
@@ -261,14 +302,7 @@ private:
     std::vector<TxSlot*> tx_free_;
     std::size_t slot_bytes_ = 0;
 
-    // receive scratch
-    std::vector<std::byte> rx_buf_; // whole datagrams (short socket)
-    std::vector<std::byte> peek_;   // our header + ULM's header
-    std::vector<std::byte> head_;   // the same bytes again, consumed by read_payload
-    std::vector<std::byte> stash_;  // payload bytes ULM's iovecs did not cover
-    std::vector<std::byte> gro_buf_; // coalesced datagrams (long socket with UDP_GRO)
-
-    int gso_segs_ = 0;             // datagrams per GSO batch; 0: GSO off
+    std::atomic<int> gso_segs_{0}; // datagrams per GSO batch; 0: GSO off
     const char* gso_why_ = "off";  // why GSO is off
     const char* gro_why_ = "off";  // why GRO is off
     std::uint64_t gso_sends_ = 0;  // batches sent with one sendmsg
