@@ -1,6 +1,7 @@
 // PmixBootstrap: a client of a PMIx server (Slurm's `srun --mpi=pmix`, PRRTE,
 // Open MPI's launchers), through Debian's libpmix (PMIx 4.2). Built only when
-// meson finds libpmix (option `pmix`).
+// meson finds libpmix (option `pmix`); libpmix itself is loaded only here,
+// when a PMIx launcher started the program (runtime/pmix_lib.h).
 //
 // Start: PMIx_Init gives our namespace and rank; job-level values (job size,
 // universe size, appnum) come from the wildcard rank, per-process ones (node
@@ -24,8 +25,8 @@
 #include "runtime/bootstrap.h"
 #include "runtime/bootstrap_env.h"
 #include "runtime/log.h"
+#include "runtime/pmix_lib.h"
 
-#include <pmix.h>
 
 #include <atomic>
 #include <cerrno>
@@ -44,7 +45,9 @@ namespace {
 constexpr int kAbortWaitMs = 3000;
 constexpr const char* kKeyPrefix = "ulmpi.";
 
-std::string pmix_error(pmix_status_t rc) { return PMIx_Error_string(rc); }
+const pmix_lib::Api& lib() { return pmix_lib::api(); }
+
+std::string pmix_error(pmix_status_t rc) { return lib().error_string(rc); }
 
 class PmixBootstrap;
 // The one PMIx client of this process, for the event handler (which runs on
@@ -59,7 +62,7 @@ struct ValuePtr {
     ~ValuePtr()
     {
         if (v != nullptr) {
-            PMIX_VALUE_RELEASE(v);
+            pmix_lib::value_release(v);
         }
     }
 };
@@ -140,7 +143,7 @@ PmixBootstrap::~PmixBootstrap()
 {
     detach();
     if (initialized_ && !finalized_) {
-        PMIx_Finalize(nullptr, 0);
+        lib().finalize(nullptr, 0);
     }
     if (efd_ >= 0) {
         ::close(efd_);
@@ -150,7 +153,7 @@ PmixBootstrap::~PmixBootstrap()
 void PmixBootstrap::detach()
 {
     for (std::size_t id : handlers_) {
-        PMIx_Deregister_event_handler(id, nullptr, nullptr);
+        lib().deregister_event_handler(id, nullptr, nullptr);
     }
     handlers_.clear();
     {
@@ -168,9 +171,9 @@ bool PmixBootstrap::register_handler(pmix_status_t* codes, std::size_t n, pmix_s
 {
     pmix_info_t name;
     PMIX_INFO_CONSTRUCT(&name);
-    PMIx_Info_load(&name, PMIX_EVENT_HDLR_NAME, "ulmpi-failures", PMIX_STRING);
-    rc = PMIx_Register_event_handler(codes, n, &name, 1, &on_event, nullptr, nullptr);
-    PMIX_INFO_DESTRUCT(&name);
+    lib().info_load(&name, PMIX_EVENT_HDLR_NAME, "ulmpi-failures", PMIX_STRING);
+    rc = lib().register_event_handler(codes, n, &name, 1, &on_event, nullptr, nullptr);
+    pmix_lib::info_destruct(&name);
     if (rc < 0) {
         return false;
     }
@@ -184,7 +187,7 @@ bool PmixBootstrap::get_int(int rank, const char* key, long& out, bool job_level
     PMIX_LOAD_PROCID(&p, me_.nspace,
                      job_level ? PMIX_RANK_WILDCARD : static_cast<pmix_rank_t>(rank));
     ValuePtr val;
-    if (PMIx_Get(&p, key, nullptr, 0, &val.v) != PMIX_SUCCESS || val.v == nullptr) {
+    if (lib().get(&p, key, nullptr, 0, &val.v) != PMIX_SUCCESS || val.v == nullptr) {
         return false;
     }
     return value_int(val.v, out);
@@ -197,7 +200,7 @@ Status PmixBootstrap::start(std::string& why)
         why = std::string("eventfd: ") + std::strerror(errno);
         return Errc::io_error;
     }
-    pmix_status_t rc = PMIx_Init(&me_, nullptr, 0);
+    pmix_status_t rc = lib().init(&me_, nullptr, 0);
     if (rc != PMIX_SUCCESS) {
         const char* ns = std::getenv("PMIX_NAMESPACE");
         why = "PMIX_NAMESPACE=" + std::string(ns != nullptr ? ns : "") +
@@ -236,7 +239,7 @@ Status PmixBootstrap::start(std::string& why)
         pmix_proc_t p;
         PMIX_LOAD_PROCID(&p, me_.nspace, me_.rank);
         ValuePtr val;
-        if (PMIx_Get(&p, PMIX_HOSTNAME, nullptr, 0, &val.v) == PMIX_SUCCESS && val.v != nullptr &&
+        if (lib().get(&p, PMIX_HOSTNAME, nullptr, 0, &val.v) == PMIX_SUCCESS && val.v != nullptr &&
             val.v->type == PMIX_STRING && val.v->data.string != nullptr) {
             job_.host = val.v->data.string;
         } else {
@@ -290,7 +293,7 @@ Status PmixBootstrap::node_map(std::string& why)
     }
     // Without per-rank node ids: the node list and the ranks on each node.
     char* list = nullptr;
-    pmix_status_t rc = PMIx_Resolve_nodes(me_.nspace, &list);
+    pmix_status_t rc = lib().resolve_nodes(me_.nspace, &list);
     if (rc != PMIX_SUCCESS || list == nullptr) {
         why = "the PMIx server tells neither " PMIX_NODEID " of every rank nor the node list (" +
               pmix_error(rc) + ")";
@@ -310,7 +313,7 @@ Status PmixBootstrap::node_map(std::string& why)
         }
         pmix_proc_t* procs = nullptr;
         std::size_t n = 0;
-        if (PMIx_Resolve_peers(node.c_str(), me_.nspace, &procs, &n) == PMIX_SUCCESS) {
+        if (lib().resolve_peers(node.c_str(), me_.nspace, &procs, &n) == PMIX_SUCCESS) {
             for (std::size_t i = 0; i < n; ++i) {
                 if (procs[i].rank < static_cast<pmix_rank_t>(job_.size)) {
                     job_.node_of_rank[procs[i].rank] = index;
@@ -341,7 +344,7 @@ Status PmixBootstrap::put(std::string_view key, const void* data, std::size_t le
     // PMIx_Put copies the value.
     val.data.bo.bytes = const_cast<char*>(static_cast<const char*>(data));
     val.data.bo.size = len;
-    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, k.c_str(), &val);
+    pmix_status_t rc = lib().put(PMIX_GLOBAL, k.c_str(), &val);
     if (rc != PMIX_SUCCESS) {
         ULMPI_ERROR("bootstrap: PMIx_Put %s: %s", k.c_str(), pmix_error(rc).c_str());
         return Errc::io_error;
@@ -353,7 +356,7 @@ Status PmixBootstrap::put(std::string_view key, const void* data, std::size_t le
 
 Status PmixBootstrap::fence()
 {
-    pmix_status_t rc = PMIx_Commit();
+    pmix_status_t rc = lib().commit();
     if (rc != PMIX_SUCCESS) {
         ULMPI_ERROR("bootstrap: PMIx_Commit: %s", pmix_error(rc).c_str());
         return Errc::io_error;
@@ -363,9 +366,9 @@ Status PmixBootstrap::fence()
     pmix_info_t info;
     PMIX_INFO_CONSTRUCT(&info);
     bool collect = true;
-    PMIx_Info_load(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    rc = PMIx_Fence(&all, 1, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
+    lib().info_load(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    rc = lib().fence(&all, 1, &info, 1);
+    pmix_lib::info_destruct(&info);
     if (rc != PMIX_SUCCESS) {
         ULMPI_ERROR("bootstrap: PMIx_Fence: %s", pmix_error(rc).c_str());
         return rc == PMIX_ERR_LOST_CONNECTION ? Errc::peer_failed : Errc::io_error;
@@ -385,19 +388,19 @@ Status PmixBootstrap::fence_begin()
     if (fence_state_.load(std::memory_order_acquire) == 1) {
         return Errc::internal;
     }
-    pmix_status_t rc = PMIx_Commit();
+    pmix_status_t rc = lib().commit();
     if (rc != PMIX_SUCCESS) {
         ULMPI_ERROR("bootstrap: PMIx_Commit: %s", pmix_error(rc).c_str());
         return Errc::io_error;
     }
     pmix_proc_t all;
     PMIX_LOAD_PROCID(&all, me_.nspace, PMIX_RANK_WILDCARD);
-    PMIX_INFO_DESTRUCT(&fence_info_);
+    pmix_lib::info_destruct(&fence_info_);
     PMIX_INFO_CONSTRUCT(&fence_info_);
     bool collect = true;
-    PMIx_Info_load(&fence_info_, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    lib().info_load(&fence_info_, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     fence_state_.store(1, std::memory_order_release);
-    rc = PMIx_Fence_nb(&all, 1, &fence_info_, 1, &on_fence, this);
+    rc = lib().fence_nb(&all, 1, &fence_info_, 1, &on_fence, this);
     if (rc == PMIX_OPERATION_SUCCEEDED) {
         fence_status_.store(PMIX_SUCCESS);
         fence_state_.store(2, std::memory_order_release);
@@ -438,7 +441,7 @@ Status PmixBootstrap::get(int rank, std::string_view key, std::vector<std::byte>
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, me_.nspace, static_cast<pmix_rank_t>(rank));
     ValuePtr val;
-    pmix_status_t rc = PMIx_Get(&p, k.c_str(), nullptr, 0, &val.v);
+    pmix_status_t rc = lib().get(&p, k.c_str(), nullptr, 0, &val.v);
     if (rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_PROC_ENTRY_NOT_FOUND) {
         return Errc::invalid_arg;
     }
@@ -463,7 +466,7 @@ void PmixBootstrap::abort(int code, std::string_view msg)
                        std::to_string(code) + (msg.empty() ? "" : ": ") + std::string(msg);
     bootenv::let_output_drain();
     // Every process of our namespace; the server ends them (this one included).
-    pmix_status_t rc = PMIx_Abort(code, text.c_str(), nullptr, 0);
+    pmix_status_t rc = lib().abort(code, text.c_str(), nullptr, 0);
     if (rc == PMIX_SUCCESS) {
         timespec step{0, 10 * 1000 * 1000};
         for (int waited = 0; waited < kAbortWaitMs; waited += 10) {
@@ -480,7 +483,7 @@ Status PmixBootstrap::finalize()
     }
     finalized_ = true;
     detach();
-    pmix_status_t rc = PMIx_Finalize(nullptr, 0);
+    pmix_status_t rc = lib().finalize(nullptr, 0);
     if (rc != PMIX_SUCCESS) {
         ULMPI_ERROR("bootstrap: PMIx_Finalize: %s", pmix_error(rc).c_str());
         return Errc::io_error;
@@ -536,7 +539,7 @@ void PmixBootstrap::notice(pmix_status_t status, const pmix_proc_t* source, cons
             text = in.value.data.string;
         }
     }
-    std::string what = text.empty() ? std::string(PMIx_Error_string(status)) : text;
+    std::string what = text.empty() ? std::string(lib().error_string(status)) : text;
 
     if (status == PMIX_ERR_LOST_CONNECTION || status == PMIX_ERR_UNREACH ||
         status == PMIX_ERR_JOB_ABORTED || status == PMIX_ERR_JOB_ABORTED_BY_SIG) {
@@ -623,6 +626,14 @@ bool pmix_built() { return true; }
 
 std::unique_ptr<Bootstrap> make_pmix_bootstrap(std::string& why)
 {
+    std::string load_why;
+    if (!pmix_lib::load(load_why)) {
+        const char* ns = std::getenv("PMIX_NAMESPACE");
+        why = "PMIX_NAMESPACE=" + std::string(ns != nullptr ? ns : "") +
+              " is set (a PMIx launcher started this program) but " + load_why +
+              "; install libpmix2 or start the program with srun --mpi=pmi2";
+        return nullptr;
+    }
     auto b = std::make_unique<PmixBootstrap>();
     if (!b->start(why).ok()) {
         return nullptr;

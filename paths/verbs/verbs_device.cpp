@@ -44,7 +44,7 @@ const char* async_kind_name(AsyncEvent::Kind k) noexcept
 std::unique_ptr<Provider> make_provider(const std::string& spec, const rt::JobInfo& job, std::string& why)
 {
     if (spec.empty() || spec == "ibv") {
-        return make_ibv_provider();
+        return make_ibv_provider(why);
     }
     if (spec.rfind("soft:", 0) != 0) {
         why = "ULMPI_VERBS_DEVICE='" + spec + "' is neither ibv nor soft:<library>";

@@ -237,7 +237,9 @@ public:
 // tests). nullptr with `why` when it cannot be had.
 std::unique_ptr<Provider> make_provider(const std::string& spec, const rt::JobInfo& job,
                                         std::string& why);
-std::unique_ptr<Provider> make_ibv_provider();
+// libibverbs' provider; loads the library first (verbs_ibv_lib.h): nullptr
+// with `why` when it cannot.
+std::unique_ptr<Provider> make_ibv_provider(std::string& why);
 
 // Symbol a software-device library exports (extern "C"): returns a provider
 // made with new (the caller owns it) or nullptr, writing a reason into `why`.

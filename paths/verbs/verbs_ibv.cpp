@@ -1,5 +1,7 @@
-// The real device: verbs_device.h over rdma-core's libibverbs.
+// The real device: verbs_device.h over rdma-core's libibverbs, which
+// make_ibv_provider() loads (verbs_ibv_lib.h).
 #include "paths/verbs/verbs_device.h"
+#include "paths/verbs/verbs_ibv_lib.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +12,8 @@
 
 namespace ulmpi::path::verbs {
 namespace {
+
+const ibv_lib::Api& lib() { return ibv_lib::api(); }
 
 class IbvCq final : public Cq {
 public:
@@ -127,17 +131,17 @@ public:
     IbvDevice(ibv_context* ctx, ibv_pd* pd) : ctx_(ctx), pd_(pd) {}
     ~IbvDevice() override
     {
-        ibv_dealloc_pd(pd_);
-        ibv_close_device(ctx_);
+        lib().dealloc_pd(pd_);
+        lib().close_device(ctx_);
     }
     bool start(std::string& why)
     {
         ibv_device_attr a{};
-        if (int e = ibv_query_device(ctx_, &a); e != 0) {
+        if (int e = lib().query_device(ctx_, &a); e != 0) {
             why = std::string("ibv_query_device: ") + std::strerror(e);
             return false;
         }
-        attr_.name = ibv_get_device_name(ctx_->device);
+        attr_.name = lib().get_device_name(ctx_->device);
         attr_.ports = a.phys_port_cnt;
         attr_.max_qp_wr = static_cast<std::uint32_t>(a.max_qp_wr);
         attr_.max_srq_wr = static_cast<std::uint32_t>(a.max_srq_wr);
@@ -157,7 +161,7 @@ public:
     Status query_port(int port, int gid_index, PortAttr& out) override
     {
         ibv_port_attr pa{};
-        if (int e = ibv_query_port(ctx_, static_cast<std::uint8_t>(port), &pa); e != 0) {
+        if (int e = ibv_lib::query_port(ctx_, static_cast<std::uint8_t>(port), &pa); e != 0) {
             return from_errno(e);
         }
         out = PortAttr{};
@@ -179,7 +183,7 @@ public:
                 int v2 = -1;
                 for (int i = 0; i < pa.gid_tbl_len; ++i) {
                     ibv_gid_entry en{};
-                    if (ibv_query_gid_ex(ctx_, static_cast<std::uint32_t>(port), static_cast<std::uint32_t>(i), &en, 0) != 0 ||
+                    if (ibv_lib::query_gid_ex(ctx_, static_cast<std::uint32_t>(port), static_cast<std::uint32_t>(i), &en, 0) != 0 ||
                         en.gid_type != IBV_GID_TYPE_ROCE_V2) {
                         continue;
                     }
@@ -197,7 +201,7 @@ public:
             }
         }
         ibv_gid g{};
-        if (ibv_query_gid(ctx_, static_cast<std::uint8_t>(port), idx, &g) == 0) {
+        if (lib().query_gid(ctx_, static_cast<std::uint8_t>(port), idx, &g) == 0) {
             std::memcpy(out.gid, g.raw, 16);
         }
         out.gid_index = idx;
@@ -206,7 +210,7 @@ public:
 
     Status create_cq(std::uint32_t depth, Cq*& out) override
     {
-        ibv_cq* c = ibv_create_cq(ctx_, static_cast<int>(depth), nullptr, nullptr, 0);
+        ibv_cq* c = lib().create_cq(ctx_, static_cast<int>(depth), nullptr, nullptr, 0);
         if (c == nullptr) {
             return from_errno(errno);
         }
@@ -218,7 +222,7 @@ public:
     void destroy_cq(Cq* cq) override
     {
         auto* w = static_cast<IbvCq*>(cq);
-        ibv_destroy_cq(w->cq);
+        lib().destroy_cq(w->cq);
         delete w;
     }
 
@@ -227,7 +231,7 @@ public:
         ibv_srq_init_attr a{};
         a.attr.max_wr = depth;
         a.attr.max_sge = 1;
-        ibv_srq* s = ibv_create_srq(pd_, &a);
+        ibv_srq* s = lib().create_srq(pd_, &a);
         if (s == nullptr) {
             return from_errno(errno);
         }
@@ -239,7 +243,7 @@ public:
     void destroy_srq(Srq* srq) override
     {
         auto* w = static_cast<IbvSrq*>(srq);
-        ibv_destroy_srq(w->srq);
+        lib().destroy_srq(w->srq);
         delete w;
     }
 
@@ -257,7 +261,7 @@ public:
             a.cap.max_send_wr = caps.max_send_wr;
             a.cap.max_send_sge = caps.max_send_sge;
             a.cap.max_inline_data = inl;
-            q = ibv_create_qp(pd_, &a);
+            q = lib().create_qp(pd_, &a);
             if (q != nullptr || inl == 0) {
                 break;
             }
@@ -277,7 +281,7 @@ public:
     void destroy_qp(Qp* qp) override
     {
         auto* w = static_cast<IbvQp*>(qp);
-        ibv_destroy_qp(w->qp);
+        lib().destroy_qp(w->qp);
         delete w;
     }
 
@@ -290,7 +294,7 @@ public:
         a.port_num = static_cast<std::uint8_t>(port);
         a.qp_access_flags = static_cast<unsigned>(ibv_access(acc));
         w->port = port;
-        return from_errno(ibv_modify_qp(w->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+        return from_errno(lib().modify_qp(w->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
     }
 
     Status modify_qp_rtr(Qp* qp, const RtrAttr& r) override
@@ -313,7 +317,7 @@ public:
             a.ah_attr.grh.sgid_index = r.sgid_index;
             a.ah_attr.grh.hop_limit = 64;
         }
-        return from_errno(ibv_modify_qp(w->qp, &a,
+        return from_errno(lib().modify_qp(w->qp, &a,
                                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                             IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
     }
@@ -327,7 +331,7 @@ public:
         a.retry_cnt = r.retry_cnt;
         a.rnr_retry = r.rnr_retry;
         a.max_rd_atomic = r.max_rd_atomic;
-        return from_errno(ibv_modify_qp(static_cast<IbvQp*>(qp)->qp, &a,
+        return from_errno(lib().modify_qp(static_cast<IbvQp*>(qp)->qp, &a,
                                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                                             IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
     }
@@ -336,21 +340,21 @@ public:
     {
         ibv_qp_attr a{};
         a.qp_state = IBV_QPS_ERR;
-        return from_errno(ibv_modify_qp(static_cast<IbvQp*>(qp)->qp, &a, IBV_QP_STATE));
+        return from_errno(lib().modify_qp(static_cast<IbvQp*>(qp)->qp, &a, IBV_QP_STATE));
     }
 
     Status modify_qp_reset(Qp* qp) override
     {
         ibv_qp_attr a{};
         a.qp_state = IBV_QPS_RESET;
-        return from_errno(ibv_modify_qp(static_cast<IbvQp*>(qp)->qp, &a, IBV_QP_STATE));
+        return from_errno(lib().modify_qp(static_cast<IbvQp*>(qp)->qp, &a, IBV_QP_STATE));
     }
 
     QpState qp_state(Qp* qp) override
     {
         ibv_qp_attr a{};
         ibv_qp_init_attr i{};
-        if (ibv_query_qp(static_cast<IbvQp*>(qp)->qp, &a, IBV_QP_STATE, &i) != 0) {
+        if (lib().query_qp(static_cast<IbvQp*>(qp)->qp, &a, IBV_QP_STATE, &i) != 0) {
             return QpState::error;
         }
         switch (a.qp_state) {
@@ -364,7 +368,7 @@ public:
 
     Status reg_mr(void* addr, std::size_t len, unsigned acc, Mr*& out) override
     {
-        ibv_mr* m = ibv_reg_mr(pd_, addr, len, ibv_access(acc));
+        ibv_mr* m = ibv_lib::reg_mr(pd_, addr, len, ibv_access(acc));
         if (m == nullptr) {
             return from_errno(errno);
         }
@@ -381,7 +385,7 @@ public:
     void dereg_mr(Mr* mr) override
     {
         auto* w = static_cast<IbvMr*>(mr);
-        ibv_dereg_mr(w->mr);
+        lib().dereg_mr(w->mr);
         delete w;
     }
 
@@ -448,7 +452,7 @@ public:
     bool poll_async(AsyncEvent& ev) override
     {
         ibv_async_event e{};
-        if (ibv_get_async_event(ctx_, &e) != 0) {
+        if (lib().get_async_event(ctx_, &e) != 0) {
             return false; // EAGAIN: none
         }
         ev = AsyncEvent{};
@@ -473,7 +477,7 @@ public:
         case IBV_EVENT_DEVICE_FATAL: ev.kind = AsyncEvent::Kind::device_fatal; break;
         default: ev.kind = AsyncEvent::Kind::other; break;
         }
-        ibv_ack_async_event(&e);
+        lib().ack_async_event(&e);
         return true;
     }
 
@@ -505,13 +509,13 @@ public:
     std::vector<std::string> devices(std::string& why) override
     {
         int n = 0;
-        ibv_device** list = ibv_get_device_list(&n);
+        ibv_device** list = lib().get_device_list(&n);
         std::vector<std::string> out;
         for (int i = 0; list != nullptr && i < n; ++i) {
-            out.emplace_back(ibv_get_device_name(list[i]));
+            out.emplace_back(lib().get_device_name(list[i]));
         }
         if (list != nullptr) {
-            ibv_free_device_list(list);
+            lib().free_device_list(list);
         }
         if (out.empty()) {
             why = why_no_device();
@@ -521,11 +525,11 @@ public:
     std::unique_ptr<Device> open(const std::string& device, std::string& why) override
     {
         int n = 0;
-        ibv_device** list = ibv_get_device_list(&n);
+        ibv_device** list = lib().get_device_list(&n);
         ibv_context* ctx = nullptr;
         for (int i = 0; list != nullptr && i < n; ++i) {
-            if (device == ibv_get_device_name(list[i])) {
-                ctx = ibv_open_device(list[i]);
+            if (device == lib().get_device_name(list[i])) {
+                ctx = lib().open_device(list[i]);
                 if (ctx == nullptr) {
                     why = "ibv_open_device(" + device + "): " + std::strerror(errno);
                 }
@@ -533,7 +537,7 @@ public:
             }
         }
         if (list != nullptr) {
-            ibv_free_device_list(list);
+            lib().free_device_list(list);
         }
         if (ctx == nullptr) {
             if (why.empty()) {
@@ -541,10 +545,10 @@ public:
             }
             return nullptr;
         }
-        ibv_pd* pd = ibv_alloc_pd(ctx);
+        ibv_pd* pd = lib().alloc_pd(ctx);
         if (pd == nullptr) {
             why = "ibv_alloc_pd(" + device + "): " + std::strerror(errno);
-            ibv_close_device(ctx);
+            lib().close_device(ctx);
             return nullptr;
         }
         auto d = std::make_unique<IbvDevice>(ctx, pd);
@@ -557,6 +561,12 @@ public:
 
 } // namespace
 
-std::unique_ptr<Provider> make_ibv_provider() { return std::make_unique<IbvProvider>(); }
+std::unique_ptr<Provider> make_ibv_provider(std::string& why)
+{
+    if (!ibv_lib::load(why)) {
+        return nullptr;
+    }
+    return std::make_unique<IbvProvider>();
+}
 
 } // namespace ulmpi::path::verbs

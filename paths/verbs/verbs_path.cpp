@@ -879,6 +879,11 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
 std::vector<std::unique_ptr<Path>> make_verbs_paths(const rt::JobInfo& job)
 {
     std::vector<std::unique_ptr<Path>> out;
+    const VerbsOptions opt = verbs_options_from_params();
+    if (!opt.everywhere && job.num_nodes <= 1) {
+        // One host: shm and self do it all, and libibverbs is not loaded.
+        return out;
+    }
     std::string why;
     std::unique_ptr<Provider> prov = make_provider(device_param.get(), job, why);
     if (prov == nullptr) {
@@ -909,7 +914,6 @@ std::vector<std::unique_ptr<Path>> make_verbs_paths(const rt::JobInfo& job)
             want.emplace_back(w.substr(0, c), c == std::string::npos ? 0 : std::atoi(w.c_str() + c + 1));
         }
     }
-    const VerbsOptions opt = verbs_options_from_params();
     const int max_rails = static_cast<int>(std::max<std::int64_t>(1, rails_param.get()));
     int rail = 0;
     for (const std::string& n : names) {

@@ -87,8 +87,9 @@ void close_fd(int& fd)
 
 } // namespace
 
-Status spawn_rank(const SpawnSpec& spec, Child& out, SpawnFailure& fail)
+Status start_rank(const SpawnSpec& spec, Child& out, int& report_fd, SpawnFailure& fail)
 {
+    report_fd = -1;
     // Everything the child needs is built before fork.
     std::vector<char*> argv;
     for (const std::string& a : spec.argv) {
@@ -135,25 +136,39 @@ Status spawn_rank(const SpawnSpec& spec, Child& out, SpawnFailure& fail)
     close_fd(outp[1]);
     close_fd(errp[1]);
     close_fd(inp[0]);
-
-    ChildReport r{0, 0};
-    ssize_t n;
-    do {
-        n = ::read(report[0], &r, sizeof r);
-    } while (n < 0 && errno == EINTR);
-    close_fd(report[0]);
     out.out_fd = outp[0];
     out.err_fd = errp[0];
     out.in_fd = inp[1];
     for (int fd : {out.out_fd, out.err_fd}) {
         (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     }
+    report_fd = report[0];
+    return Errc::ok;
+}
+
+Status await_exec(int& report_fd, SpawnFailure& fail)
+{
+    ChildReport r{0, 0};
+    ssize_t n;
+    do {
+        n = ::read(report_fd, &r, sizeof r);
+    } while (n < 0 && errno == EINTR);
+    close_fd(report_fd);
     if (n == static_cast<ssize_t>(sizeof r)) {
         fail.err = r.err;
         fail.step = r.step == 1 ? "chdir" : r.step == 2 ? "exec" : "setup";
         return Errc::io_error;
     }
     return Errc::ok;
+}
+
+Status spawn_rank(const SpawnSpec& spec, Child& out, SpawnFailure& fail)
+{
+    int report_fd = -1;
+    if (Status st = start_rank(spec, out, report_fd, fail); !st.ok()) {
+        return st;
+    }
+    return await_exec(report_fd, fail);
 }
 
 int spawn_exit_status(const SpawnFailure& fail)

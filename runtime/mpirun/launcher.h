@@ -6,7 +6,8 @@
 // and everything it started), with PR_SET_PDEATHSIG SIGKILL (it never
 // outlives mpirun), stdout/stderr on pipes read by mpirun, stdin on a pipe
 // (the stdin rank) or /dev/null. A close-on-exec pipe reports a failed exec:
-// spawn_rank() returns only once the child has exec'd or failed to.
+// spawn_rank() returns only once the child has exec'd or failed to;
+// start_rank() and await_exec() split it for starting many at once.
 #pragma once
 
 #include "runtime/mpirun/options.h"
@@ -52,6 +53,14 @@ struct SpawnFailure {
 // caller's waitpid, like every other child; after a failed exec it exits
 // with 127 or 126 by itself.
 Status spawn_rank(const SpawnSpec& spec, Child& out, SpawnFailure& fail);
+
+// spawn_rank() in two halves, so that many children can be started without
+// waiting for each exec in turn: start_rank() forks and fills `out` (and
+// `report_fd`, the read end of the exec pipe) as spawn_rank() does, or fails
+// as it does before fork; await_exec() then waits until the child has
+// exec'd (ok) or failed to (`fail` says why), and closes `report_fd`.
+Status start_rank(const SpawnSpec& spec, Child& out, int& report_fd, SpawnFailure& fail);
+Status await_exec(int& report_fd, SpawnFailure& fail);
 
 // Exit status for a failed spawn: 127 when the program does not exist, 126 otherwise.
 int spawn_exit_status(const SpawnFailure& fail);

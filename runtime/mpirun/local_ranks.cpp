@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <unistd.h>
 
 namespace ulmpi::rt::mpirun {
@@ -54,6 +55,44 @@ void Monitor::launch_all()
         }
     }
 
+    // Ranks are forked without waiting for each exec (which, on a loaded
+    // machine, waits for the child to be scheduled): up to kSpawnWindow
+    // children whose exec is not known yet, each exec report read in rank
+    // order, so a program that cannot start is still named by its first rank.
+    constexpr std::size_t kSpawnWindow = 64;
+    struct Pending {
+        int rank;
+        int report_fd;
+        std::string program;
+        std::string wdir;
+    };
+    std::deque<Pending> pending;
+    auto failed = [&](int r, const std::string& program, const std::string& wdir,
+                      const SpawnFailure& fail) {
+        std::string what;
+        if (std::strcmp(fail.step, "exec") == 0) {
+            what = "cannot run '" + program + "': " + std::strerror(fail.err);
+            if (fail.err == ENOENT && program.find('/') == std::string::npos) {
+                what = "cannot run '" + program + "': not found in PATH";
+            }
+        } else if (std::strcmp(fail.step, "chdir") == 0) {
+            what = "cannot change to directory '" + wdir + "': " + std::strerror(fail.err);
+        } else {
+            what = std::string("cannot start rank ") + std::to_string(r) + " (" + fail.step +
+                   "): " + std::strerror(fail.err);
+        }
+        const Rank& rank = ranks_[static_cast<std::size_t>(r)];
+        int code = rank.pid > 0 ? spawn_exit_status(fail) : exit_code::failure;
+        end_job(code, r > 0 ? what + "; ending the job" : what, kFailureGrace);
+    };
+    auto await_oldest = [&] {
+        Pending p = std::move(pending.front());
+        pending.pop_front();
+        SpawnFailure fail;
+        if (!await_exec(p.report_fd, fail).ok() && !ending_) {
+            failed(p.rank, p.program, p.wdir, fail);
+        }
+    };
     for (int r = 0; r < map_.size() && !ending_; ++r) {
         const MapRank& mr = map_.rank(r);
         const MapHost& host = map_.host(mr.node);
@@ -67,7 +106,8 @@ void Monitor::launch_all()
         SpawnSpec spec = local_spec(r);
         Child child;
         SpawnFailure fail;
-        Status st = spawn_rank(spec, child, fail);
+        int report_fd = -1;
+        Status st = start_rank(spec, child, report_fd, fail);
         if (child.pid > 0) {
             rank.pid = child.pid;
             rank_of_pid_[child.pid] = r;
@@ -81,20 +121,26 @@ void Monitor::launch_all()
             rank.reaped = true; // nothing to wait for
         }
         if (!st.ok()) {
-            std::string what;
-            if (std::strcmp(fail.step, "exec") == 0) {
-                what = "cannot run '" + spec.argv[0] + "': " + std::strerror(fail.err);
-                if (fail.err == ENOENT && spec.argv[0].find('/') == std::string::npos) {
-                    what = "cannot run '" + spec.argv[0] + "': not found in PATH";
-                }
-            } else if (std::strcmp(fail.step, "chdir") == 0) {
-                what = "cannot change to directory '" + spec.wdir + "': " + std::strerror(fail.err);
-            } else {
-                what = std::string("cannot start rank ") + std::to_string(r) + " (" + fail.step +
-                       "): " + std::strerror(fail.err);
+            // Not forked (pipe, fork): the ranks before it are judged first.
+            while (!pending.empty() && !ending_) {
+                await_oldest();
             }
-            int code = child.pid > 0 ? spawn_exit_status(fail) : exit_code::failure;
-            end_job(code, r > 0 ? what + "; ending the job" : what, kFailureGrace);
+            if (!ending_) {
+                failed(r, spec.argv[0], spec.wdir, fail);
+            }
+            break;
+        }
+        pending.push_back(Pending{r, report_fd, std::move(spec.argv[0]), std::move(spec.wdir)});
+        while (pending.size() >= kSpawnWindow && !ending_) {
+            await_oldest();
+        }
+    }
+    while (!pending.empty()) {
+        if (ending_) {
+            ::close(pending.front().report_fd);
+            pending.pop_front();
+        } else {
+            await_oldest();
         }
     }
     for (Rank& r : ranks_) {

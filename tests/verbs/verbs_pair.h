@@ -69,8 +69,12 @@ inline std::unique_ptr<path::verbs::VerbsPath> wire(SocketBootstrap& boot, const
     fo.name = fabric;
     fo.ports = ports;
     fo.pool_bytes = std::size_t{1} << 30;
-    auto prov = real_device() != nullptr ? path::verbs::make_ibv_provider() : soft::make_soft_provider(fo);
     std::string why;
+    auto prov = real_device() != nullptr ? path::verbs::make_ibv_provider(why) : soft::make_soft_provider(fo);
+    EXPECT_NE(prov, nullptr) << why;
+    if (prov == nullptr) {
+        return nullptr;
+    }
     std::shared_ptr<path::verbs::Device> dev = prov->open(real_device() != nullptr ? real_device() : "soft0", why);
     EXPECT_NE(dev, nullptr) << why;
     if (dev == nullptr) {
