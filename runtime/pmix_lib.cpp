@@ -1,23 +1,17 @@
 #include "runtime/pmix_lib.h"
 
+#include "runtime/dl_lib.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
-#include <mutex>
 
 namespace ulmpi::rt::pmix_lib {
 namespace {
 
 Api g_api{};
-bool g_loaded = false;
-std::string g_why;
+DlOnce g_lib;
 
-template <class F> bool sym(void* h, const char* name, F& out)
-{
-    out = reinterpret_cast<F>(::dlsym(h, name));
-    return out != nullptr;
-}
-
-void load_once()
+void load_once(DlOnce& lib)
 {
     // Where meson found libpmix (Debian keeps it off the loader's path, in
     // .../pmix2/lib), then wherever the loader finds it.
@@ -30,41 +24,33 @@ void load_once()
     }
     if (h == nullptr) {
         const char* e = ::dlerror();
-        g_why = "cannot load libpmix.so.2 (tried " + first + " and the loader's path): " +
+        lib.why = "cannot load libpmix.so.2 (tried " + first + " and the loader's path): " +
                 (e != nullptr ? e : "?");
         return;
     }
     Api a{};
-    if (!sym(h, "PMIx_Init", a.init) || !sym(h, "PMIx_Finalize", a.finalize) ||
-        !sym(h, "PMIx_Abort", a.abort) || !sym(h, "PMIx_Put", a.put) ||
-        !sym(h, "PMIx_Commit", a.commit) || !sym(h, "PMIx_Fence", a.fence) ||
-        !sym(h, "PMIx_Fence_nb", a.fence_nb) || !sym(h, "PMIx_Get", a.get) ||
-        !sym(h, "PMIx_Resolve_nodes", a.resolve_nodes) ||
-        !sym(h, "PMIx_Resolve_peers", a.resolve_peers) ||
-        !sym(h, "PMIx_Register_event_handler", a.register_event_handler) ||
-        !sym(h, "PMIx_Deregister_event_handler", a.deregister_event_handler) ||
-        !sym(h, "PMIx_Error_string", a.error_string) || !sym(h, "PMIx_Info_load", a.info_load) ||
-        !sym(h, "PMIx_Value_destruct", a.value_destruct)) {
-        g_why = "the libpmix.so.2 that was loaded lacks PMIx_Init, PMIx_Fence_nb or another "
+    if (!dl_sym(h, "PMIx_Init", a.init) || !dl_sym(h, "PMIx_Finalize", a.finalize) ||
+        !dl_sym(h, "PMIx_Abort", a.abort) || !dl_sym(h, "PMIx_Put", a.put) ||
+        !dl_sym(h, "PMIx_Commit", a.commit) || !dl_sym(h, "PMIx_Fence", a.fence) ||
+        !dl_sym(h, "PMIx_Fence_nb", a.fence_nb) || !dl_sym(h, "PMIx_Get", a.get) ||
+        !dl_sym(h, "PMIx_Resolve_nodes", a.resolve_nodes) ||
+        !dl_sym(h, "PMIx_Resolve_peers", a.resolve_peers) ||
+        !dl_sym(h, "PMIx_Register_event_handler", a.register_event_handler) ||
+        !dl_sym(h, "PMIx_Deregister_event_handler", a.deregister_event_handler) ||
+        !dl_sym(h, "PMIx_Error_string", a.error_string) || !dl_sym(h, "PMIx_Info_load", a.info_load) ||
+        !dl_sym(h, "PMIx_Value_destruct", a.value_destruct)) {
+        lib.why = "the libpmix.so.2 that was loaded lacks PMIx_Init, PMIx_Fence_nb or another "
                 "function of PMIx 4 that the PMIx bootstrap calls";
         return;
     }
     // Kept loaded for the life of the process: its threads run its code.
     g_api = a;
-    g_loaded = true;
+    lib.loaded = true;
 }
 
 } // namespace
 
-bool load(std::string& why)
-{
-    static std::once_flag once;
-    std::call_once(once, load_once);
-    if (!g_loaded) {
-        why = g_why;
-    }
-    return g_loaded;
-}
+bool load(std::string& why) { return g_lib.load(load_once, why); }
 
 const Api& api() { return g_api; }
 

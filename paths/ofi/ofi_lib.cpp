@@ -1,7 +1,8 @@
 #include "paths/ofi/ofi_lib.h"
 
+#include "runtime/dl_lib.h"
+
 #include <dlfcn.h>
-#include <mutex>
 #include <signal.h>
 
 namespace ulmpi::path::ofi::lib {
@@ -17,16 +18,10 @@ struct Api {
 };
 
 Api g_api{};
-bool g_loaded = false;
-std::string g_why;
+rt::DlOnce g_lib;
+using rt::dl_sym;
 
-template <class F> bool sym(void* h, const char* name, F& out)
-{
-    out = reinterpret_cast<F>(::dlsym(h, name));
-    return out != nullptr;
-}
-
-void load_once()
+void load_once(rt::DlOnce& lib)
 {
     struct sigaction saved[NSIG];
     for (int s = 1; s < NSIG; ++s) {
@@ -40,31 +35,23 @@ void load_once()
     }
     if (h == nullptr) {
         const char* e = ::dlerror();
-        g_why = std::string("cannot load libfabric.so.1: ") + (e != nullptr ? e : "?");
+        lib.why = std::string("cannot load libfabric.so.1: ") + (e != nullptr ? e : "?");
         return;
     }
     Api a{};
-    if (!sym(h, "fi_getinfo", a.getinfo) || !sym(h, "fi_freeinfo", a.freeinfo) ||
-        !sym(h, "fi_dupinfo", a.dupinfo) || !sym(h, "fi_fabric", a.fabric) ||
-        !sym(h, "fi_strerror", a.strerror) || !sym(h, "fi_version", a.version)) {
-        g_why = "libfabric.so.1 lacks fi_getinfo, fi_fabric or another function the ofi path calls";
+    if (!dl_sym(h, "fi_getinfo", a.getinfo) || !dl_sym(h, "fi_freeinfo", a.freeinfo) ||
+        !dl_sym(h, "fi_dupinfo", a.dupinfo) || !dl_sym(h, "fi_fabric", a.fabric) ||
+        !dl_sym(h, "fi_strerror", a.strerror) || !dl_sym(h, "fi_version", a.version)) {
+        lib.why = "libfabric.so.1 lacks fi_getinfo, fi_fabric or another function the ofi path calls";
         return;
     }
     g_api = a;
-    g_loaded = true;
+    lib.loaded = true;
 }
 
 } // namespace
 
-bool load(std::string& why)
-{
-    static std::once_flag once;
-    std::call_once(once, load_once);
-    if (!g_loaded) {
-        why = g_why;
-    }
-    return g_loaded;
-}
+bool load(std::string& why) { return g_lib.load(load_once, why); }
 
 // The others are called only after load() answered true.
 int getinfo(std::uint32_t version, const char* node, const char* service, std::uint64_t flags,
@@ -78,7 +65,7 @@ int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context)
 {
     return g_api.fabric(attr, fabric, context);
 }
-const char* strerror(int errnum) { return g_loaded ? g_api.strerror(errnum) : "libfabric not loaded"; }
+const char* strerror(int errnum) { return g_lib.loaded ? g_api.strerror(errnum) : "libfabric not loaded"; }
 std::uint32_t version() { return g_api.version(); }
 
 } // namespace ulmpi::path::ofi::lib

@@ -1,70 +1,57 @@
 #include "paths/verbs/verbs_ibv_lib.h"
 
+#include "runtime/dl_lib.h"
+
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
-#include <mutex>
 
 namespace ulmpi::path::verbs::ibv_lib {
 namespace {
 
 Api g_api{};
-bool g_loaded = false;
-std::string g_why;
+rt::DlOnce g_lib;
+using rt::dl_sym;
 
-template <class F> bool sym(void* h, const char* name, F& out)
-{
-    out = reinterpret_cast<F>(::dlsym(h, name));
-    return out != nullptr;
-}
-
-void load_once()
+void load_once(rt::DlOnce& lib)
 {
     // RTLD_GLOBAL: the provider libraries libibverbs loads (libmlx5, librxe,
     // ...) expect its symbols, as when it is linked.
     void* h = ::dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (h == nullptr) {
         const char* e = ::dlerror();
-        g_why = std::string("cannot load libibverbs.so.1 (Debian: libibverbs1): ") +
+        lib.why = std::string("cannot load libibverbs.so.1 (Debian: libibverbs1): ") +
                 (e != nullptr ? e : "?");
         return;
     }
     Api a{};
-    if (!sym(h, "ibv_get_device_list", a.get_device_list) ||
-        !sym(h, "ibv_free_device_list", a.free_device_list) ||
-        !sym(h, "ibv_get_device_name", a.get_device_name) ||
-        !sym(h, "ibv_open_device", a.open_device) || !sym(h, "ibv_close_device", a.close_device) ||
-        !sym(h, "ibv_alloc_pd", a.alloc_pd) || !sym(h, "ibv_dealloc_pd", a.dealloc_pd) ||
-        !sym(h, "ibv_query_device", a.query_device) ||
-        !sym(h, "ibv_query_port", a.query_port_compat) || !sym(h, "ibv_query_gid", a.query_gid) ||
-        !sym(h, "_ibv_query_gid_ex", a.query_gid_ex) || !sym(h, "ibv_create_cq", a.create_cq) ||
-        !sym(h, "ibv_destroy_cq", a.destroy_cq) || !sym(h, "ibv_create_srq", a.create_srq) ||
-        !sym(h, "ibv_destroy_srq", a.destroy_srq) || !sym(h, "ibv_create_qp", a.create_qp) ||
-        !sym(h, "ibv_destroy_qp", a.destroy_qp) || !sym(h, "ibv_modify_qp", a.modify_qp) ||
-        !sym(h, "ibv_query_qp", a.query_qp) || !sym(h, "ibv_reg_mr_iova2", a.reg_mr_iova2) ||
-        !sym(h, "ibv_dereg_mr", a.dereg_mr) ||
-        !sym(h, "ibv_get_async_event", a.get_async_event) ||
-        !sym(h, "ibv_ack_async_event", a.ack_async_event)) {
-        g_why = "the libibverbs.so.1 that was loaded lacks ibv_reg_mr_iova2, _ibv_query_gid_ex or "
+    if (!dl_sym(h, "ibv_get_device_list", a.get_device_list) ||
+        !dl_sym(h, "ibv_free_device_list", a.free_device_list) ||
+        !dl_sym(h, "ibv_get_device_name", a.get_device_name) ||
+        !dl_sym(h, "ibv_open_device", a.open_device) || !dl_sym(h, "ibv_close_device", a.close_device) ||
+        !dl_sym(h, "ibv_alloc_pd", a.alloc_pd) || !dl_sym(h, "ibv_dealloc_pd", a.dealloc_pd) ||
+        !dl_sym(h, "ibv_query_device", a.query_device) ||
+        !dl_sym(h, "ibv_query_port", a.query_port_compat) || !dl_sym(h, "ibv_query_gid", a.query_gid) ||
+        !dl_sym(h, "_ibv_query_gid_ex", a.query_gid_ex) || !dl_sym(h, "ibv_create_cq", a.create_cq) ||
+        !dl_sym(h, "ibv_destroy_cq", a.destroy_cq) || !dl_sym(h, "ibv_create_srq", a.create_srq) ||
+        !dl_sym(h, "ibv_destroy_srq", a.destroy_srq) || !dl_sym(h, "ibv_create_qp", a.create_qp) ||
+        !dl_sym(h, "ibv_destroy_qp", a.destroy_qp) || !dl_sym(h, "ibv_modify_qp", a.modify_qp) ||
+        !dl_sym(h, "ibv_query_qp", a.query_qp) || !dl_sym(h, "ibv_reg_mr_iova2", a.reg_mr_iova2) ||
+        !dl_sym(h, "ibv_dereg_mr", a.dereg_mr) ||
+        !dl_sym(h, "ibv_get_async_event", a.get_async_event) ||
+        !dl_sym(h, "ibv_ack_async_event", a.ack_async_event)) {
+        lib.why = "the libibverbs.so.1 that was loaded lacks ibv_reg_mr_iova2, _ibv_query_gid_ex or "
                 "another function the verbs path calls (rdma-core 34 or later is needed)";
         return;
     }
     // Kept loaded for the life of the process: devices run its code.
     g_api = a;
-    g_loaded = true;
+    lib.loaded = true;
 }
 
 } // namespace
 
-bool load(std::string& why)
-{
-    static std::once_flag once;
-    std::call_once(once, load_once);
-    if (!g_loaded) {
-        why = g_why;
-    }
-    return g_loaded;
-}
+bool load(std::string& why) { return g_lib.load(load_once, why); }
 
 const Api& api() { return g_api; }
 
