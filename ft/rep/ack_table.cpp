@@ -109,6 +109,18 @@ std::vector<ulm::SendMsg*> AckTable::wait_for_new(int dst, int replica)
     return more;
 }
 
+ulm::SendMsg* AckTable::wait_for(int dst, int replica, std::uint64_t m)
+{
+    auto& pend = pending_[static_cast<std::size_t>(dst)];
+    const auto it = pend.find(m);
+    const std::uint32_t bit = 1u << replica;
+    if (it == pend.end() || (it->second.waiting & bit)) {
+        return nullptr;
+    }
+    it->second.waiting |= bit;
+    return it->second.send;
+}
+
 std::vector<ulm::SendMsg*> AckTable::ack_upto(int dst, int replica, std::uint64_t upto,
                                               const std::vector<std::uint64_t>& missing)
 {

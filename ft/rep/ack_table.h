@@ -77,6 +77,10 @@ public:
     // `dst` still held waits for its acknowledgement too; the sends it
     // holds once more are returned (one more release_hold each, later).
     std::vector<ulm::SendMsg*> wait_for_new(int dst, int replica);
+    // Replica `replica` of `dst` asked for message m again (a request): the
+    // entry waits for its acknowledgement too. The send to hold once more
+    // (one more release_hold later), or nullptr.
+    ulm::SendMsg* wait_for(int dst, int replica, std::uint64_t m);
     // That replica has every message up to `upto` but `missing`: released
     // as by ack() (returns the sends to release once each), and a send of
     // such a message posted later (a sender replica behind) does not wait

@@ -182,7 +182,10 @@ void Replicator::on_send(ulm::SendMsg& s, int dst)
         }
         record_digest(k_, dst, m, s.tag, crc);
     }
-    const std::uint32_t mask = set_.live_mask(dst, k_);
+    // With recovery, my own replica of the destination acknowledges too
+    // (queue_acks): a process forked from it lacks what it had not received
+    // at the fork, and asks me for it when my sibling is dead.
+    const std::uint32_t mask = set_.live_mask(dst, recover_ ? -1 : k_);
     const auto& orphans = serve_[static_cast<std::size_t>(dst)];
     const bool parked = acks_.parked(dst); // a replica of it is being re-created
     if (mask == 0 && orphans.empty() && !parked) {
@@ -228,7 +231,7 @@ void Replicator::on_recv_complete(const ulm::RecvMsg& r)
         return;
     }
     // irecvComplete: acknowledge to every live replica of the sender but
-    // mine. Who lives is decided when the acknowledgement leaves (flush),
+    // mine (with recovery, to mine too: see on_send). Who lives is decided when the acknowledgement leaves (flush),
     // after the control messages that came before it: a replica re-created
     // (recovery) gets the acknowledgements of what comes after its notice.
     pending_acks_.emplace_back(r.env.source, r.rep_seq);
@@ -238,7 +241,7 @@ void Replicator::queue_acks()
 {
     for (const auto& [x, m] : pending_acks_) {
         for (int l = 0; l < set_.replicas(); ++l) {
-            if (l == k_ || !set_.alive(l, x)) {
+            if ((l == k_ && !recover_) || !set_.alive(l, x)) {
                 continue;
             }
             std::vector<std::byte> b;
@@ -411,22 +414,60 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
                   orphans.end());
     Orphan o{l, next, std::move(holes)};
     auto& stock = stock_[static_cast<std::size_t>(rank)];
+    if (recover_) {
+        // It has every message before `next` but the holes: as an ack_upto
+        // (with recovery my own replica of a rank acknowledges too, and a
+        // new one never acknowledges what it got with its fork).
+        for (ulm::SendMsg* sm : acks_.ack_upto(rank, l, next - 1, o.holes)) {
+            eng_.release_hold(sm);
+        }
+    }
     ULMPI_DEBUG("replication: process %d asks for my messages to rank %d from %llu (%zu holes; "
                 "%zu held, %zu in stock, parked %d)",
                 from, rank, static_cast<unsigned long long>(next), o.holes.size(),
                 acks_.held(rank).size(), stock.size(), static_cast<int>(acks_.parked(rank)));
-    for (const auto& [m, c] : stock) {
-        if (o.wants(m) && acks_.held(rank).count(m) == 0) {
-            outbox_.push_back(Out{from, {}, nullptr, c});
-        }
-    }
+    // What it asks for, held or in stock, leaves in message order (it numbers
+    // what it receives in arrival order). With recovery each is kept until
+    // the requester acknowledged it: a process forked from the requester
+    // before it had it asks for it again.
+    std::vector<std::uint64_t> wanted;
     for (const auto& [m, e] : acks_.held(rank)) {
         if (o.wants(m)) {
-            queue_copy(e, from);
+            wanted.push_back(m);
         }
     }
-    for (std::uint64_t h : o.holes) {
-        if (acks_.held(rank).count(h) == 0 && stock.count(h) == 0) {
+    for (const auto& [m, c] : stock) {
+        if (o.wants(m) && acks_.held(rank).count(m) == 0) {
+            wanted.push_back(m);
+        }
+    }
+    std::sort(wanted.begin(), wanted.end());
+    for (std::uint64_t m : wanted) {
+        const auto it = acks_.held(rank).find(m);
+        if (it != acks_.held(rank).end()) {
+            if (recover_) {
+                if (ulm::SendMsg* s = acks_.wait_for(rank, l, m)) {
+                    ++s->holds;
+                }
+            }
+            queue_copy(it->second, from);
+            continue;
+        }
+        const std::shared_ptr<HeldCopy>& c = stock.at(m);
+        if (recover_) {
+            (void)acks_.post(rank, m, nullptr, 1u << l, c);
+        }
+        outbox_.push_back(Out{from, {}, nullptr, c});
+    }
+    // Everything it asks for that I sent must still be here; else it would
+    // number my later messages wrong.
+    std::vector<std::uint64_t> asked = o.holes;
+    for (std::uint64_t m = o.next; m <= send_next_[static_cast<std::size_t>(rank)]; ++m) {
+        asked.push_back(m);
+    }
+    int lost = 0;
+    for (std::uint64_t h : asked) {
+        if (acks_.held(rank).count(h) == 0 && stock.count(h) == 0 && ++lost <= 4) {
             rt::log(rt::LogLevel::error,
                     "replication: process %d asks for message %llu to rank %d, which is no longer held",
                     from, static_cast<unsigned long long>(h), rank);

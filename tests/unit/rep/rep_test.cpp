@@ -72,13 +72,16 @@ TEST(AckTable, a_dead_replica_releases_each_send_once)
     EXPECT_EQ(t.ack(0, 0, 1), nullptr);
 }
 
+using ScopedBoolParam = ScopedParam<rt::BoolParam, bool>;
+
 // N logical ranks x R replicas of in-process engines with a Replicator each.
 class RepCluster {
 public:
-    // copy_limit: rep_copy_limit (0: every send waits for the acknowledgements).
-    RepCluster(int n, int r, std::uint64_t copy_limit = 0)
+    // copy_limit: rep_copy_limit (0: every send waits for the acknowledgements);
+    // recover: rep_recover (the harness cannot fork: a re-creation is given up).
+    RepCluster(int n, int r, std::uint64_t copy_limit = 0, bool recover = true)
         : n_(n), r_(r), dead_(static_cast<std::size_t>(n * r), false),
-          limit_("rep_copy_limit", copy_limit)
+          limit_("rep_copy_limit", copy_limit), recover_("rep_recover", recover)
     {
         ClusterOptions o;
         o.n = n * r;
@@ -135,6 +138,7 @@ private:
     int n_, r_;
     std::vector<bool> dead_;
     ScopedSizeParam limit_;
+    ScopedBoolParam recover_;
     std::unique_ptr<Cluster> c_;
     std::vector<std::unique_ptr<rep::Replicator>> reps_;
 };
@@ -152,7 +156,7 @@ TEST(Replication, engines_show_the_logical_rank)
 
 TEST(Replication, a_send_completes_only_with_the_other_replicas_acknowledgement)
 {
-    RepCluster c(2, 2);
+    RepCluster c(2, 2, 0, false); // without recovery: the paper's Algorithm 1
     const ulm::ContextId ctx{1};
     std::vector<std::vector<std::byte>> out, in;
     std::vector<ulm::SendMsg*> s(2);
@@ -182,6 +186,44 @@ TEST(Replication, a_send_completes_only_with_the_other_replicas_acknowledgement)
     for (int k = 0; k < 2; ++k) {
         c.e(c.phys(k, 0)).release(s[static_cast<std::size_t>(k)]);
         c.e(c.phys(k, 1)).release(r[static_cast<std::size_t>(k)]);
+    }
+}
+
+// With recovery, replica k of the destination acknowledges to replica k of
+// the sender too, and the sender keeps the message until it did: a process
+// forked from replica k (re-creating replica l) lacks what replica k had not
+// received at the fork, and asks the sender for it when the sender's own
+// sibling is dead. Here replica 1 of rank 1 acknowledges first (as a replica
+// that then dies would), replica 0 of rank 1 has the message only stored.
+TEST(Replication, with_recovery_a_send_waits_for_its_own_receiver_too)
+{
+    for (std::size_t bytes : {std::size_t{100}, std::size_t{20000}}) {
+        SCOPED_TRACE("bytes " + std::to_string(bytes));
+        RepCluster c(2, 2, 0, true);
+        const ulm::ContextId ctx{1};
+        std::vector<std::byte> out0 = pattern(bytes, 9), out1 = pattern(bytes, 9), in0(bytes),
+                               in1(bytes);
+        ulm::SendMsg* s0 = nullptr;
+        ulm::SendMsg* s1 = nullptr;
+        ASSERT_TRUE(c.e(c.phys(0, 0)).isend(ref(out0), 1, 5, ctx, ulm::SendMode::standard, &s0).ok());
+        ASSERT_TRUE(c.e(c.phys(1, 0)).isend(ref(out1), 1, 5, ctx, ulm::SendMode::standard, &s1).ok());
+        ulm::RecvMsg* r1 = nullptr;
+        ASSERT_TRUE(c.e(c.phys(1, 1)).irecv(ref(in1), 0, 5, ctx, &r1).ok());
+        EXPECT_TRUE(c.run_until([&] { return r1->complete; }));
+        for (int i = 0; i < 200; ++i) {
+            c.progress();
+        }
+        EXPECT_FALSE(s0->complete) << "replica 0 of rank 1 has not received it yet";
+        EXPECT_FALSE(s1->complete);
+        ulm::RecvMsg* r0 = nullptr;
+        ASSERT_TRUE(c.e(c.phys(0, 1)).irecv(ref(in0), 0, 5, ctx, &r0).ok());
+        EXPECT_TRUE(c.run_until([&] { return r0->complete && s0->complete && s1->complete; }));
+        EXPECT_EQ(in0, out0);
+        EXPECT_EQ(in1, out1);
+        c.e(c.phys(0, 0)).release(s0);
+        c.e(c.phys(1, 0)).release(s1);
+        c.e(c.phys(0, 1)).release(r0);
+        c.e(c.phys(1, 1)).release(r1);
     }
 }
 
