@@ -381,7 +381,8 @@ void accept_root(Comm* c, const PortName& port, Words& head, std::string& why, i
         return;
     }
     if (status != ok) {
-        head = {failed, status == 2 ? std::uint32_t{MPI_ERR_COMM} : std::uint32_t{MPI_ERR_PORT}, 0, 0};
+        const std::uint32_t cls = status == 2 ? MPI_ERR_COMM : MPI_ERR_PORT;
+        head = {failed, cls, 0, 0};
         why = reason;
         return;
     }
@@ -463,7 +464,8 @@ void connect_root(Comm* c, const PortName& port, ulmpi::rt::Nanos timeout_ns, Wo
         return;
     }
     if (in[0] != ok) {
-        head = {failed, in[0] == 2 ? std::uint32_t{MPI_ERR_COMM} : std::uint32_t{MPI_ERR_PORT}, 0, 0};
+        const std::uint32_t cls = in[0] == 2 ? MPI_ERR_COMM : MPI_ERR_PORT;
+        head = {failed, cls, 0, 0};
         why = in[0] == 2 ? "the connecting group and the accepting group overlap"
                          : "the port " + port_format(port) +
                                " belongs to an earlier process of its slot";

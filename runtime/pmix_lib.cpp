@@ -25,7 +25,7 @@ void load_once(DlOnce& lib)
     if (h == nullptr) {
         const char* e = ::dlerror();
         lib.why = "cannot load libpmix.so.2 (tried " + first + " and the loader's path): " +
-                (e != nullptr ? e : "?");
+                  (e != nullptr ? e : "?");
         return;
     }
     Api a{};
@@ -37,10 +37,11 @@ void load_once(DlOnce& lib)
         !dl_sym(h, "PMIx_Resolve_peers", a.resolve_peers) ||
         !dl_sym(h, "PMIx_Register_event_handler", a.register_event_handler) ||
         !dl_sym(h, "PMIx_Deregister_event_handler", a.deregister_event_handler) ||
-        !dl_sym(h, "PMIx_Error_string", a.error_string) || !dl_sym(h, "PMIx_Info_load", a.info_load) ||
+        !dl_sym(h, "PMIx_Error_string", a.error_string) ||
+        !dl_sym(h, "PMIx_Info_load", a.info_load) ||
         !dl_sym(h, "PMIx_Value_destruct", a.value_destruct)) {
         lib.why = "the libpmix.so.2 that was loaded lacks PMIx_Init, PMIx_Fence_nb or another "
-                "function of PMIx 4 that the PMIx bootstrap calls";
+                  "function of PMIx 4 that the PMIx bootstrap calls";
         return;
     }
     // Kept loaded for the life of the process: its threads run its code.

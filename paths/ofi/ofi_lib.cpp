@@ -42,7 +42,8 @@ void load_once(rt::DlOnce& lib)
     if (!dl_sym(h, "fi_getinfo", a.getinfo) || !dl_sym(h, "fi_freeinfo", a.freeinfo) ||
         !dl_sym(h, "fi_dupinfo", a.dupinfo) || !dl_sym(h, "fi_fabric", a.fabric) ||
         !dl_sym(h, "fi_strerror", a.strerror) || !dl_sym(h, "fi_version", a.version)) {
-        lib.why = "libfabric.so.1 lacks fi_getinfo, fi_fabric or another function the ofi path calls";
+        lib.why = "libfabric.so.1 lacks fi_getinfo, fi_fabric or another function the ofi path "
+                  "calls";
         return;
     }
     g_api = a;
@@ -65,7 +66,10 @@ int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context)
 {
     return g_api.fabric(attr, fabric, context);
 }
-const char* strerror(int errnum) { return g_lib.loaded ? g_api.strerror(errnum) : "libfabric not loaded"; }
+const char* strerror(int errnum)
+{
+    return g_lib.loaded ? g_api.strerror(errnum) : "libfabric not loaded";
+}
 std::uint32_t version() { return g_api.version(); }
 
 } // namespace ulmpi::path::ofi::lib

@@ -21,18 +21,21 @@ void load_once(rt::DlOnce& lib)
     if (h == nullptr) {
         const char* e = ::dlerror();
         lib.why = std::string("cannot load libibverbs.so.1 (Debian: libibverbs1): ") +
-                (e != nullptr ? e : "?");
+                  (e != nullptr ? e : "?");
         return;
     }
     Api a{};
     if (!dl_sym(h, "ibv_get_device_list", a.get_device_list) ||
         !dl_sym(h, "ibv_free_device_list", a.free_device_list) ||
         !dl_sym(h, "ibv_get_device_name", a.get_device_name) ||
-        !dl_sym(h, "ibv_open_device", a.open_device) || !dl_sym(h, "ibv_close_device", a.close_device) ||
+        !dl_sym(h, "ibv_open_device", a.open_device) ||
+        !dl_sym(h, "ibv_close_device", a.close_device) ||
         !dl_sym(h, "ibv_alloc_pd", a.alloc_pd) || !dl_sym(h, "ibv_dealloc_pd", a.dealloc_pd) ||
         !dl_sym(h, "ibv_query_device", a.query_device) ||
-        !dl_sym(h, "ibv_query_port", a.query_port_compat) || !dl_sym(h, "ibv_query_gid", a.query_gid) ||
-        !dl_sym(h, "_ibv_query_gid_ex", a.query_gid_ex) || !dl_sym(h, "ibv_create_cq", a.create_cq) ||
+        !dl_sym(h, "ibv_query_port", a.query_port_compat) ||
+        !dl_sym(h, "ibv_query_gid", a.query_gid) ||
+        !dl_sym(h, "_ibv_query_gid_ex", a.query_gid_ex) ||
+        !dl_sym(h, "ibv_create_cq", a.create_cq) ||
         !dl_sym(h, "ibv_destroy_cq", a.destroy_cq) || !dl_sym(h, "ibv_create_srq", a.create_srq) ||
         !dl_sym(h, "ibv_destroy_srq", a.destroy_srq) || !dl_sym(h, "ibv_create_qp", a.create_qp) ||
         !dl_sym(h, "ibv_destroy_qp", a.destroy_qp) || !dl_sym(h, "ibv_modify_qp", a.modify_qp) ||
@@ -40,8 +43,8 @@ void load_once(rt::DlOnce& lib)
         !dl_sym(h, "ibv_dereg_mr", a.dereg_mr) ||
         !dl_sym(h, "ibv_get_async_event", a.get_async_event) ||
         !dl_sym(h, "ibv_ack_async_event", a.ack_async_event)) {
-        lib.why = "the libibverbs.so.1 that was loaded lacks ibv_reg_mr_iova2, _ibv_query_gid_ex or "
-                "another function the verbs path calls (rdma-core 34 or later is needed)";
+        lib.why = "the libibverbs.so.1 that was loaded lacks ibv_reg_mr_iova2, _ibv_query_gid_ex "
+                  "or another function the verbs path calls (rdma-core 34 or later is needed)";
         return;
     }
     // Kept loaded for the life of the process: devices run its code.
