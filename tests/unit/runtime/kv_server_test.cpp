@@ -77,7 +77,9 @@ protected:
     void put(ConnId c, int rank, const std::string& key, const std::string& value)
     {
         Bytes v(value.size());
-        std::memcpy(v.data(), value.data(), value.size());
+        if (!value.empty()) { // an empty vector's data() may be null
+            std::memcpy(v.data(), value.data(), value.size());
+        }
         feed(c, Message{rank, Put{key, v}});
     }
     std::vector<Kind> note_kinds()
