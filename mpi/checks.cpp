@@ -162,4 +162,24 @@ int check_recv_all(const void* buf, int count, MPI_Datatype type, int source, in
     return (*c)->revoked || (*c)->ft_gate ? ft_check_p2p(*c, fn) : MPI_SUCCESS;
 }
 
+int check_intra_root(MPI_Comm comm, int root, const void* out, const char* what, const char* fn,
+                     Comm** c)
+{
+    if (int e = check_comm(comm, fn, c)) {
+        return e;
+    }
+    if ((*c)->inter()) {
+        return raise(*c, MPI_ERR_COMM, fn, "%s is an intercommunicator; this call needs an "
+                     "intracommunicator", (*c)->display_name().c_str());
+    }
+    if (root < 0 || root >= (*c)->size()) {
+        return raise(*c, MPI_ERR_ROOT, fn, "root %d is not a rank of %s (size %d)", root,
+                     (*c)->display_name().c_str(), (*c)->size());
+    }
+    if (out == nullptr) {
+        return raise(*c, MPI_ERR_ARG, fn, "%s is NULL", what);
+    }
+    return MPI_SUCCESS;
+}
+
 } // namespace ulmpi::mpi

@@ -35,6 +35,12 @@ int check_send_tag(Comm* c, int tag, const char* fn);
 int check_recv_tag(Comm* c, int tag, const char* fn); // MPI_ANY_TAG allowed
 int check_buffer(Comm* c, const void* buf, int count, const Datatype* t, const char* fn);
 int check_out_ptr(Comm* c, const void* p, const char* what, const char* fn);
+// The arguments of a rooted call over an intracommunicator that returns a
+// new communicator (MPI_Comm_spawn, MPI_Comm_accept, MPI_Comm_connect):
+// `comm` valid and not an intercommunicator, `root` one of its ranks, the
+// output pointer (named `what`) not NULL.
+int check_intra_root(MPI_Comm comm, int root, const void* out, const char* what, const char* fn,
+                     Comm** c);
 
 // Everything a send-like call checks: (buf, count, type, dest, tag, comm).
 // The same, one check after the other, raising the first error found.

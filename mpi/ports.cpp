@@ -479,21 +479,10 @@ void connect_root(Comm* c, const PortName& port, ulmpi::rt::Nanos timeout_ns, Wo
 // The checks common to accept and connect; at the root, the port too.
 int check_args(MPI_Comm comm, int root, MPI_Comm* newcomm, const char* fn, Comm** out)
 {
-    if (int e = check_comm(comm, fn, out)) {
+    if (int e = check_intra_root(comm, root, newcomm, "newcomm", fn, out)) {
         return e;
     }
     Comm* c = *out;
-    if (c->inter()) {
-        return raise(c, MPI_ERR_COMM, fn, "%s is an intercommunicator; this call needs an "
-                     "intracommunicator", c->display_name().c_str());
-    }
-    if (root < 0 || root >= c->size()) {
-        return raise(c, MPI_ERR_ROOT, fn, "root %d is not a rank of %s (size %d)", root,
-                     c->display_name().c_str(), c->size());
-    }
-    if (newcomm == nullptr) {
-        return raise(c, MPI_ERR_ARG, fn, "newcomm is NULL");
-    }
     if (state().engine.replicated()) {
         return raise(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                      "ports are not available under --replicas (docs/replication.md)");

@@ -323,22 +323,7 @@ int spawn(Comm* c, int root, const RootArgs* args, MPI_Comm* intercomm, int* err
 
 int check_root(MPI_Comm comm, int root, MPI_Comm* intercomm, const char* fn, Comm** out)
 {
-    if (int e = check_comm(comm, fn, out)) {
-        return e;
-    }
-    Comm* c = *out;
-    if (c->inter()) {
-        return raise(c, MPI_ERR_COMM, fn, "%s is an intercommunicator; spawning needs an "
-                     "intracommunicator", c->display_name().c_str());
-    }
-    if (root < 0 || root >= c->size()) {
-        return raise(c, MPI_ERR_ROOT, fn, "root %d is not a rank of %s (size %d)", root,
-                     c->display_name().c_str(), c->size());
-    }
-    if (intercomm == nullptr) {
-        return raise(c, MPI_ERR_ARG, fn, "intercomm is NULL");
-    }
-    return MPI_SUCCESS;
+    return check_intra_root(comm, root, intercomm, "intercomm", fn, out);
 }
 
 } // namespace
