@@ -84,6 +84,10 @@ Phase::Phase(Comm* c, int tag, const Members& group) : s_(&coll::blocking_schedu
 
 bool blocking_phase_alive() { return g_blocking_phases > 0; }
 
+BlockingPhaseMark::BlockingPhaseMark() { ++g_blocking_phases; }
+
+BlockingPhaseMark::~BlockingPhaseMark() { --g_blocking_phases; }
+
 Phase::Phase(coll::Schedule& s) : s_(&s), owned_(false) {}
 
 Phase::~Phase()

@@ -52,6 +52,15 @@ Members local_members(const Comm* c);
 // between the contribution and the reservation of a blocking constructor
 // some Phase is always alive whenever a progress hook can run.
 bool blocking_phase_alive();
+// A blocking constructor's step that is not a Phase (ULFM's agreement,
+// ft_agree_words) counts as one while it lives.
+class BlockingPhaseMark {
+public:
+    BlockingPhaseMark();
+    ~BlockingPhaseMark();
+    BlockingPhaseMark(const BlockingPhaseMark&) = delete;
+    BlockingPhaseMark& operator=(const BlockingPhaseMark&) = delete;
+};
 
 class Phase {
 public:

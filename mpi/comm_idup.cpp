@@ -29,6 +29,11 @@
 //             of (parent, tag, attempt) that every member computes alike,
 //             so idups that collided on one pair part ways.
 //
+// Under ULFM each round is a fault-tolerant agreement (ft/agree.h) instead
+// of a schedule, numbered from the agreement number taken at the call
+// (ft_agree_round_seq): as for MPI_Comm_dup, the result is the same at every
+// member even when one dies after it completed here.
+//
 // A reserved candidate is out of every later bitmap, so blocking
 // constructors and other idups never pick it, and nothing waits for
 // another operation: idups on overlapping communicators may be started
@@ -44,6 +49,8 @@
 #include "mpi/comm_coll.h"
 #include "mpi/comm_ctx.h"
 #include "mpi/entry.h"
+#include "mpi/ft_comm.h"
+#include "mpi/ftmpi.h"
 #include "mpi/request.h"
 #include "mpi/state.h"
 
@@ -65,6 +72,10 @@ struct Idup {
     std::shared_ptr<const Topology> topo;
     Errhandler* eh = nullptr;    // retained
     coll::Schedule sched;        // the round in flight
+    bool ft = false;             // ULFM: rounds are agreements
+    std::uint64_t ft_base = 0;   // the agreement number taken at the call
+    int ft_round = 0;            // rounds started so far
+    int ft_handle = 0;           // the round in flight (0: none, or it decided)
     bool confirming = false;
     int attempt = 0;
     int candidate = -1;
@@ -109,6 +120,11 @@ int start_round(Idup& op)
         const ContextMask& m = context_free_mask();
         std::memcpy(op.words.data(), m.data(), sizeof m);
     }
+    if (op.ft) {
+        op.ft_handle = ft_agree_words_start(op.parent, op.words.data(), n,
+                                            ft_agree_round_seq(op.ft_base, op.ft_round++));
+        return MPI_SUCCESS;
+    }
     op.sched.clear();
     op.sched.begin(op.parent, op.tag);
     Phase ph(op.sched);
@@ -122,7 +138,7 @@ int start_round(Idup& op)
 
 const std::uint32_t* result(const Idup& op)
 {
-    return op.parent->inter() ? op.in.data() : op.words.data();
+    return op.parent->inter() && !op.ft ? op.in.data() : op.words.data();
 }
 
 // The pair this attempt takes from the AND `m` (the same on every member).
@@ -182,10 +198,22 @@ void finish(Idup* op, int err)
 // Advances one operation; true when it finished.
 bool advance(Idup* op)
 {
-    if (!op->sched.advance()) {
+    if (op->ft) {
+        if (op->ft_handle != 0) { // 0: decided, waiting below for a blocking constructor
+            if (!ft_agree_words_done(op->ft_handle)) {
+                return false;
+            }
+            const char* why = nullptr;
+            const int e = ft_agree_words_end(op->ft_handle, op->words.data(), n_words(*op), &why);
+            op->ft_handle = 0;
+            if (e != MPI_SUCCESS) {
+                finish(op, e);
+                return true;
+            }
+        }
+    } else if (!op->sched.advance()) {
         return false;
-    }
-    if (int e = op->sched.error()) {
+    } else if (int e = op->sched.error()) {
         finish(op, e);
         return true;
     }
@@ -305,6 +333,10 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) try {
     op->topo = c->topo;
     op->eh = c->errhandler;
     errhandler_retain(op->eh);
+    op->ft = ft_enabled() && !ftmpi_on();
+    if (op->ft) {
+        op->ft_base = c->ft_agree_seq++;
+    }
     r->idup = op;
     *request = r->handle;
     if (int e = start_round(*op)) {

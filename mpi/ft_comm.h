@@ -98,6 +98,22 @@ std::string ft_failure_note(std::size_t room);
 // revoke, any other class as a failure), so that every member fails alike.
 int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why,
                    int local_error = MPI_SUCCESS);
+// The same in two halves, for the nonblocking constructors (MPI_Comm_idup):
+// start as the `seq`-th agreement on c (a number of c->ft_agree_seq's, or
+// one of ft_agree_round_seq's), a handle for done/end; end takes the
+// outcome into `words` and returns what ft_agree_words would.
+int ft_agree_words_start(Comm* c, const std::uint32_t* words, int n, std::uint64_t seq,
+                         int local_error = MPI_SUCCESS);
+bool ft_agree_words_done(int handle);
+int ft_agree_words_end(int handle, std::uint32_t* words, int n, const char** why);
+// The agreement number of round `round` of an operation that took `base`
+// from c->ft_agree_seq at its call: rounds started later (from progress)
+// keep the numbers of the call's place in the program, as a collective's
+// tag does. Apart from every plain number (the top bit).
+inline std::uint64_t ft_agree_round_seq(std::uint64_t base, int round)
+{
+    return (std::uint64_t{1} << 63) | (base << 16) | static_cast<std::uint16_t>(round);
+}
 
 // Checks at the start of an operation on c; MPI_SUCCESS or the error raised.
 int ft_check_p2p(Comm* c, const char* fn);   // revoked

@@ -7,6 +7,7 @@
 // The calls work without `--with-ft ulfm` too (a job without failures):
 // their machinery is made at MPI_Init all the same (mpi/ft_comm.h).
 #include "mpi/checks.h"
+#include "mpi/comm_coll.h"
 #include "mpi/comm_ctx.h"
 #include "mpi/entry.h"
 #include "mpi/errors.h"
@@ -61,8 +62,9 @@ constexpr const char* kMixedCreate =
     "other members called MPIX_Comm_agree or shrink (or their nonblocking forms) where this one "
     "created a communicator: the program called different collectives on the communicator";
 
-// Starts the agreement behind agree (flag) and shrink (the context mask).
-int agreement_start(Comm* c, const ft::AgreeValue& mine)
+// Starts the agreement behind agree (flag) and shrink (the context mask),
+// as the `seq`-th agreement on c.
+int agreement_start(Comm* c, const ft::AgreeValue& mine, std::uint64_t seq)
 {
     FtState& f = ft_machinery();
     const std::vector<int> members = ft_members(c);
@@ -73,7 +75,13 @@ int agreement_start(Comm* c, const ft::AgreeValue& mine)
             acked[static_cast<std::size_t>(it - members.begin())] = true;
         }
     }
-    return f.agreements->start(c->ctx.value(), c->ft_agree_seq++, members, mine, acked);
+    return f.agreements->start(c->ctx.value(), seq, members, mine, acked);
+}
+
+// The next agreement of c's sequence.
+int agreement_start(Comm* c, const ft::AgreeValue& mine)
+{
+    return agreement_start(c, mine, c->ft_agree_seq++);
 }
 
 // Shrink agrees on the failed members in rounds, so that a member that
@@ -195,7 +203,8 @@ int shrink_make(Comm* c, const ft::AgreeOutcome& o, const std::vector<int>& fail
 
 } // namespace
 
-int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why, int local_error)
+int ft_agree_words_start(Comm* c, const std::uint32_t* words, int n, std::uint64_t seq,
+                         int local_error)
 {
     // Every member takes part, whatever it knows: one that returned at once
     // (a failure or a revoke it had heard of) would leave the others waiting
@@ -208,11 +217,16 @@ int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why, int l
     v.flag = (failed ? 0u : 1u) | (revoked ? 0u : 2u);
     v.kinds = kKindCreate;
     v.mask.assign(words, words + n);
+    return agreement_start(c, v, seq);
+}
+
+bool ft_agree_words_done(int handle) { return ft_machinery().agreements->done(handle); }
+
+int ft_agree_words_end(int handle, std::uint32_t* words, int n, const char** why)
+{
     ft::Agreements& a = *ft_machinery().agreements;
-    const int h = agreement_start(c, v);
-    state().engine.wait([&] { return a.done(h); });
-    const ft::AgreeOutcome o = a.outcome(h);
-    a.finish(h);
+    const ft::AgreeOutcome o = a.outcome(handle);
+    a.finish(handle);
     if (mixed_calls(o, kKindCreate) || o.value.mask.size() != static_cast<std::size_t>(n)) {
         *why = kMixedCreate;
         return MPI_ERR_OTHER;
@@ -228,6 +242,16 @@ int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why, int l
     }
     std::copy(o.value.mask.begin(), o.value.mask.end(), words);
     return MPI_SUCCESS;
+}
+
+int ft_agree_words(Comm* c, std::uint32_t* words, int n, const char** why, int local_error)
+{
+    // The caller is a blocking constructor: MPI_Comm_idup's rounds must not
+    // take a pair from the bitmap contributed here meanwhile (comm_coll.h).
+    BlockingPhaseMark blocking;
+    const int h = ft_agree_words_start(c, words, n, c->ft_agree_seq++, local_error);
+    state().engine.wait([&] { return ft_agree_words_done(h); });
+    return ft_agree_words_end(h, words, n, why);
 }
 
 namespace {
