@@ -51,7 +51,11 @@ int launcher_failed(ulmpi::rt::Errc e, int cls, const char* fn)
                      "this launcher (%s) keeps no published names; start the job with mpirun",
                      state().boot->name());
     }
-    return raise(nullptr, cls, fn, "the launcher did not answer (%s)", ulmpi::rt::errc_name(e));
+    if (e == ulmpi::rt::Errc::protocol) {
+        return raise(nullptr, cls, fn, "the launcher (%s) refused it", state().boot->name());
+    }
+    return raise(nullptr, cls, fn, "the launcher (%s) did not answer (%s)", state().boot->name(),
+                 ulmpi::rt::errc_name(e));
 }
 
 } // namespace

@@ -100,6 +100,9 @@ public:
     bool poll_event(FailureEvent& ev) override;
     int event_fd() const override { return epfd_; }
     const char* name() const override { return "pmi2"; }
+    Status publish_name(std::string_view service, std::string_view port) override;
+    Status unpublish_name(std::string_view service) override;
+    Status lookup_name(std::string_view service, std::string& port) override;
 
 private:
     Status send_all(const std::string& bytes);
@@ -697,6 +700,80 @@ Status Pmi2Bootstrap::get_chunk(const std::string& kvs_key, std::string& value, 
     if (found) {
         value = *v;
     }
+    return Errc::ok;
+}
+
+// The name service of PMI-2 (name-publish, name-unpublish, name-lookup), kept
+// by the launcher: Slurm's stepd and srun, hydra's mpiexec. A name and a
+// port are one field each (no chunks): at most kMaxValue characters.
+namespace {
+bool name_fits(std::string_view service)
+{
+    return !service.empty() && service.size() <= pmi2::kMaxValue;
+}
+} // namespace
+
+Status Pmi2Bootstrap::publish_name(std::string_view service, std::string_view port)
+{
+    if (!name_fits(service) || port.size() > pmi2::kMaxValue) {
+        return Errc::invalid_arg;
+    }
+    pmi2::Message m;
+    Status st = call("name-publish",
+                     {{"name", std::string(service)}, {"port", std::string(port)},
+                      {"infokeycount", "0"}},
+                     "name-publish-response", m, kAnswerTimeoutMs);
+    if (!st.ok()) {
+        return st;
+    }
+    if (m.rc() == 0) {
+        return Errc::ok;
+    }
+    // Refused: the launchers do not say why; a name that is there already
+    // is the one refusal MPI has a class for.
+    std::string there;
+    if (lookup_name(service, there).ok()) {
+        return Errc::again;
+    }
+    return Errc::protocol;
+}
+
+Status Pmi2Bootstrap::unpublish_name(std::string_view service)
+{
+    if (!name_fits(service)) {
+        return Errc::invalid_arg;
+    }
+    pmi2::Message m;
+    Status st = call("name-unpublish", {{"name", std::string(service)}, {"infokeycount", "0"}},
+                     "name-unpublish-response", m, kAnswerTimeoutMs);
+    if (!st.ok()) {
+        return st;
+    }
+    return m.rc() == 0 ? Errc::ok : Errc::invalid_arg;
+}
+
+Status Pmi2Bootstrap::lookup_name(std::string_view service, std::string& port)
+{
+    if (!name_fits(service)) {
+        return Errc::invalid_arg;
+    }
+    pmi2::Message m;
+    Status st = call("name-lookup", {{"name", std::string(service)}, {"infokeycount", "0"}},
+                     "name-lookup-response", m, kAnswerTimeoutMs);
+    if (!st.ok()) {
+        return st;
+    }
+    // Hydra answers the port in "port" (older ones in "value"), Slurm in
+    // "value"; found=FALSE or rc != 0 when the name is not published.
+    const std::string* f = m.find("found");
+    const std::string* v = m.find("port");
+    if (v == nullptr) {
+        v = m.find("value");
+    }
+    if (m.rc() != 0 || (f != nullptr && *f != "TRUE") || v == nullptr) {
+        return Errc::invalid_arg;
+    }
+    port = *v;
     return Errc::ok;
 }
 

@@ -26,6 +26,7 @@
 #include "runtime/bootstrap_env.h"
 #include "runtime/log.h"
 #include "runtime/pmix_lib.h"
+#include "runtime/pmix_names.h"
 
 
 #include <atomic>
@@ -102,6 +103,18 @@ public:
     int event_fd() const override { return efd_; }
     const std::atomic<std::uint64_t>* notice_word() const override { return &notices_; }
     const char* name() const override { return "pmix"; }
+    Status publish_name(std::string_view service, std::string_view port) override
+    {
+        return pmix_names::publish(service, port);
+    }
+    Status unpublish_name(std::string_view service) override
+    {
+        return pmix_names::unpublish(service);
+    }
+    Status lookup_name(std::string_view service, std::string& port) override
+    {
+        return pmix_names::lookup(service, port);
+    }
 
 private:
     static void on_event(std::size_t id, pmix_status_t status, const pmix_proc_t* source,

@@ -39,7 +39,9 @@ void load_once(DlOnce& lib)
         !dl_sym(h, "PMIx_Deregister_event_handler", a.deregister_event_handler) ||
         !dl_sym(h, "PMIx_Error_string", a.error_string) ||
         !dl_sym(h, "PMIx_Info_load", a.info_load) ||
-        !dl_sym(h, "PMIx_Value_destruct", a.value_destruct)) {
+        !dl_sym(h, "PMIx_Value_destruct", a.value_destruct) ||
+        !dl_sym(h, "PMIx_Publish", a.publish) || !dl_sym(h, "PMIx_Lookup", a.lookup) ||
+        !dl_sym(h, "PMIx_Unpublish", a.unpublish)) {
         lib.why = "the libpmix.so.2 that was loaded lacks PMIx_Init, PMIx_Fence_nb or another "
                   "function of PMIx 4 that the PMIx bootstrap calls";
         return;

@@ -32,6 +32,9 @@ struct Api {
     decltype(&::PMIx_Error_string) error_string;
     decltype(&::PMIx_Info_load) info_load;
     decltype(&::PMIx_Value_destruct) value_destruct;
+    decltype(&::PMIx_Publish) publish;
+    decltype(&::PMIx_Lookup) lookup;
+    decltype(&::PMIx_Unpublish) unpublish;
 };
 
 // Loads libpmix once (thread-safe); false with the reason when it cannot.
