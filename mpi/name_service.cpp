@@ -1,7 +1,17 @@
 // MPI_Publish_name, MPI_Unpublish_name, MPI_Lookup_name (MPI-4.0 11.8.3):
 // service names mapped to port names for the job's life, kept by the
 // launcher (rt::Bootstrap::publish_name; mpirun keeps them in its key-value
-// server, a singleton in the process). docs/dynamic_processes.md, "Ports".
+// server, a singleton in the process, other launchers through PMI-2 or
+// PMIx). docs/dynamic_processes.md, "Ports".
+//
+// Launchers differ where MPI does not: Slurm's PMI-2 and Open MPI's PMIx
+// data server take a second publish of a name without a word, Slurm
+// answers an unpublish of a name that is not there with success, and Open
+// MPI ignores an unpublish by a process that did not publish the name. So
+// a publish looks the name up first (there: MPI_ERR_SERVICE; two processes
+// publishing one name at the same moment may both succeed), an unpublish
+// looks before (not there: MPI_ERR_SERVICE) and after (still there: the
+// launcher refused it).
 #include "mpi/checks.h"
 #include "mpi/entry.h"
 #include "mpi/errors.h"
@@ -48,7 +58,8 @@ int launcher_failed(ulmpi::rt::Errc e, int cls, const char* fn)
 {
     if (e == ulmpi::rt::Errc::not_supported) {
         return raise(nullptr, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                     "this launcher (%s) keeps no published names; start the job with mpirun",
+                     "this launcher (%s) keeps no published names (Slurm's PMIx plugin keeps "
+                     "none: use srun --mpi=pmi2, or start the job with mpirun)",
                      state().boot->name());
     }
     if (e == ulmpi::rt::Errc::protocol) {
@@ -70,7 +81,13 @@ int PMPI_Publish_name(const char* service_name, MPI_Info info, const char* port_
     if (std::string why = check_string(port_name, "port_name", MPI_MAX_PORT_NAME); !why.empty()) {
         return raise(nullptr, MPI_ERR_ARG, fn, "%s", why.c_str());
     }
-    ulmpi::rt::Status st = state().boot->publish_name(service_name, port_name);
+    std::string there;
+    ulmpi::rt::Status st = state().boot->lookup_name(service_name, there);
+    if (st.ok()) {
+        st = ulmpi::rt::Errc::again;
+    } else if (st.code() == ulmpi::rt::Errc::invalid_arg) {
+        st = state().boot->publish_name(service_name, port_name);
+    }
     if (st.code() == ulmpi::rt::Errc::again) {
         return raise(nullptr, MPI_ERR_SERVICE, fn,
                      "the service name \"%s\" is published already (MPI_Unpublish_name it "
@@ -94,7 +111,17 @@ int PMPI_Unpublish_name(const char* service_name, MPI_Info info, const char* por
         return e;
     }
     (void)port_name; // the name alone identifies what is unpublished
-    ulmpi::rt::Status st = state().boot->unpublish_name(service_name);
+    std::string there;
+    ulmpi::rt::Status st = state().boot->lookup_name(service_name, there);
+    if (st.ok()) {
+        st = state().boot->unpublish_name(service_name);
+    }
+    if (st.ok() && state().boot->lookup_name(service_name, there).ok()) {
+        return raise(nullptr, MPI_ERR_SERVICE, fn,
+                     "the launcher (%s) kept \"%s\" after the unpublish: it lets only the "
+                     "process that published a name unpublish it",
+                     state().boot->name(), service_name);
+    }
     if (st.code() == ulmpi::rt::Errc::invalid_arg) {
         return raise(nullptr, MPI_ERR_SERVICE, fn, "the service name \"%s\" is not published",
                      service_name);

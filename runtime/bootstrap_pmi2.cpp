@@ -726,16 +726,7 @@ Status Pmi2Bootstrap::publish_name(std::string_view service, std::string_view po
     if (!st.ok()) {
         return st;
     }
-    if (m.rc() == 0) {
-        return Errc::ok;
-    }
-    // Refused: the launchers do not say why; a name that is there already
-    // is the one refusal MPI has a class for.
-    std::string there;
-    if (lookup_name(service, there).ok()) {
-        return Errc::again;
-    }
-    return Errc::protocol;
+    return m.rc() == 0 ? Errc::ok : Errc::protocol;
 }
 
 Status Pmi2Bootstrap::unpublish_name(std::string_view service)

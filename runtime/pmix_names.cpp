@@ -59,20 +59,10 @@ Status lookup(std::string_view service, std::string& port)
     return st;
 }
 
-// Servers differ where MPI does not: Open MPI 4.1's data server takes a
-// second publish of a name without a word and ignores an unpublish by a
-// process that did not publish it. So publish looks first (a name that is
-// there is `again`; two processes publishing one name at the same moment
-// may both succeed), and unpublish looks after (a name still there is a
-// refusal: that server lets only its publisher take it back).
 Status publish(std::string_view service, std::string_view port)
 {
     if (!key_fits(service)) {
         return Errc::invalid_arg;
-    }
-    std::string there;
-    if (lookup(service, there).ok()) {
-        return Errc::again;
     }
     const std::string key(service);
     const std::string value(port);
@@ -89,23 +79,9 @@ Status unpublish(std::string_view service)
     if (!key_fits(service)) {
         return Errc::invalid_arg;
     }
-    std::string there;
-    if (Status st = lookup(service, there); !st.ok()) {
-        return st;
-    }
     std::string key(service);
     char* keys[2] = {key.data(), nullptr};
-    if (Status st = status_of(pmix_lib::api().unpublish(keys, nullptr, 0), "PMIx_Unpublish");
-        !st.ok()) {
-        return st;
-    }
-    if (lookup(service, there).ok()) {
-        ULMPI_INFO("bootstrap: the PMIx server kept \"%s\" after PMIx_Unpublish: it lets only "
-                   "the process that published a name unpublish it",
-                   key.c_str());
-        return Errc::protocol;
-    }
-    return Errc::ok;
+    return status_of(pmix_lib::api().unpublish(keys, nullptr, 0), "PMIx_Unpublish");
 }
 
 } // namespace ulmpi::rt::pmix_names

@@ -108,6 +108,17 @@ def parse_list(path, bindir, with_id, only_programs=None, skip_ids=None):
     return cases
 
 
+def names_cases(bindir, mpi):
+    """Ports, join and the name service (tests/spawn/ports.c). Slurm's PMI-2
+    keeps published names; its PMIx plugin keeps none: the first publish
+    fails with MPI_ERR_UNSUPPORTED_OPERATION naming the launcher."""
+    prog = os.path.join(bindir, "ports")
+    if mpi == "pmi2":
+        return [Case("ports.4.2", prog, 4, ["2"], timeout=120.0)]
+    return [Case("ports.4.2.no_names", prog, 4, ["2"], ok=False,
+                 outputs=[r"MPI_Publish_name.*MPI_ERR_UNSUPPORTED_OPERATION"])]
+
+
 def fault_cases(bindir, mpi, nodes):
     """A rank that dies ends the step, named."""
     prog = os.path.join(bindir, "fault_job")
@@ -215,6 +226,7 @@ def main():
                         os.path.join(args.build, "tests/coll"), True,
                         skip_ids=re.compile(r"long|set[BCD]|inter|errors"))
     cases += fault_cases(os.path.join(args.build, "tests/fault"), args.mpi, args.nodes)
+    cases += names_cases(os.path.join(args.build, "tests/spawn"), args.mpi)
     if args.nodes > 1:
         # 16 ranks in two namespaces on a 2-core machine: udp between them
         # sometimes stalls for tens of seconds under srun (not under mpirun
