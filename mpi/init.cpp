@@ -1,6 +1,7 @@
 // MPI_Init / MPI_Finalize / MPI_Abort and the thread-level queries.
 #include "mpi/bsend.h"
 #include "mpi/checks.h"
+#include "mpi/coll/shm_coll.h"
 #include "mpi/comm.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/entry.h"
@@ -86,9 +87,11 @@ int init(int required, int* provided, const char* fn)
     if (job.incarnation > 0 && !job.spawned) {
         ftmpi_rebuild_announce(); // a respawned process joins a running job (REBUILD)
     }
+    coll::ShmColl::reserve_world(job, paths); // MPI_COMM_WORLD's collectives (shm_coll.h)
     if (rt::Status st = s.engine.init(*s.boot, std::move(paths), why); !st.ok()) {
         s.boot->abort(1, "rank " + std::to_string(job.rank) + ": MPI_Init: " + why);
     }
+    coll::ShmColl::map_world();
     s.detector = std::make_unique<ft::Detector>(*s.boot, s.engine, ft::detector_mode());
     s.engine.set_failure_hooks(s.detector.get());
     if (const int replicas = rep::replicas_param(); replicas > 1) {
@@ -114,6 +117,7 @@ int init(int required, int* provided, const char* fn)
     spawn_init_parent(); // a spawned process: MPI_Comm_get_parent
     ft_init(); // fault tolerance (ULFM), when the job asked for it
     ftmpi_init(); // FT-MPI's modes on top of it
+    coll::ShmColl::world_barrier(); // the ranks of one host leave together
 
     s.check_args = check_param.get();
     int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;

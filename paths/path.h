@@ -163,6 +163,18 @@ public:
     virtual Status connect(rt::Bootstrap& boot) = 0;
     virtual Status connected(rt::Bootstrap& boot) { (void)boot; return Errc::ok; }
     virtual void close() = 0;
+    // A region of the host's shared memory for the layers above, among the
+    // job's ranks of this host (the MPI layer keeps MPI_COMM_WORLD's
+    // collectives there), reserved during the wire-up so that using it needs
+    // no agreement of its own: reserve before open(), every local rank the
+    // same size; after connect(), shared_area() gives it (zeroed, the same
+    // memory at every local rank) or nullptr when this path keeps none.
+    virtual void reserve_shared_area(std::size_t bytes) { (void)bytes; }
+    virtual std::byte* shared_area(std::size_t* bytes) const
+    {
+        (void)bytes;
+        return nullptr;
+    }
 
     // A peer replaced by a new process (FT-MPI REBUILD), in two steps around
     // the fence that the new process joins (its own wire-up is open/connect

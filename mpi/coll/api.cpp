@@ -146,20 +146,38 @@ void set_teams(Comm* c, Args& a)
     }
 }
 
+namespace {
+
+int run_shm(Comm* c, Coll coll, const Args& a, const char* fn)
+{
+    if (tracing() && a.team.rank == 0) [[unlikely]] {
+        rt::log(rt::LogLevel::info, "coll: shm %s (team of %d, %llu bytes)", coll_name(coll),
+                a.team.size, static_cast<unsigned long long>(a.bytes));
+    }
+    if (int e = ShmColl::run(c, a)) [[unlikely]] {
+        return raise(c, e, fn, "%s (shared memory): interrupted by a process failure or a revoke",
+                     coll_name(coll));
+    }
+    return MPI_SUCCESS;
+}
+
+} // namespace
+
+int launch(Comm* c, Coll coll, Args& a, MPI_Request* req, const char* fn)
+{
+    a.coll = coll;
+    if (req == nullptr && ShmColl::takes(c, a)) {
+        return run_shm(c, coll, a, fn);
+    }
+    return launch(acquire(c, req), c, coll, a, req, fn);
+}
+
 int launch(Schedule& s, Comm* c, Coll coll, Args& a, MPI_Request* req, const char* fn)
 {
     a.coll = coll;
     if (req == nullptr && ShmColl::takes(c, a)) {
         release_blocking_schedule(s);
-        if (tracing() && a.team.rank == 0) [[unlikely]] {
-            rt::log(rt::LogLevel::info, "coll: shm %s (team of %d, %llu bytes)", coll_name(coll),
-                    a.team.size, static_cast<unsigned long long>(a.bytes));
-        }
-        if (int e = ShmColl::run(c, a)) [[unlikely]] {
-            return raise(c, e, fn, "%s (shared memory): interrupted by a process failure or a "
-                         "revoke", coll_name(coll));
-        }
-        return MPI_SUCCESS;
+        return run_shm(c, coll, a, fn);
     }
     const Algo& algo = select(*comm_coll(c).table, coll, a);
     if (int e = algo.build(s, a)) {

@@ -40,5 +40,9 @@ Schedule& acquire(Comm* c, MPI_Request* req);
 void set_teams(Comm* c, Args& a);
 // Builds with the communicator's table and runs or starts the schedule.
 int launch(Schedule& s, Comm* c, Coll coll, Args& a, MPI_Request* req, const char* fn);
+// The same for a call that needs no schedule before: a blocking call that
+// goes through shared memory (shm_coll.h) takes none (and no tag, at every
+// member alike); any other acquires one and launches it.
+int launch(Comm* c, Coll coll, Args& a, MPI_Request* req, const char* fn);
 
 } // namespace ulmpi::mpi::coll

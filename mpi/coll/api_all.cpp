@@ -21,11 +21,10 @@ int barrier(MPI_Comm comm, MPI_Request* req, const char* fn)
             return e;
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.stype = a.rtype = byte_type();
-    return launch(s, c, Coll::barrier, a, req, fn);
+    return launch(c, Coll::barrier, a, req, fn);
 }
 
 int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
@@ -93,7 +92,6 @@ int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int 
             total += static_cast<std::uint64_t>(rcounts[j]);
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.sbuf = sbuf;
@@ -110,7 +108,7 @@ int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int 
         a.bytes = a.rcount * rt->size;
     }
     a.in_place = in_place;
-    return launch(s, c, v ? Coll::allgatherv : Coll::allgather, a, req, fn);
+    return launch(c, v ? Coll::allgatherv : Coll::allgather, a, req, fn);
 }
 
 enum class A2a { plain, v, w };
@@ -213,7 +211,6 @@ int alltoall(const void* sbuf, int scount, const int* scounts, const int* sdispl
             }
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.sbuf = sbuf;
@@ -233,6 +230,10 @@ int alltoall(const void* sbuf, int scount, const int* scounts, const int* sdispl
         a.rcounts = rcounts;
         a.rdispls = rdispls;
         if (form == A2a::w) {
+            // The type arrays live in the schedule (a nonblocking call
+            // outlives the caller's arrays); alltoallw never goes
+            // through shared memory.
+            Schedule& s = acquire(c, req);
             auto** sts = static_cast<const Datatype**>(s.scratch(sizeof(Datatype*) * static_cast<std::size_t>(n)));
             auto** rts = static_cast<const Datatype**>(s.scratch(sizeof(Datatype*) * static_cast<std::size_t>(n)));
             for (int j = 0; j < n; ++j) {
@@ -243,9 +244,10 @@ int alltoall(const void* sbuf, int scount, const int* scounts, const int* sdispl
             }
             a.stypes = sts;
             a.rtypes = rts;
+            return launch(s, c, coll, a, req, fn);
         }
     }
-    return launch(s, c, coll, a, req, fn);
+    return launch(c, coll, a, req, fn);
 }
 
 int allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -291,7 +293,6 @@ int allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op
             return aliased(c, fn);
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.sbuf = sbuf;
@@ -301,7 +302,7 @@ int allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op
     a.stype = a.rtype = t;
     a.op = o;
     a.bytes = a.rcount * t->size;
-    return launch(s, c, coll, a, req, fn);
+    return launch(c, coll, a, req, fn);
 }
 
 int reduce_scatter(const void* sbuf, void* rbuf, int rcount, const int* rcounts,
@@ -358,7 +359,6 @@ int reduce_scatter(const void* sbuf, void* rbuf, int rcount, const int* rcounts,
             return aliased(c, fn);
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.sbuf = sbuf;
@@ -374,7 +374,7 @@ int reduce_scatter(const void* sbuf, void* rbuf, int rcount, const int* rcounts,
     }
     a.scount = total;
     a.bytes = total * t->size;
-    return launch(s, c, block ? Coll::reduce_scatter_block : Coll::reduce_scatter, a, req, fn);
+    return launch(c, block ? Coll::reduce_scatter_block : Coll::reduce_scatter, a, req, fn);
 }
 
 } // namespace

@@ -67,7 +67,6 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_
             }
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.rbuf = buf;
@@ -75,7 +74,7 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_
     a.rtype = t != nullptr ? t : byte_type();
     a.root = root;
     a.bytes = a.rcount * a.rtype->size;
-    return launch(s, c, Coll::bcast, a, req, fn);
+    return launch(c, Coll::bcast, a, req, fn);
 }
 
 int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
@@ -145,7 +144,6 @@ int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rco
             }
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.sbuf = sbuf;
@@ -162,7 +160,7 @@ int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rco
     a.root = root;
     a.in_place = in_place;
     a.bytes = me.root ? a.rcount * a.rtype->size : a.scount * a.stype->size;
-    return launch(s, c, v ? Coll::gatherv : Coll::gather, a, req, fn);
+    return launch(c, v ? Coll::gatherv : Coll::gather, a, req, fn);
 }
 
 int scatter(const void* sbuf, int scount, const int* scounts, const int* displs,
@@ -232,7 +230,6 @@ int scatter(const void* sbuf, int scount, const int* scounts, const int* displs,
             }
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.sbuf = sbuf;
@@ -249,7 +246,7 @@ int scatter(const void* sbuf, int scount, const int* scounts, const int* displs,
     a.root = root;
     a.in_place = in_place;
     a.bytes = me.root ? a.scount * a.stype->size : a.rcount * a.rtype->size;
-    return launch(s, c, v ? Coll::scatterv : Coll::scatter, a, req, fn);
+    return launch(c, v ? Coll::scatterv : Coll::scatter, a, req, fn);
 }
 
 int reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
@@ -305,7 +302,6 @@ int reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op
             }
         }
     }
-    Schedule& s = acquire(c, req);
     Args a;
     set_teams(c, a);
     a.sbuf = sbuf;
@@ -316,7 +312,7 @@ int reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op
     a.root = root;
     a.in_place = in_place;
     a.bytes = a.rcount * a.rtype->size;
-    return launch(s, c, Coll::reduce, a, req, fn);
+    return launch(c, Coll::reduce, a, req, fn);
 }
 
 } // namespace

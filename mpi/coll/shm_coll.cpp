@@ -9,9 +9,11 @@
 #include "mpi/state.h"
 #include "runtime/config.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <sys/mman.h>
 
 namespace ulmpi::mpi::coll {
 
@@ -32,6 +34,15 @@ constexpr std::uint64_t kRing = 32;
 // ranks on 2 cores, 32 calls ahead gave 11 us per 8-byte bcast, 256 gave 2.
 constexpr std::uint64_t kSmall = 256;
 constexpr std::uint64_t kSmallRing = 256;
+
+// Bytes of a communicator's segment: p members' flags and slot sets, bcast's rings.
+std::uint64_t segment_size(std::uint64_t p, std::uint64_t slot)
+{
+    return 2 * kLine * p + kSets * slot * p + kRing * slot + kSmallRing * kSmall;
+}
+
+// MPI_COMM_WORLD's segment is the shm path's shared area once (reserve_world).
+bool world_area_taken = false;
 
 const rt::SizeParam shm_max{
     "coll_shm_max", 4096,
@@ -113,6 +124,98 @@ void unpack(const std::byte* from, std::uint64_t bytes, void* buf, std::uint64_t
 
 ShmColl::~ShmColl() = default;
 
+std::uint64_t ShmColl::slot_bytes()
+{
+    return (shm_max.get() + kLine - 1) / kLine * kLine;
+}
+
+void ShmColl::reserve_world(const rt::JobInfo& job,
+                            std::vector<std::unique_ptr<path::Path>>& paths)
+{
+    // Every process that maps the host's segment must ask for the same
+    // size (a spawned, respawned or re-created one too, which never uses
+    // it), so the answer depends only on the job map: the first
+    // MPI_COMM_WORLD (the ranks before the spawn slots) all on this host.
+    const int n = job.first_slot >= 0 ? job.first_slot : job.size;
+    if (n < 2 || n > kMaxMembers || shm_max.get() == 0 ||
+        job.node_of_rank.size() < static_cast<std::size_t>(n)) {
+        return;
+    }
+    for (int r = 0; r < n; ++r) {
+        if (job.node_of_rank[static_cast<std::size_t>(r)] != job.node_id) {
+            return;
+        }
+    }
+    const std::uint64_t bytes = segment_size(static_cast<std::uint64_t>(n), slot_bytes());
+    for (auto& p : paths) {
+        p->reserve_shared_area(bytes);
+    }
+}
+
+void ShmColl::map_world()
+{
+    const rt::JobInfo& job = state().engine.job();
+    if (job.spawned) {
+        return;
+    }
+    const auto p = static_cast<std::uint64_t>(job.first_slot >= 0 ? job.first_slot : job.size);
+    for (const auto& path : state().engine.paths()) {
+        std::size_t n = 0;
+        if (std::byte* a = path->shared_area(&n); a != nullptr) {
+            // The flags and the slot sets, whose pages every call touches
+            // (not bcast's rings); an older kernel answers EINVAL: then
+            // the first calls take the page faults.
+            const std::uint64_t hot = 2 * kLine * p + kSets * slot_bytes() * p;
+            ::madvise(a, std::min<std::uint64_t>((hot + 4095) / 4096 * 4096, n),
+                      MADV_POPULATE_WRITE);
+            return;
+        }
+    }
+}
+
+void ShmColl::world_barrier()
+{
+    Comm* c = comm_get(MPI_COMM_WORLD);
+    if (world_area_taken || state().engine.job().spawned || !has_world_area()) {
+        return; // no setup over point-to-point here
+    }
+    Args a;
+    set_teams(c, a);
+    a.coll = Coll::barrier;
+    a.stype = a.rtype = byte_type();
+    if (takes(c, a)) {
+        // A failed member: the program's first collective reports it.
+        (void)run(c, a);
+    }
+}
+
+bool ShmColl::has_world_area()
+{
+    for (const auto& p : state().engine.paths()) {
+        if (p->shared_area(nullptr) != nullptr) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// MPI_COMM_WORLD's segment when the wire-up reserved it (reserve_world):
+// every member has it, zeroed, so nothing needs to be agreed.
+std::byte* ShmColl::world_area(Comm* c, std::uint64_t size)
+{
+    if (world_area_taken || c != comm_get(MPI_COMM_WORLD) || state().engine.job().spawned) {
+        return nullptr; // (a spawned process's MPI_COMM_WORLD is not the first one)
+    }
+    for (const auto& p : state().engine.paths()) {
+        std::size_t n = 0;
+        if (std::byte* a = p->shared_area(&n); a != nullptr && n >= size) {
+            world_area_taken = true;
+            return a;
+        }
+    }
+    return nullptr;
+}
+
 std::unique_ptr<ShmColl> ShmColl::create(Comm* c, std::uint64_t slot)
 {
     State& st = state();
@@ -136,9 +239,11 @@ std::unique_ptr<ShmColl> ShmColl::create(Comm* c, std::uint64_t slot)
     sc->p_ = t.size;
     sc->me_ = t.rank;
     sc->slot_ = slot;
-    const std::uint64_t size = 2 * kLine * static_cast<std::uint64_t>(t.size) +
-                               kSets * slot * static_cast<std::uint64_t>(t.size) + kRing * slot +
-                               kSmallRing * kSmall;
+    const std::uint64_t size = segment_size(static_cast<std::uint64_t>(t.size), slot);
+    if (std::byte* a = world_area(c, size)) {
+        sc->base_ = a;
+        return sc;
+    }
     char name[128] = {};
     int ok = 1;
     if (t.rank == 0) {
@@ -205,7 +310,7 @@ bool ShmColl::takes(Comm* c, const Args& a)
         return false; // ULMPI_COLL_<NAME> chose a point-to-point algorithm
     }
     if (cc.shm_state == 0) {
-        cc.shm = create(c, (max + kLine - 1) / kLine * kLine);
+        cc.shm = create(c, slot_bytes());
         cc.shm_state = cc.shm != nullptr ? 1 : -1;
     }
     return cc.shm_state > 0;

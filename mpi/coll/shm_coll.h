@@ -40,7 +40,12 @@
 // collective (ULMPI_COLL_<NAME>). The choice depends only on what every
 // member knows alike, so all members take the same road.
 //
-// Setup (collective, over point-to-point): member 0 creates the segment and
+// Setup. MPI_COMM_WORLD, when all its ranks run on one host, takes an area
+// of the host's segment that the shm path reserved during the wire-up
+// (reserve_world; paths/path.h): it exists at every member and is zeroed,
+// so its first call costs what the next ones do. Any other communicator
+// (and a spawned process's MPI_COMM_WORLD) sets up its own segment on its
+// first eligible call (collective, over point-to-point): member 0 creates the segment and
 // broadcasts its name, every member attaches, all agree on success (a MIN
 // reduction) and member 0 removes the name, so nothing is left in /dev/shm
 // however the job ends. When setup fails anywhere, the communicator keeps
@@ -48,10 +53,12 @@
 #pragma once
 
 #include "mpi/coll/coll.h"
+#include "paths/path.h"
 #include "runtime/shm_segment.h"
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace ulmpi::mpi::coll {
 
@@ -66,10 +73,26 @@ public:
     static bool takes(Comm* c, const Args& a);
     // Runs the call (takes() said yes); MPI_SUCCESS or an error class.
     static int run(Comm* c, const Args& a);
+    // At MPI_Init, before the wire-up: asks the paths to reserve
+    // MPI_COMM_WORLD's segment in the host's shared memory when the whole
+    // job runs on this host (then its first collective needs no setup).
+    static void reserve_world(const rt::JobInfo& job,
+                              std::vector<std::unique_ptr<path::Path>>& paths);
+    // After the wire-up: maps the pages of that area that every call
+    // touches, so that the first calls take no page faults.
+    static void map_world();
+    // The end of MPI_Init, where that area exists: a barrier of
+    // MPI_COMM_WORLD through it (as Open MPI and MPICH end MPI_Init with a
+    // fence), so that the ranks leave MPI_Init together and the first
+    // collective does not also wait for the last rank out of MPI_Init.
+    static void world_barrier();
 
 private:
     ShmColl() = default;
     static std::unique_ptr<ShmColl> create(Comm* c, std::uint64_t slot);
+    static std::uint64_t slot_bytes(); // coll_shm_max, whole lines
+    static std::byte* world_area(Comm* c, std::uint64_t size);
+    static bool has_world_area();
 
     std::uint64_t* ready(int j) const;
     std::uint64_t* done(int j) const;

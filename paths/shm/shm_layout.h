@@ -3,6 +3,7 @@
 //
 //   header page
 //   region of local rank 0 | region of local rank 1 | ...
+//   shared area (when the layers above reserved one: path.h)
 //
 // A region belongs to its rank (the sender): it holds the FIFOs towards every
 // local receiver, the rank's doorbell (see below) and its fragment buffers in
@@ -51,6 +52,7 @@ struct SegHeader {
     std::uint32_t local_size;
     std::uint32_t fifo_slots;
     std::uint64_t region_bytes;
+    std::uint64_t area_bytes;
 };
 
 struct SegmentLayout {
@@ -60,6 +62,7 @@ struct SegmentLayout {
     std::uint32_t small_bytes = 0;    // bytes per small buffer (header + payload)
     std::uint32_t large_count = 32;
     std::uint32_t large_bytes = 0;
+    std::size_t area_bytes = 0;       // the shared area, whole pages (0: none)
 
     static constexpr std::size_t kPage = 4096;
     static constexpr std::size_t round(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
@@ -79,7 +82,11 @@ struct SegmentLayout {
         return fifos_size() + doorbell_size() + smalls_size() + larges_size();
     }
     std::size_t header_size() const { return kPage; }
-    std::size_t total_size() const { return header_size() + region_size() * local_size; }
+    std::size_t total_size() const
+    {
+        return header_size() + region_size() * local_size + area_bytes;
+    }
+    std::size_t area_offset() const { return header_size() + region_size() * local_size; }
 
     std::size_t region_offset(std::uint32_t local) const { return header_size() + region_size() * local; }
     // FIFO written by `sender`, read by `receiver` (lives in the sender's region).

@@ -136,7 +136,7 @@ Status ShmPath::attach_segment()
     }
     auto* h = reinterpret_cast<shm::SegHeader*>(seg_.base());
     if (h->magic != shm::kSegMagic || h->local_size != layout_.local_size ||
-        h->region_bytes != layout_.region_size()) {
+        h->region_bytes != layout_.region_size() || h->area_bytes != layout_.area_bytes) {
         ULMPI_ERROR("shared segment %s does not match this rank's settings (are all ranks "
                     "started with the same ULMPI_SHM_* parameters?)",
                     job_.shm_fd >= 0 ? "of the launcher" : seg_name_.c_str());
@@ -177,9 +177,28 @@ Status ShmPath::open(rt::Bootstrap&)
         h->local_size = layout_.local_size;
         h->fifo_slots = layout_.fifo_slots;
         h->region_bytes = layout_.region_size();
+        h->area_bytes = layout_.area_bytes;
         h->magic = shm::kSegMagic;
     }
     return Errc::ok;
+}
+
+void ShmPath::reserve_shared_area(std::size_t bytes)
+{
+    if (!open_) {
+        layout_.area_bytes = shm::SegmentLayout::round(bytes, shm::SegmentLayout::kPage);
+    }
+}
+
+std::byte* ShmPath::shared_area(std::size_t* bytes) const
+{
+    if (!open_ || layout_.area_bytes == 0) {
+        return nullptr;
+    }
+    if (bytes != nullptr) {
+        *bytes = layout_.area_bytes;
+    }
+    return at(layout_.area_offset());
 }
 
 bool ShmPath::spawn_partner(int rank) const

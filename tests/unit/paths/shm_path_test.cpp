@@ -3,7 +3,8 @@
 // checks, fragment buffers handed back to their owner, a full ring or an
 // empty buffer pool answered by acquire() == false and recovered without
 // loss, single-copy get() with process_vm_readv when the kernel allows it,
-// and finally the ULM engine running over it.
+// the shared area reserved for the layers above, and finally the ULM engine
+// running over it.
 #include "tests/support/test_bootstrap.h"
 
 #include "paths/self/self_path.h"
@@ -389,6 +390,89 @@ TEST(ShmPath, a_peer_is_polled_only_once_it_rang_and_nothing_sent_before_is_lost
                 poll(*path, chk.sink);
             }
             EXPECT_EQ(path->polled_peers(), 1u);
+        }
+        return boot.fence().ok() ? 0 : 1;
+    });
+    EXPECT_EQ(child, 0);
+}
+
+TEST(ShmPath, shared_area_reserved_before_open_is_one_zeroed_memory_beside_the_fifos)
+{
+    ShmConfig cfg(16, 8, 4, 1024, 8192);
+    int child = run_pair([&](SocketBootstrap& boot) -> int {
+        const int me = boot.job().rank;
+        const int peer = 1 - me;
+        auto path = std::make_unique<ShmPath>(boot.job());
+        std::size_t n = 0;
+        EXPECT_EQ(path->shared_area(&n), nullptr) << "an area before the wire-up";
+        path->reserve_shared_area(5000); // rounded to whole pages
+        if (!path->open(boot).ok() || !boot.fence().ok() || !path->connect(boot).ok() ||
+            !boot.fence().ok() || !path->connected(boot).ok()) {
+            ADD_FAILURE() << "rank " << me << ": shm wire-up failed";
+            return 1;
+        }
+        std::byte* area = path->shared_area(&n);
+        EXPECT_NE(area, nullptr);
+        EXPECT_EQ(n, 8192u);
+        if (area == nullptr || n != 8192) {
+            return 1;
+        }
+        std::size_t nonzero = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            nonzero += area[k] != std::byte{0} ? 1 : 0;
+        }
+        EXPECT_EQ(nonzero, 0u) << "rank " << me << ": the area is not zeroed";
+        if (!boot.fence().ok()) {
+            return 1;
+        }
+        // Rank 1 fills all of it, rank 0 reads it; fragments still flow
+        // both ways (the area overlaps no FIFO or buffer).
+        if (me == 1) {
+            for (std::size_t k = 0; k < n; ++k) {
+                area[k] = static_cast<std::byte>((k * 7 + 3) & 0xff);
+            }
+        }
+        EXPECT_TRUE(try_send(*path, peer, me, 0, 40));
+        EXPECT_TRUE(try_send(*path, peer, me, 1, 600));
+        if (!boot.fence().ok()) {
+            return 1;
+        }
+        std::size_t wrong = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            wrong += area[k] != static_cast<std::byte>((k * 7 + 3) & 0xff) ? 1 : 0;
+        }
+        EXPECT_EQ(wrong, 0u) << "rank " << me << " does not see rank 1's bytes";
+        Checker chk(peer);
+        Deadline d(20);
+        while (chk.next < 2 && !d.passed()) {
+            poll(*path, chk.sink);
+        }
+        EXPECT_EQ(chk.next, 2u);
+        EXPECT_EQ(chk.bad, 0u);
+        return boot.fence().ok() ? 0 : 1;
+    });
+    EXPECT_EQ(child, 0);
+}
+
+TEST(ShmPath, a_rank_that_reserved_another_area_size_refuses_the_segment)
+{
+    ShmConfig cfg(16, 8, 4, 1024, 8192);
+    int child = run_pair([&](SocketBootstrap& boot) -> int {
+        const int me = boot.job().rank;
+        auto path = std::make_unique<ShmPath>(boot.job());
+        path->reserve_shared_area(me == 0 ? 4096 : 3 * 4096);
+        if (!path->open(boot).ok() || !boot.fence().ok()) {
+            ADD_FAILURE() << "rank " << me << ": open failed";
+            return 1;
+        }
+        const bool attached = path->connect(boot).ok();
+        // Rank 0 made the segment: it maps it; rank 1 must not use it.
+        EXPECT_EQ(attached, me == 0) << "rank " << me;
+        if (!boot.fence().ok()) {
+            return 1;
+        }
+        if (attached) {
+            EXPECT_TRUE(path->connected(boot).ok());
         }
         return boot.fence().ok() ? 0 : 1;
     });
