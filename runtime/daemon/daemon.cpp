@@ -221,6 +221,12 @@ void Daemon::on_up_frame(wire::Message& m)
         launch(std::get<wire::Launch>(m.body)); // later ones: MPI_Comm_spawn
         return;
     case wire::MsgType::signal: signal_ranks(std::get<wire::Signal>(m.body).sig, m.rank); return;
+    case wire::MsgType::respawn:
+        // A failed rank gets a new process (on this host or another): its
+        // mark goes, before the FENCE_DONE behind this frame reaches the
+        // survivors here (Monitor::clear_notice).
+        board_.clear_rank(std::get<wire::Respawn>(m.body).rank);
+        return;
     case wire::MsgType::stdin_data:
         for (Rank& r : ranks_) {
             if (r.rank == m.rank && r.in_fd >= 0) {

@@ -152,6 +152,31 @@ void Monitor::announce_rank(int rank, const std::string& detail, bool fences)
     }
 }
 
+void Monitor::clear_notice(int rank, int incarnation)
+{
+    board_.clear_rank(rank);
+    // Every daemon clears its board too (RESPAWN from mpirun), not only the
+    // one that starts the new process: a survivor that has taken the new
+    // process in reads its board again (Bootstrap::revived), and a mark
+    // left there would be the new process's failure to it. This frame goes
+    // before anything that completes the survivors' fence (the new process
+    // is started after it), on the same connection, so the daemon clears
+    // its board before it passes that FENCE_DONE down.
+    wire::Respawn m;
+    m.rank = rank;
+    m.incarnation = incarnation;
+    const wire::Bytes frame = wire::encode(wire::Message{-1, m});
+    for (const Daemon& d : daemons_) {
+        if (!d.lost && d.conn >= 0) {
+            listener_.send(d.conn, frame);
+        }
+    }
+    // A daemon that connects later need not show the dead process's failure.
+    std::erase_if(announced_, [rank](const wire::Event& ev) {
+        return ev.kind == wire::EventKind::rank_failed && ev.rank == rank;
+    });
+}
+
 void Monitor::announce_host(int node, const std::string& detail)
 {
     wire::Event ev;

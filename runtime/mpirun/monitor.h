@@ -187,6 +187,9 @@ private:
     // being replaced: it waits for the new process).
     void announce_rank(int rank, const std::string& detail, bool fences = true);
     void announce_host(int node, const std::string& detail);
+    // A failed rank gets a new process (REBUILD, a re-created replica): its
+    // mark goes from every host's notice board, mpirun's and the daemons'.
+    void clear_notice(int rank, int incarnation);
     void end_job(int code, const std::string& message, Nanos grace);
     void interrupted(int sig);
     void check_timers(Nanos now);

@@ -141,7 +141,7 @@ void Monitor::replica_fork(int from, int d, int incarnation)
     adopt_.deadline = now_ns() + kAdoptWait;
     r.incarnation = incarnation;
     kv_->rank_respawned(d, incarnation); // fences wait for the new process
-    board_.clear_rank(d);
+    clear_notice(d, incarnation);
     policy_.revive(d);
     kv_->send_to(from, answer(wire::ReplicaOp::granted));
 }

@@ -66,7 +66,7 @@ void Monitor::on_respawn(int rank, int incarnation)
         announce_rank(rank, "the other ranks found it failed", false);
     }
     r.respawn_pending = incarnation;
-    board_.clear_rank(rank); // the key-value service waits for it already
+    clear_notice(rank, incarnation); // the key-value service waits for it already
     if (r.reaped) {
         start_again(rank);
     }

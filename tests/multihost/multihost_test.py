@@ -802,6 +802,38 @@ def case_ftmpi_rebuild():
     check(not failed, "REBUILD across hosts failed:\n" + "\n".join(failed))
 
 
+def case_ftmpi_rebuild_quiet():
+    # FT-MPI REBUILD across 3 namespace hosts, then quiet: the new process
+    # waits a second after its MPI_Init, so every survivor sits idle in the
+    # next collective and reads its host's failure notices meanwhile. The
+    # survivors on the third host (neither mpirun's nor the victim's) used to
+    # find the dead process's mark still on their daemon's board, took it for
+    # the new process's failure and refused its fragments: the job hung.
+    # Victims on both hosts that are not mpirun's (map-by node, 6 ranks:
+    # host h runs ranks h and h + 3). --ft-mode on the command line, so that
+    # every host's daemon keeps a notice board (ULMPI_FT_MODE alone gives
+    # mpirun's host one, not the daemons').
+    udp = udp_params()
+    if udp is None:
+        raise Skip("paths/udp is not built: ranks on different hosts have no network path")
+    prog = os.path.join(os.environ["FTMPI_DIR"], "ftmpi_timing")
+    failed = []
+    with tempfile.TemporaryDirectory() as d:
+        for victim in (1, 2):
+            stamp = os.path.join(d, "stamp%d" % victim)
+            job = Job(udp + ["--ft-mode", "rebuild", "--timeout", "30", "--map-by", "node",
+                             "-n", "6", prog, stamp, str(victim), "5", "1000"],
+                      hosts=CL.hosts[:3], slots=2)
+            try:
+                r = job.finish(limit=45)
+                if r.rc != 0 or "No Errors" not in r.out:
+                    failed.append("victim %d (rc %s):\n%s" % (victim, r.rc,
+                                                              (r.out + r.err)[-1500:]))
+            except Failure as e:
+                failed.append("victim %d: %s" % (victim, str(e)[-1500:]))
+    check(not failed, "REBUILD across hosts, then quiet, failed:\n" + "\n".join(failed))
+
+
 def main():
     global CL
     if len(sys.argv) != 2 or "case_" + sys.argv[1] not in globals():

@@ -1,7 +1,7 @@
 /* ftmpi_timing: the time from a kill to a recovered MPI_COMM_WORLD under
  * FT-MPI REBUILD or SHRINK (docs/ftmpi.md), for tools/bench/ftmpi_recover.
  *
- *   ftmpi_timing STAMPFILE [VICTIM] [KILL_AT]
+ *   ftmpi_timing STAMPFILE [VICTIM] [KILL_AT] [QUIET_MS]
  *
  * Every rank loops over MPI_Barrier on MPI_COMM_WORLD. At iteration KILL_AT
  * (default 20) the rank VICTIM (default size / 2) writes CLOCK_MONOTONIC
@@ -14,6 +14,12 @@
  * (microseconds after the kill; I is -1 under SHRINK), then "No Errors".
  * CLOCK_MONOTONIC is one clock for every process of the machine, network
  * namespaces included.
+ *
+ * QUIET_MS (default 0): under REBUILD the new process waits that long
+ * after its MPI_Init before the gather, so that every survivor sits idle
+ * in it with the recovery done; an idle rank reads the launcher's failure
+ * notices (tests/multihost, ftmpi_rebuild_quiet: a stale notice of the
+ * dead process must not fail its successor).
  */
 #include <mpi-ext.h>
 #include <mpi.h>
@@ -46,6 +52,7 @@ int main(int argc, char** argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     const int victim = argc > 2 ? atoi(argv[2]) : np / 2;
     const int kill_at = argc > 3 ? atoi(argv[3]) : 20;
+    const int quiet_ms = argc > 4 ? atoi(argv[4]) : 0;
     if (!restarted) {
         for (int i = 0; i < 100000; ++i) {
             if (i == kill_at && me == victim) {
@@ -70,6 +77,9 @@ int main(int argc, char** argv)
     }
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (restarted && quiet_ms > 0) {
+        usleep((useconds_t)quiet_ms * 1000);
+    }
     long long pair[2] = {mine, restarted};
     long long* all = me == 0 ? malloc(sizeof(long long) * 2 * (size_t)np) : NULL;
     if (MPI_Gather(pair, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD) !=
