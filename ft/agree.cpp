@@ -143,6 +143,7 @@ struct Agreements::Inst {
     std::size_t me = 0;
     bool started = false;
     std::vector<bool> failed;    // my view
+    std::vector<std::uint32_t> revivals; // each member's revivals at start (Detector::revivals)
     AgreeValue value;            // aggregate of the contributions merged here
     std::vector<bool> contrib;   // who is in the aggregate
     std::vector<bool> acked_all; // acknowledged by every contributor so far
@@ -225,8 +226,10 @@ int Agreements::start(std::uint32_t ctx, std::uint64_t seq, const std::vector<in
     in.me = static_cast<std::size_t>(std::max(0, in.index_of(me_)));
     in.started = true;
     in.failed.assign(in.n, false);
+    in.revivals.assign(in.n, 0);
     for (std::size_t i = 0; i < in.n; ++i) {
         in.failed[i] = detector_.failed(members[i]);
+        in.revivals[i] = detector_.revivals(members[i]);
     }
     in.value = mine;
     in.contrib.assign(in.n, false);
@@ -435,11 +438,15 @@ void Agreements::commit(Inst& in, std::uint64_t ballot, const AgreeOutcome& o, b
         }
     }
     // Members that did not contribute failed: tell the detector (it may
-    // not have heard yet; the notice is on its way).
+    // not have heard yet; the notice is on its way). Not about a member
+    // revived since this agreement started (FT-MPI REBUILD): the process
+    // that did not contribute is its old one, the new one is alive.
     std::vector<int> learned;
     for (int i : o.failed) {
         const int w = in.members[static_cast<std::size_t>(i)];
-        if (!detector_.failed(w) && w != me_) {
+        const bool revived = in.started && !in.revivals.empty() &&
+                             detector_.revivals(w) != in.revivals[static_cast<std::size_t>(i)];
+        if (!detector_.failed(w) && w != me_ && !revived) {
             learned.push_back(w);
         }
     }

@@ -58,6 +58,10 @@ void Detector::revive(int rank)
     }
     is_failed_[static_cast<std::size_t>(rank)] = false;
     details_[static_cast<std::size_t>(rank)].clear();
+    if (revivals_.size() <= static_cast<std::size_t>(rank)) {
+        revivals_.resize(static_cast<std::size_t>(rank) + 1, 0);
+    }
+    ++revivals_[static_cast<std::size_t>(rank)];
 }
 
 void Detector::on_peer_failed(int peer, const char* detail)

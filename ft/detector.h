@@ -61,6 +61,15 @@ public:
     // engine's link was reset to it): alive again. failed_ranks() keeps the
     // history; a later failure of the new process is recorded anew.
     void revive(int rank);
+    // How many times `rank` was revived: which of its processes a fact
+    // gathered earlier is about (an agreement started before a revival
+    // must not name the new process failed).
+    std::uint32_t revivals(int rank) const
+    {
+        return rank >= 0 && static_cast<std::size_t>(rank) < revivals_.size()
+                   ? revivals_[static_cast<std::size_t>(rank)]
+                   : 0;
+    }
 
 private:
     void record(int rank, const char* detail);
@@ -71,6 +80,7 @@ private:
     std::vector<int> failed_;
     std::vector<bool> is_failed_;
     std::vector<std::string> details_;
+    std::vector<std::uint32_t> revivals_;
     std::vector<Listener> listeners_;
 };
 

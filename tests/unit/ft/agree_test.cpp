@@ -386,6 +386,40 @@ TEST(Agree, a_member_that_did_not_contribute_is_learned_as_failed)
     }
 }
 
+TEST(Agree, a_late_outcome_does_not_fail_a_member_revived_since)
+{
+    // Rank 2 dies and every survivor knows it; the agreement decides
+    // without it. Rank 3 gets the commit only after rank 2 was replaced by
+    // a new process (FT-MPI REBUILD revives it): the outcome names the old
+    // process, so rank 3 must not take the new one for failed.
+    const int n = 4;
+    FtCluster c(n);
+    ASSERT_TRUE(c.ok());
+    c.kill(2);
+    for (int r : {0, 1, 3}) {
+        c.notify(r, 2);
+    }
+    c.pause(3, true);
+    std::vector<int> h(static_cast<std::size_t>(n));
+    for (int r : {0, 1, 3}) {
+        h[static_cast<std::size_t>(r)] = c.node(r).agr.start(
+            4, 0, c.members(), AgreeValue{}, std::vector<bool>(static_cast<std::size_t>(n)));
+    }
+    for (int round = 0; round < 200; ++round) {
+        c.progress();
+    }
+    ASSERT_TRUE(c.node(0).agr.done(h[0]));
+    ASSERT_FALSE(c.node(3).agr.done(h[3]));
+    c.node(3).det.revive(2);
+    c.pause(3, false);
+    for (int round = 0; round < 200; ++round) {
+        c.progress();
+    }
+    ASSERT_TRUE(c.node(3).agr.done(h[3]));
+    EXPECT_EQ(c.node(3).agr.outcome(h[3]).failed, std::vector<int>{2});
+    EXPECT_FALSE(c.node(3).det.failed(2));
+}
+
 TEST(Revoke, reaches_every_live_member_even_when_forwarders_die)
 {
     const int n = 12;
