@@ -1,8 +1,10 @@
 // The replicator's control messages, on kRepContext between physical
 // processes (replicator.cpp, recovery.cpp): acknowledgements, requests (an
 // orphan or a new process asks a server for a rank's messages), digests
-// (cross-checking), and the recovery's notice, welcome, ready and ack_upto.
-// A request and an ack_upto are a RequestMsg followed by `nholes` numbers.
+// (cross-checking), the recovery's notice, welcome, ready and ack_upto, and
+// resends (a receiver asks its server again for messages cut mid-stream).
+// A request, an ack_upto and a resend are a RequestMsg followed by `nholes`
+// numbers and then `npending` numbers.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +22,7 @@ enum class Kind : std::uint8_t {
     welcome = 5,
     ready = 6,
     ack_upto = 7,
+    resend = 8,
 };
 
 struct AckMsg {
@@ -28,12 +31,13 @@ struct AckMsg {
     std::uint32_t count;          // acknowledged messages that follow
 };
 struct RequestMsg {
-    Kind kind;                    // request, or ack_upto (a new process has every message up
-    std::uint8_t pad[3];          // to `next` but the numbers that follow)
-    std::uint32_t nholes;         // numbers that follow
+    Kind kind;                    // request, ack_upto (a new process has every message up
+    std::uint8_t pad[3];          // to `next` but the numbers that follow) or resend
+    std::uint32_t nholes;         // request: numbers to send first; resend: to send again
     std::uint64_t next;           // request: first number not received
     std::uint32_t epoch;          // incarnation of the server it replaces (stale requests)
-    std::uint32_t pad2;
+    std::uint32_t npending;       // request, ack_upto: numbers (after the holes) received
+                                  // in part: not to send, not acknowledged either
 };
 // notice (substitute -> everyone: `phys` re-created as `incarnation`, 0: not
 // re-created), welcome (-> the substitute: I know it), ready (substitute ->
@@ -69,29 +73,37 @@ template <class T> std::vector<std::byte> bytes_of(const T& x)
     return v;
 }
 
-// A request or an ack_upto, with its numbers.
+// A request, an ack_upto or a resend, with its numbers.
 inline std::vector<std::byte> request_bytes(Kind kind, std::uint64_t next, std::uint32_t epoch,
-                                            const std::vector<std::uint64_t>& numbers)
+                                            const std::vector<std::uint64_t>& numbers,
+                                            const std::vector<std::uint64_t>& pending = {})
 {
-    std::vector<std::byte> b = bytes_of(
-        RequestMsg{kind, {}, static_cast<std::uint32_t>(numbers.size()), next, epoch, 0});
+    std::vector<std::byte> b =
+        bytes_of(RequestMsg{kind, {}, static_cast<std::uint32_t>(numbers.size()), next, epoch,
+                            static_cast<std::uint32_t>(pending.size())});
     for (std::uint64_t m : numbers) {
+        append(b, m);
+    }
+    for (std::uint64_t m : pending) {
         append(b, m);
     }
     return b;
 }
 
-// Reads a request or an ack_upto of `len` bytes (at least a RequestMsg):
-// the header, and the numbers that follow it (as many as `len` holds).
+// Reads a request, an ack_upto or a resend of `len` bytes (at least a
+// RequestMsg): the header, the holes and the pending numbers that follow it
+// (as many as `len` holds).
 inline RequestMsg read_request(const std::byte* msg, std::size_t len,
-                               std::vector<std::uint64_t>& numbers)
+                               std::vector<std::uint64_t>& numbers,
+                               std::vector<std::uint64_t>& pending)
 {
     RequestMsg q;
     std::memcpy(&q, msg, sizeof q);
-    for (std::uint32_t i = 0; i < q.nholes && sizeof q + (i + 1) * 8 <= len; ++i) {
+    const std::size_t total = std::size_t{q.nholes} + q.npending;
+    for (std::size_t i = 0; i < total && sizeof q + (i + 1) * 8 <= len; ++i) {
         std::uint64_t m;
         std::memcpy(&m, msg + sizeof q + i * 8, 8);
-        numbers.push_back(m);
+        (i < q.nholes ? numbers : pending).push_back(m);
     }
     return q;
 }

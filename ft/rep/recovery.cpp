@@ -36,6 +36,7 @@
 
 #include "ft/rep/control_msg.h"
 
+#include "runtime/config.h"
 #include "runtime/log.h"
 #include "ulm/packer.h"
 
@@ -54,7 +55,17 @@ namespace {
 
 constexpr rt::Nanos kForkRetry = 20'000'000; // mpirun busy with another recovery
 
+const rt::IntParam fork_delay_p{
+    "rep_fork_delay_ms", 0,
+    "replication (testing): the substitute re-creates a dead replica this many ms after it heard "
+    "of the death (tests order a recovery after other traffic with it)"};
+
 } // namespace
+
+rt::Nanos Replicator::fork_delay()
+{
+    return std::max<std::int64_t>(0, fork_delay_p.get()) * 1'000'000;
+}
 
 bool Replicator::recovery_applies(int dead) const
 {
@@ -93,7 +104,7 @@ void Replicator::send_request(int rank, int to)
     queue_ctrl(to, request_bytes(Kind::request, recv_next_[xi],
                                  static_cast<std::uint32_t>(
                                      inc_[static_cast<std::size_t>(set_.phys(k_, rank))]),
-                                 want));
+                                 want, pending_of(rank)));
 }
 
 void Replicator::keep_for(int rank, int replica)
@@ -226,10 +237,17 @@ void Replicator::become_new(int d, int incarnation)
     }
     outbox_.clear();
     pending_acks_.clear();
+    // The substitute's messages that replicas of their destination had not
+    // acknowledged yet: still held for those replicas (they may ask me for
+    // them as their server, also after I was forked, when the substitute
+    // dies); each tells me what it has (ack_upto or request, on the notice).
+    std::vector<std::vector<std::pair<std::uint64_t, std::uint32_t>>> unacked(
+        static_cast<std::size_t>(set_.logical_size()));
     for (int j = 0; j < set_.logical_size(); ++j) {
         auto& stock = stock_[static_cast<std::size_t>(j)];
         stock.clear();
         for (auto& [m, e] : acks_.take(j)) {
+            unacked[static_cast<std::size_t>(j)].emplace_back(m, e.waiting);
             stock[m] = e.copy ? e.copy : copy_of(*e.send);
             if (e.send != nullptr) {
                 for (int b = std::popcount(e.waiting); b > 0; --b) {
@@ -244,6 +262,15 @@ void Replicator::become_new(int d, int incarnation)
     }
     for (auto& h : new_holes_) {
         h.clear();
+    }
+    // What the substitute had asked its servers for again: asked afresh, as
+    // holes of my requests.
+    for (int p = 0; p < eng_.phys_size(); ++p) {
+        auto& again = reasked_[static_cast<std::size_t>(p)];
+        auto& holes = recv_holes_[static_cast<std::size_t>(set_.logical_of(p))];
+        holes.insert(holes.end(), again.begin(), again.end());
+        again.clear();
+        marks_[static_cast<std::size_t>(p)] = 0;
     }
     failing_ = true;
     const rt::Status st = eng_.become(d, incarnation, s, s_incarnation);
@@ -303,6 +330,12 @@ void Replicator::become_new(int d, int incarnation)
                 keep_for(x, j);
             }
         }
+        for (const auto& [m, waiting] : unacked[xi]) {
+            const std::uint32_t want = waiting & set_.live_mask(x, -1);
+            if (want != 0 && x != me_) {
+                (void)acks_.post(x, m, nullptr, want, stock_[xi].at(m));
+            }
+        }
         if (keep_[xi] == 0) {
             stock_[xi].clear();
         }
@@ -332,8 +365,8 @@ void Replicator::become_new(int d, int incarnation)
             }
             const std::vector<std::uint64_t> missing(recv_holes_[xi].begin(),
                                                      recv_holes_[xi].end());
-            queue_ctrl(set_.phys(r, x),
-                       request_bytes(Kind::ack_upto, recv_next_[xi] - 1, 0, missing));
+            queue_ctrl(set_.phys(r, x), request_bytes(Kind::ack_upto, recv_next_[xi] - 1, 0,
+                                                      missing, pending_of(x)));
         }
     }
     born_at_ = rt::now_ns();
@@ -399,7 +432,8 @@ void Replicator::on_notice(int from, int d, int incarnation)
         // And the new process learns which of its rank's messages I have (it
         // may be behind the dead one, whose acknowledgements are lost).
         const std::vector<std::uint64_t> missing(recv_holes_[xi].begin(), recv_holes_[xi].end());
-        queue_ctrl(d, request_bytes(Kind::ack_upto, recv_next_[xi] - 1, 0, missing));
+        queue_ctrl(d, request_bytes(Kind::ack_upto, recv_next_[xi] - 1, 0, missing,
+                                    pending_of(x)));
         if (set_.server(me_, l) != eng_.phys_rank()) {
             stop_keeping(x, l); // it asks someone else for my rank's messages
         }

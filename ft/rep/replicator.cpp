@@ -96,6 +96,9 @@ Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
     send_next_.assign(nn, 0);
     recv_next_.assign(nn, 1);
     recv_holes_.resize(nn);
+    open_.resize(nn);
+    reasked_.resize(static_cast<std::size_t>(engine.phys_size()));
+    marks_.assign(static_cast<std::size_t>(engine.phys_size()), 0);
     new_holes_.resize(nn);
     serve_.resize(nn);
     server_.resize(nn);
@@ -120,6 +123,7 @@ Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
     eng_.set_failure_hooks(this);
     eng_.watch_events(true); // a replica's death must be read while the program polls
     post_rx();
+    post_mark_rx();
     eng_.add_progress_hook(this);
     hooked_ = true;
     ULMPI_DEBUG("replication: process %d is replica %d of rank %d (%d ranks x %d)",
@@ -141,6 +145,14 @@ void Replicator::post_rx()
     }
 }
 
+void Replicator::post_mark_rx()
+{
+    const ulm::DataRef ref{nullptr, 0, &ulm::bytes_layout()};
+    if (!eng_.irecv(ref, ulm::kAnySource, ulm::kAnyTag, kMarkContext, &rx_mark_).ok()) {
+        rt::fatal("replication: cannot post the receive of marks");
+    }
+}
+
 int Replicator::route(int dst) const
 {
     return set_.alive(k_, dst) && direct_[static_cast<std::size_t>(dst)] ? set_.phys(k_, dst) : -1;
@@ -148,6 +160,10 @@ int Replicator::route(int dst) const
 
 std::uint64_t Replicator::on_arrival(int phys, ulm::ContextId ctx)
 {
+    if (ctx == kMarkContext) {
+        ++marks_[static_cast<std::size_t>(phys)];
+        return 0;
+    }
     if (ctx == kRepContext || ctx == kSiblingContext) {
         return 0;
     }
@@ -156,12 +172,30 @@ std::uint64_t Replicator::on_arrival(int phys, ulm::ContextId ctx)
         ULMPI_DEBUG("replication: a message of rank %zu from process %d, served by %d", x, phys,
                     server_[x]);
     }
-    if (!recv_holes_[x].empty()) {
-        const std::uint64_t m = recv_holes_[x].front();
+    std::uint64_t m = 0;
+    auto& again = reasked_[static_cast<std::size_t>(phys)];
+    int& marks = marks_[static_cast<std::size_t>(phys)];
+    if (marks > 0 && !again.empty()) {
+        // A message asked for again (a resend): its number, not the next.
+        --marks;
+        m = again.front();
+        again.pop_front();
+    } else if (!recv_holes_[x].empty()) {
+        m = recv_holes_[x].front();
         recv_holes_[x].pop_front();
-        return m;
+    } else {
+        m = recv_next_[x]++;
     }
-    return recv_next_[x]++;
+    if (recover_) {
+        auto& open = open_[x];
+        if (open.empty() || open.back() < m) {
+            open.push_back(m);
+        } else if (const auto it = std::lower_bound(open.begin(), open.end(), m);
+                   it == open.end() || *it != m) {
+            open.insert(it, m);
+        }
+    }
+    return m;
 }
 
 void Replicator::on_send(ulm::SendMsg& s, int dst)
@@ -229,6 +263,13 @@ void Replicator::on_recv_complete(const ulm::RecvMsg& r)
 {
     if (r.ctx == kRepContext || r.rep_seq == 0) {
         return;
+    }
+    if (recover_) {
+        auto& open = open_[static_cast<std::size_t>(r.env.source)];
+        if (const auto it = std::lower_bound(open.begin(), open.end(), r.rep_seq);
+            it != open.end() && *it == r.rep_seq) {
+            open.erase(it);
+        }
     }
     // irecvComplete: acknowledge to every live replica of the sender but
     // mine (with recovery, to mine too: see on_send). Who lives is decided when the acknowledgement leaves (flush),
@@ -321,7 +362,7 @@ void Replicator::fail(int d, const char* detail)
     if (recovery_applies(d) && !finishing_) {
         if (x == me_) {
             fork_for_ = d; // my sibling: I re-create it (poll, try_fork)
-            fork_retry_at_ = 0;
+            fork_retry_at_ = rt::now_ns() + fork_delay();
         } else {
             // Kept for the new replica, which asks for what it lacks.
             keep_for(x, l);
@@ -347,6 +388,11 @@ void Replicator::fail(int d, const char* detail)
     failing_ = true;
     eng_.fail_peer(d, rt::Errc::peer_failed);
     failing_ = false;
+    // What I had asked it for again and not received is lost with it too.
+    auto& again = reasked_[static_cast<std::size_t>(d)];
+    holes.insert(holes.end(), again.begin(), again.end());
+    again.clear();
+    marks_[static_cast<std::size_t>(d)] = 0;
     // Each goes to the front of the posted receives: the last first, so that
     // they end up in the order they had matched in.
     std::sort(orphans_.begin(), orphans_.end(),
@@ -381,19 +427,26 @@ void Replicator::fail(int d, const char* detail)
         recv_holes_[xi].assign(want.begin(), want.end());
         const auto epoch =
             static_cast<std::uint32_t>(inc_[static_cast<std::size_t>(set_.phys(k_, x))]);
-        std::vector<std::byte> b = request_bytes(Kind::request, recv_next_[xi], epoch, want);
+        std::vector<std::byte> b =
+            request_bytes(Kind::request, recv_next_[xi], epoch, want, pending_of(x));
         ++takeovers_;
         ULMPI_DEBUG("replication: rank %d's messages now come from process %d (from %llu, %zu holes)",
                     x, s, static_cast<unsigned long long>(recv_next_[xi]), want.size());
         outbox_.push_back(Out{s, std::move(b), nullptr, nullptr});
     } else if (!holes.empty()) {
-        ULMPI_DEBUG("replication: %zu lost messages of a process that did not serve me", holes.size());
+        // It had stopped serving me (a recovery gave me a new server) but
+        // had not finished sending these: my server sends them again.
+        ULMPI_DEBUG("replication: %zu lost messages of process %d, which no longer served me: "
+                    "asked of process %d again",
+                    holes.size(), d, server_[xi]);
+        holes_ += holes.size();
+        ask_again(x, std::move(holes));
     }
     holes.clear();
 }
 
 void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<std::uint64_t> holes,
-                            int epoch)
+                            const std::vector<std::uint64_t>& pending, int epoch)
 {
     const int l = set_.replica_of(from);
     if (l != k_) {
@@ -418,9 +471,12 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
         // It has every message before `next` but the holes: as an ack_upto
         // (with recovery my own replica of a rank acknowledges too, and a
         // new one never acknowledges what it got with its fork).
-        for (ulm::SendMsg* sm : acks_.ack_upto(rank, l, next - 1, o.holes)) {
+        std::vector<std::uint64_t> missing = o.holes;
+        missing.insert(missing.end(), pending.begin(), pending.end());
+        for (ulm::SendMsg* sm : acks_.ack_upto(rank, l, next - 1, missing)) {
             eng_.release_hold(sm);
         }
+        keep_pending(rank, l, pending);
     }
     ULMPI_DEBUG("replication: process %d asks for my messages to rank %d from %llu (%zu holes; "
                 "%zu held, %zu in stock, parked %d)",
@@ -568,7 +624,10 @@ int Replicator::flush()
         ulm::SendMsg* s = nullptr;
         Tx t{nullptr, std::move(o.ctrl), o.parent, o.held};
         rt::Status st;
-        if (o.parent != nullptr) {
+        if (o.mark) {
+            const ulm::DataRef ref{nullptr, 0, &ulm::bytes_layout()};
+            st = eng_.isend_peer(ref, o.to, 0, kMarkContext, ulm::SendMode::standard, &s);
+        } else if (o.parent != nullptr) {
             st = eng_.isend_peer(o.parent->data, o.to, o.parent->tag, o.parent->ctx,
                                  ulm::SendMode::standard, &s);
         } else if (o.held) {
@@ -612,6 +671,12 @@ int Replicator::poll()
     }
     polling_ = true;
     int n = 0;
+    while (rx_mark_ != nullptr && rx_mark_->complete) {
+        eng_.release(rx_mark_); // counted on arrival (on_arrival)
+        rx_mark_ = nullptr;
+        post_mark_rx();
+        ++n;
+    }
     while (rx_ != nullptr && rx_->complete) {
         ulm::RecvMsg* r = rx_;
         rx_ = nullptr;
@@ -641,19 +706,27 @@ int Replicator::poll()
                 record_digest(set_.replica_of(from), static_cast<int>(d.dst), d.m, d.tag, d.crc);
             }
         } else if ((msg[0] == std::byte{static_cast<std::uint8_t>(Kind::request)} ||
-                    msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack_upto)}) &&
+                    msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack_upto)} ||
+                    msg[0] == std::byte{static_cast<std::uint8_t>(Kind::resend)}) &&
                    len >= sizeof(RequestMsg)) {
             std::vector<std::uint64_t> numbers;
-            const RequestMsg q = read_request(msg.data(), len, numbers);
-            if (q.kind == Kind::request) {
-                on_request(from, rank, q.next, std::move(numbers), static_cast<int>(q.epoch));
+            std::vector<std::uint64_t> pending;
+            const RequestMsg q = read_request(msg.data(), len, numbers, pending);
+            if (q.kind == Kind::resend) {
+                on_resend(from, rank, numbers);
+            } else if (q.kind == Kind::request) {
+                on_request(from, rank, q.next, std::move(numbers), pending,
+                           static_cast<int>(q.epoch));
             } else {
                 // A re-created replica has every message up to `next` but
                 // those listed.
                 const int l = set_.replica_of(from);
-                for (ulm::SendMsg* sm : acks_.ack_upto(rank, l, q.next, numbers)) {
+                std::vector<std::uint64_t> missing = numbers;
+                missing.insert(missing.end(), pending.begin(), pending.end());
+                for (ulm::SendMsg* sm : acks_.ack_upto(rank, l, q.next, missing)) {
                     eng_.release_hold(sm);
                 }
+                keep_pending(rank, l, pending);
             }
         } else if (len >= sizeof(NoticeMsg) &&
                    (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::notice)} ||
@@ -746,6 +819,13 @@ void Replicator::detach()
         }
         eng_.release(rx_);
         rx_ = nullptr;
+    }
+    if (rx_mark_ != nullptr) {
+        if (!eng_.cancel(rx_mark_) && !rx_mark_->complete) {
+            eng_.withdraw(*rx_mark_);
+        }
+        eng_.release(rx_mark_);
+        rx_mark_ = nullptr;
     }
 }
 

@@ -68,6 +68,11 @@ inline constexpr ulm::ContextId kRepContext{0xfff1'0000u};
 // not the program's (intra-parallel task updates, intra/). Neither numbered
 // nor acknowledged: the protocol above does not see them.
 inline constexpr ulm::ContextId kSiblingContext{0xfff2'0000u};
+// Marks: an empty message on this context from a server says that the next
+// numbered message from it is the first of the numbers its receiver asked
+// it for again (a resend, recovery): numbers follow the arrival order, and
+// such a message comes in the middle of the server's stream.
+inline constexpr ulm::ContextId kMarkContext{0xfff1'0001u};
 
 // The replication degree of this job (the rep_replicas parameter, which
 // mpirun --replicas sets); 1: no replication.
@@ -152,6 +157,7 @@ private:
         std::vector<std::byte> ctrl; // an ack or a request; empty: a copy of `parent` or `held`
         ulm::SendMsg* parent = nullptr;
         std::shared_ptr<HeldCopy> held;
+        bool mark = false;           // an empty message on kMarkContext (a resend follows)
     };
     struct Tx {
         ulm::SendMsg* send;
@@ -161,9 +167,23 @@ private:
     };
 
     void post_rx();
+    void post_mark_rx();
+    // Recovery: the numbers of rank `rank`'s messages that arrived but
+    // whose receive has not completed (open_), but the holes and those asked
+    // for again: a request or an ack_upto names them as pending (its
+    // receiver neither sends them nor counts them as acknowledged), since
+    // their sender may still die before their data all came.
+    std::vector<std::uint64_t> pending_of(int rank) const;
+    // Messages of `rank` cut by the death of a process that no longer
+    // served me (a recovery moved me to a new server): asked for again from
+    // my server (a resend), or, when it is dead too, put with the holes.
+    void ask_again(int rank, std::vector<std::uint64_t> numbers);
+    void on_resend(int from, int rank, const std::vector<std::uint64_t>& numbers);
+    // A request's or an ack_upto's pending numbers: still held for `replica`.
+    void keep_pending(int rank, int replica, const std::vector<std::uint64_t>& pending);
     void on_ack(int from_phys, int rank, std::uint64_t m);
     void on_request(int from_phys, int rank, std::uint64_t next, std::vector<std::uint64_t> holes,
-                    int epoch);
+                    const std::vector<std::uint64_t>& pending, int epoch);
     void queue_copy(const AckTable::Entry& e, int to);
     void fail(int phys, const char* detail);
     int flush();
@@ -174,6 +194,7 @@ private:
 
     // Recovery (recovery.cpp).
     bool recovery_applies(int dead) const;
+    static rt::Nanos fork_delay(); // rep_fork_delay_ms
     void try_fork();
     void give_up_fork(const std::string& why);
     void become_new(int d, int incarnation);
@@ -208,6 +229,10 @@ private:
     std::vector<std::pair<int, std::uint64_t>> pending_acks_; // (sender rank, number)
     std::vector<Tx> tx_;
     ulm::RecvMsg* rx_ = nullptr;
+    ulm::RecvMsg* rx_mark_ = nullptr;
+    std::vector<std::vector<std::uint64_t>> open_;  // per source rank, sorted (recovery)
+    std::vector<std::deque<std::uint64_t>> reasked_; // per server (physical): resent, in order
+    std::vector<int> marks_;                         // per server: marks whose message is due
     std::vector<std::byte> rx_buf_;
     // Cross-checking: per destination rank and message number, each
     // replica's digest (bit `have` l: replica l's is known).

@@ -25,7 +25,8 @@
    exit 0 with the reference result. --recover-all: the same with one
    replica of every rank, the others killed once all are back.
    --recover-once: nobody is killed after the re-creation (the job must
-   end with the re-created replica and its sibling). A re-created process
+   end with the re-created replica and its sibling). --only I (repeatable):
+   of the seed's kill and recovery runs, run only run I (repeats a failure). A re-created process
    still running 3 s after mpirun ended fails the run (it must die with
    mpirun, also when the watchdog kills mpirun).
 Every run has a watchdog (--limit): a hung job fails the test and its
@@ -164,6 +165,8 @@ def main():
     ap.add_argument("--recover-all", action="store_true")
     ap.add_argument("--recover-once", action="store_true")
     ap.add_argument("--pace", type=int, default=2000)
+    ap.add_argument("--only", type=int, action="append", default=[],
+                    help="run only these kill/recovery runs of the seed (repeating a failure)")
     a = ap.parse_args()
     base = [a.mpirun] + a.mpirun_arg + ["-n", str(a.np)]
     failures = 0
@@ -195,6 +198,8 @@ def main():
         victim = rng.randrange(a.np * r)
         step = rng.randrange(a.iters * PHASES)
         cmd = base + ["--replicas", str(r), a.exe, str(a.iters), "kill=%d:%d" % (victim, step)]
+        if a.only and i not in a.only:
+            continue
         rc, out = run(cmd, a.limit)
         got = results(out)
         ok = rc == 0 and got == [ref] and out.count("No Errors") == 1
@@ -217,6 +222,8 @@ def main():
         kills = ["kill=%d:%d" % (x + first[x] * n, step) for x in ranks]
         second = set() if a.recover_once else set(x + (1 - first[x]) * n for x in ranks)
         cmd = base + ["--replicas", "2", a.exe, str(a.iters), "pace=%d" % a.pace] + kills
+        if a.only and i not in a.only:
+            continue
         rc, out, killed = run_recover(cmd, a.limit, len(ranks), second)
         got = results(out)
         backs = len(re.findall(r"^mpirun: replica \d+ of rank \d+ is back", out, re.M))
