@@ -499,21 +499,8 @@ void Replicator::on_request(int from, int rank, std::uint64_t next, std::vector<
     }
     std::sort(wanted.begin(), wanted.end());
     for (std::uint64_t m : wanted) {
-        const auto it = acks_.held(rank).find(m);
-        if (it != acks_.held(rank).end()) {
-            if (recover_) {
-                if (ulm::SendMsg* s = acks_.wait_for(rank, l, m)) {
-                    ++s->holds;
-                }
-            }
-            queue_copy(it->second, from);
-            continue;
-        }
-        const std::shared_ptr<HeldCopy>& c = stock.at(m);
-        if (recover_) {
-            (void)acks_.post(rank, m, nullptr, 1u << l, c);
-        }
-        outbox_.push_back(Out{from, {}, nullptr, c});
+        const auto st = stock.find(m);
+        send_again(rank, l, m, from, st != stock.end() ? st->second : nullptr);
     }
     // Everything it asks for that I sent must still be here; else it would
     // number my later messages wrong.

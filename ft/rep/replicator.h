@@ -185,6 +185,11 @@ private:
     void on_request(int from_phys, int rank, std::uint64_t next, std::vector<std::uint64_t> holes,
                     const std::vector<std::uint64_t>& pending, int epoch);
     void queue_copy(const AckTable::Entry& e, int to);
+    // Sends my message m to `rank` again to process `from` (its replica l):
+    // the copy I hold, else the stock copy `stocked` I inherited (kept for
+    // l until acknowledged).
+    void send_again(int rank, int l, std::uint64_t m, int from,
+                    const std::shared_ptr<HeldCopy>& stocked);
     void fail(int phys, const char* detail);
     int flush();
     void queue_acks();

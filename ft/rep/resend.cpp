@@ -92,19 +92,7 @@ void Replicator::on_resend(int from, int rank, const std::vector<std::uint64_t>&
             continue;
         }
         outbox_.push_back(Out{from, {}, nullptr, nullptr, true});
-        if (it != acks_.held(rank).end()) {
-            if (recover_) {
-                if (ulm::SendMsg* s = acks_.wait_for(rank, l, m)) {
-                    ++s->holds;
-                }
-            }
-            queue_copy(it->second, from);
-            continue;
-        }
-        if (recover_) {
-            (void)acks_.post(rank, m, nullptr, 1u << l, st->second);
-        }
-        outbox_.push_back(Out{from, {}, nullptr, st->second});
+        send_again(rank, l, m, from, st != stock.end() ? st->second : nullptr);
     }
 }
 
@@ -123,6 +111,25 @@ void Replicator::keep_pending(int rank, int replica, const std::vector<std::uint
             (void)acks_.post(rank, m, nullptr, 1u << replica, st->second);
         }
     }
+}
+
+void Replicator::send_again(int rank, int l, std::uint64_t m, int from,
+                            const std::shared_ptr<HeldCopy>& stocked)
+{
+    const auto it = acks_.held(rank).find(m);
+    if (it != acks_.held(rank).end()) {
+        if (recover_) {
+            if (ulm::SendMsg* s = acks_.wait_for(rank, l, m)) {
+                ++s->holds;
+            }
+        }
+        queue_copy(it->second, from);
+        return;
+    }
+    if (recover_) {
+        (void)acks_.post(rank, m, nullptr, 1u << l, stocked);
+    }
+    outbox_.push_back(Out{from, {}, nullptr, stocked});
 }
 
 } // namespace ulmpi::rep
