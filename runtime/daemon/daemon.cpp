@@ -333,8 +333,9 @@ void Daemon::launch(const wire::Launch& l)
     std::string boot = wire::format_boot_addr(addr);
     std::string secret = wire::secret_to_hex(args_.secret);
     bool stop = !listening;
-    // A fault-tolerant job (the `ft` parameter in the job's environment, or
-    // replication):
+    // A fault-tolerant job (the `ft` parameter in the job's environment, an
+    // FT-MPI mode other than abort, which keeps the job alive as mpirun
+    // does (options.cpp), or replication):
     // the ranks of this host read failure notices from a board kept here.
     FtMode ft = FtMode::none;
     bool replicated = false;
@@ -345,6 +346,10 @@ void Daemon::launch(const wire::Launch& l)
                 e == std::string(wire::env::respawnable) + "=1";
         if (e.starts_with("ULMPI_FT=") && !parse_ft_mode(std::string_view(e).substr(9), ft)) {
             ft = FtMode::none; // the ranks refuse the bad value themselves
+        }
+        if (e.starts_with("ULMPI_FT_MODE=") && e != "ULMPI_FT_MODE=abort" &&
+            e != "ULMPI_FT_MODE=" && ft == FtMode::none) {
+            ft = FtMode::ulfm;
         }
         if (e.starts_with("ULMPI_REP_REPLICAS=") && e != "ULMPI_REP_REPLICAS=1") {
             replicated = true; // mpirun --replicas: the job lives on failures too

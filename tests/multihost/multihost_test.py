@@ -810,19 +810,21 @@ def case_ftmpi_rebuild_quiet():
     # find the dead process's mark still on their daemon's board, took it for
     # the new process's failure and refused its fragments: the job hung.
     # Victims on both hosts that are not mpirun's (map-by node, 6 ranks:
-    # host h runs ranks h and h + 3). --ft-mode on the command line, so that
-    # every host's daemon keeps a notice board (ULMPI_FT_MODE alone gives
-    # mpirun's host one, not the daemons').
+    # host h runs ranks h and h + 3). Victim 1 with --ft-mode on the command
+    # line, victim 2 with ULMPI_FT_MODE in mpirun's environment only (the
+    # daemons gave their hosts no notice board for it before).
     udp = udp_params()
     if udp is None:
         raise Skip("paths/udp is not built: ranks on different hosts have no network path")
     prog = os.path.join(os.environ["FTMPI_DIR"], "ftmpi_timing")
     failed = []
     with tempfile.TemporaryDirectory() as d:
-        for victim in (1, 2):
+        for victim, by_env in ((1, False), (2, True)):
             stamp = os.path.join(d, "stamp%d" % victim)
-            job = Job(udp + ["--ft-mode", "rebuild", "--timeout", "30", "--map-by", "node",
-                             "-n", "6", prog, stamp, str(victim), "5", "1000"],
+            mode = [] if by_env else ["--ft-mode", "rebuild"]
+            job = Job(udp + mode + ["--timeout", "30", "--map-by", "node",
+                                    "-n", "6", prog, stamp, str(victim), "5", "1000"],
+                      extra_env={"ULMPI_FT_MODE": "rebuild"} if by_env else None,
                       hosts=CL.hosts[:3], slots=2)
             try:
                 r = job.finish(limit=45)
