@@ -18,7 +18,8 @@
  *
  * kill=R:S:T (up to 4): replica R raises SIGKILL in task T of section S
  * (before its update leaves). errors: the argument checks (MPI_ERRORS_RETURN).
- * stderr: "intra_check: rank r replica k ran N tasks" (the split).
+ * stderr: "intra_check: rank r replica k ran N tasks" (the split; a process
+ * re-created by recovery says so instead).
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -251,7 +252,17 @@ int main(int argc, char **argv)
     MPI_Type_free(&every3);
     int total = 0;
     MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    fprintf(stderr, "intra_check: rank %d replica %d ran %ld tasks\n", rank, replica, ran);
+    /* A process re-created by recovery is a copy of its sibling: its task
+     * count is the sibling's up to the fork, and its replica index is the
+     * dead one's now. Its line must not stand for the sibling's. */
+    int now = replica, nrep = replicas;
+    MPIX_Replica_info(&now, &nrep);
+    if (now != replica) {
+        fprintf(stderr, "intra_check: rank %d replica %d (re-created from replica %d's copy)\n",
+                rank, now, replica);
+    } else {
+        fprintf(stderr, "intra_check: rank %d replica %d ran %ld tasks\n", rank, replica, ran);
+    }
     if (rank == 0) {
         printf("result=%016llx ranks=%d\n", (unsigned long long)hash, size);
         if (total == 0) {
