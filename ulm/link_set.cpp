@@ -857,51 +857,45 @@ void LinkSet::put_frag(SendFrag* f)
     frag_pool_.put(f);
 }
 
+namespace {
+
+// Puts `l` on `list` or takes it off (its flag `listed` says where it is),
+// under `lock` only when membership changes, and keeps `any` ("the list is
+// not empty", read without the lock) in step.
+template <class Lock, class List>
+void set_listed(Lock& lock, Link& l, bool Link::*listed, List& list, std::atomic<bool>& any,
+                bool on)
+{
+    if (l.*listed == on) {
+        return;
+    }
+    l.*listed = on;
+    rt::OptGuard g(lock);
+    if (on) {
+        list.push_back(&l);
+    } else {
+        list.remove(&l);
+    }
+    any.store(!list.empty(), std::memory_order_relaxed);
+}
+
+} // namespace
+
 // Under the link's lock (its peer's, or the engine's write lock); the
 // lists' lock only when membership changes.
 void LinkSet::list_ack_due(Link& l, bool on)
 {
-    if (l.on_ack_list == on) {
-        return;
-    }
-    l.on_ack_list = on;
-    rt::OptGuard g(lists_lock_);
-    if (on) {
-        ack_due_.push_back(&l);
-    } else {
-        ack_due_.remove(&l);
-    }
-    any_ack_due_.store(!ack_due_.empty(), std::memory_order_relaxed);
+    set_listed(lists_lock_, l, &Link::on_ack_list, ack_due_, any_ack_due_, on);
 }
 
 void LinkSet::list_unacked(Link& l, bool on)
 {
-    if (l.on_unacked_list == on) {
-        return;
-    }
-    l.on_unacked_list = on;
-    rt::OptGuard g(lists_lock_);
-    if (on) {
-        unacked_.push_back(&l);
-    } else {
-        unacked_.remove(&l);
-    }
-    any_unacked_.store(!unacked_.empty(), std::memory_order_relaxed);
+    set_listed(lists_lock_, l, &Link::on_unacked_list, unacked_, any_unacked_, on);
 }
 
 void LinkSet::list_probing(Link& l, bool on)
 {
-    if (l.on_probe_list == on) {
-        return;
-    }
-    l.on_probe_list = on;
-    rt::OptGuard g(lists_lock_);
-    if (on) {
-        probing_.push_back(&l);
-    } else {
-        probing_.remove(&l);
-    }
-    any_probing_.store(!probing_.empty(), std::memory_order_relaxed);
+    set_listed(lists_lock_, l, &Link::on_probe_list, probing_, any_probing_, on);
 }
 
 } // namespace ulmpi::ulm
