@@ -121,6 +121,10 @@ private:
     Status barrier_step();
     void lost(const std::string& why);
     Status job_attr(const char* key, std::string& value, bool& found);
+    // A name-service request (`port` only for name-publish); invalid_arg
+    // when the name or port is too long for one field.
+    Status name_call(const char* cmd, std::string_view service, const char* port,
+                     pmi2::Message& answer);
     Status get_chunk(const std::string& kvs_key, std::string& value, bool& found);
     // After the first fence: the pids of the other ranks of this node.
     void start_watch();
@@ -706,24 +710,26 @@ Status Pmi2Bootstrap::get_chunk(const std::string& kvs_key, std::string& value, 
 // The name service of PMI-2 (name-publish, name-unpublish, name-lookup), kept
 // by the launcher: Slurm's stepd and srun, hydra's mpiexec. A name and a
 // port are one field each (no chunks): at most kMaxValue characters.
-namespace {
-bool name_fits(std::string_view service)
+Status Pmi2Bootstrap::name_call(const char* cmd, std::string_view service, const char* port,
+                                pmi2::Message& answer)
 {
-    return !service.empty() && service.size() <= pmi2::kMaxValue;
+    if (service.empty() || service.size() > pmi2::kMaxValue ||
+        (port != nullptr && std::strlen(port) > pmi2::kMaxValue)) {
+        return Errc::invalid_arg;
+    }
+    Fields f{{"name", std::string(service)}};
+    if (port != nullptr) {
+        f.emplace_back("port", port);
+    }
+    f.emplace_back("infokeycount", "0");
+    return call(cmd, f, std::string(cmd) + "-response", answer, kAnswerTimeoutMs);
 }
-} // namespace
 
 Status Pmi2Bootstrap::publish_name(std::string_view service, std::string_view port)
 {
-    if (!name_fits(service) || port.size() > pmi2::kMaxValue) {
-        return Errc::invalid_arg;
-    }
     pmi2::Message m;
-    Status st = call("name-publish",
-                     {{"name", std::string(service)}, {"port", std::string(port)},
-                      {"infokeycount", "0"}},
-                     "name-publish-response", m, kAnswerTimeoutMs);
-    if (!st.ok()) {
+    const std::string p(port);
+    if (Status st = name_call("name-publish", service, p.c_str(), m); !st.ok()) {
         return st;
     }
     return m.rc() == 0 ? Errc::ok : Errc::protocol;
@@ -731,13 +737,8 @@ Status Pmi2Bootstrap::publish_name(std::string_view service, std::string_view po
 
 Status Pmi2Bootstrap::unpublish_name(std::string_view service)
 {
-    if (!name_fits(service)) {
-        return Errc::invalid_arg;
-    }
     pmi2::Message m;
-    Status st = call("name-unpublish", {{"name", std::string(service)}, {"infokeycount", "0"}},
-                     "name-unpublish-response", m, kAnswerTimeoutMs);
-    if (!st.ok()) {
+    if (Status st = name_call("name-unpublish", service, nullptr, m); !st.ok()) {
         return st;
     }
     return m.rc() == 0 ? Errc::ok : Errc::invalid_arg;
@@ -745,13 +746,8 @@ Status Pmi2Bootstrap::unpublish_name(std::string_view service)
 
 Status Pmi2Bootstrap::lookup_name(std::string_view service, std::string& port)
 {
-    if (!name_fits(service)) {
-        return Errc::invalid_arg;
-    }
     pmi2::Message m;
-    Status st = call("name-lookup", {{"name", std::string(service)}, {"infokeycount", "0"}},
-                     "name-lookup-response", m, kAnswerTimeoutMs);
-    if (!st.ok()) {
+    if (Status st = name_call("name-lookup", service, nullptr, m); !st.ok()) {
         return st;
     }
     // Hydra answers the port in "port" (older ones in "value"), Slurm in
