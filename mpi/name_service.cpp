@@ -62,6 +62,11 @@ int launcher_failed(ulmpi::rt::Errc e, int cls, const char* fn)
                      "none: use srun --mpi=pmi2, or start the job with mpirun)",
                      state().boot->name());
     }
+    if (e == ulmpi::rt::Errc::invalid_arg) {
+        return raise(nullptr, cls, fn,
+                     "the launcher (%s) cannot keep a service or port name this long",
+                     state().boot->name());
+    }
     if (e == ulmpi::rt::Errc::protocol) {
         return raise(nullptr, cls, fn, "the launcher (%s) refused it", state().boot->name());
     }
