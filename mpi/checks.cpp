@@ -1,8 +1,25 @@
 #include "mpi/checks.h"
 
 #include "mpi/ft_comm.h"
+#include "mpi/ftmpi.h"
+#include "mpi/group.h"
+
+#include <string_view>
 
 namespace ulmpi::mpi {
+
+namespace {
+
+// What a program may still do with a communicator that an FT-MPI recovery
+// made invalid (mpi/ftmpi.h): free it, and handle its errors.
+bool allowed_when_stale(std::string_view fn)
+{
+    return fn == "MPI_Comm_free" || fn == "MPI_Comm_set_errhandler" ||
+           fn == "MPI_Comm_get_errhandler" || fn == "MPI_Errhandler_set" ||
+           fn == "MPI_Errhandler_get" || fn == "MPI_Comm_call_errhandler";
+}
+
+} // namespace
 
 int check_comm(MPI_Comm h, const char* fn, Comm** out)
 {
@@ -13,7 +30,31 @@ int check_comm(MPI_Comm h, const char* fn, Comm** out)
                                         : "0x%x is not a valid communicator handle",
                      static_cast<unsigned>(h));
     }
+    if (c->ft_stale && !allowed_when_stale(fn)) [[unlikely]] {
+        return raise(c, MPI_ERR_COMM, fn,
+                     "%s is invalid: FT-MPI recovery %d re-created MPI_COMM_WORLD; free it and "
+                     "build it again",
+                     c->display_name().c_str(), ftmpi_epoch());
+    }
     *out = c;
+    return MPI_SUCCESS;
+}
+
+int check_group(Comm* c, MPI_Group h, const char* what, const char* fn, Group** out)
+{
+    Group* g = group_get(h);
+    if (g == nullptr) [[unlikely]] {
+        return raise(c, MPI_ERR_GROUP, fn,
+                     h == MPI_GROUP_NULL ? "%s is MPI_GROUP_NULL" : "%s (0x%x) is not a valid group",
+                     what, static_cast<unsigned>(h));
+    }
+    if (group_stale(*g) && std::string_view(fn) != "MPI_Group_free") [[unlikely]] {
+        return raise(c, MPI_ERR_GROUP, fn,
+                     "%s is invalid: it was made before FT-MPI recovery %d; free it and build it "
+                     "again",
+                     what, ftmpi_epoch());
+    }
+    *out = g;
     return MPI_SUCCESS;
 }
 

@@ -23,7 +23,13 @@ inline void require_init(const char* fn)
     }
 }
 
+// A communicator handle. One that an FT-MPI recovery made invalid is refused
+// (MPI_ERR_COMM) except by MPI_Comm_free and the error handler calls.
 int check_comm(MPI_Comm h, const char* fn, Comm** out);
+// A group handle (`what` names the argument); raised on `c` (nullptr: no
+// communicator). One made before an FT-MPI recovery is refused
+// (MPI_ERR_GROUP) except by MPI_Group_free.
+int check_group(Comm* c, MPI_Group h, const char* what, const char* fn, Group** out);
 // Datatype usable for communication: valid, committed, not a marker.
 int check_type(Comm* c, MPI_Datatype h, const char* fn, Datatype** out);
 int check_count(Comm* c, int count, const char* fn);

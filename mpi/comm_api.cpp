@@ -172,10 +172,9 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) try {
     if (int e = check_comm(comm, fn, &c)) {
         return e;
     }
-    Group* g = group_get(group);
-    if (g == nullptr) {
-        return raise(c, MPI_ERR_GROUP, fn, "0x%x is not a valid group",
-                     static_cast<unsigned>(group));
+    Group* g = nullptr;
+    if (int e = check_group(c, group, "group", fn, &g)) {
+        return e;
     }
     if (int e = out_ptr(c, newcomm, "newcomm", fn)) {
         return e;
@@ -216,10 +215,9 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
     if (int e = need_intra(c, fn)) {
         return e;
     }
-    Group* g = group_get(group);
-    if (g == nullptr) {
-        return raise(c, MPI_ERR_GROUP, fn, "0x%x is not a valid group",
-                     static_cast<unsigned>(group));
+    Group* g = nullptr;
+    if (int e = check_group(c, group, "group", fn, &g)) {
+        return e;
     }
     if (int e = out_ptr(c, newcomm, "newcomm", fn)) {
         return e;

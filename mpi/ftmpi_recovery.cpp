@@ -291,7 +291,9 @@ void Ftmpi::apply()
     set_context_generations(reset ? context_generation_p2p() + 1 : context_generation_p2p(),
                             context_generation_coll() + 1);
 
-    // Every communicator but the predefined ones is invalid from now on.
+    // Every communicator but the predefined ones is invalid from now on,
+    // and every group (the predefined communicators' are renewed below).
+    group_end_era();
     const std::vector<Comm*> comms = fs.comms;
     for (Comm* c : comms) {
         if (c == s.world || c == s.self) {
@@ -370,6 +372,10 @@ void Ftmpi::apply()
             c->local = group_new(survivors);
             c->rank = my_rank;
             members = std::move(survivors);
+        }
+        if (Group* fresh = group_renew(c->local); fresh != c->local) {
+            graveyard.push_back(c->local); // a handle to it is out: it stays stale
+            c->local = fresh;
         }
         reattach(c, old_ctx);
     }
@@ -551,7 +557,6 @@ void ftmpi_finalize()
     while (f.handle != 0) {
         s.engine.progress(); // a recovery joined on the way: let it end
     }
-    state().engine.remove_progress_hook(&f);
     state().engine.remove_progress_hook(&f);
     fs.revoker->detach(kRecoveryCtx + static_cast<std::uint32_t>(f.epoch));
     f.on = false;

@@ -6,6 +6,7 @@ namespace ulmpi::mpi {
 namespace {
 
 Group g_empty;
+std::uint32_t g_era = 0;
 
 HandleTable<Group, ULMPI_KIND_GROUP>& table()
 {
@@ -24,6 +25,7 @@ HandleTable<Group, ULMPI_KIND_GROUP>& table()
 Group* group_new(std::vector<int> world_ranks)
 {
     auto* g = new Group;
+    g->era = g_era;
     g->world = std::move(world_ranks);
     g->identity = true;
     for (std::size_t i = 0; i < g->world.size(); ++i) {
@@ -61,6 +63,22 @@ void group_release(Group* g)
         }
         delete g;
     }
+}
+
+void group_end_era() { ++g_era; }
+
+bool group_stale(const Group& g) { return &g != &g_empty && g.era != g_era; }
+
+Group* group_renew(Group* g)
+{
+    if (g == &g_empty) {
+        return g;
+    }
+    if (g->handle == 0) {
+        g->era = g_era;
+        return g;
+    }
+    return group_new(g->world);
 }
 
 Group* group_make(std::vector<int> world_ranks)

@@ -4,6 +4,7 @@
 
 #include "mpi/entry.h"
 
+#include <cstdint>
 #include <unordered_map>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct Group {
     std::unordered_map<int, int> rank_of_;  // world rank -> group rank (unless identity)
     bool identity = false;                  // world[i] == i for all i
     int refs = 1;
+    std::uint32_t era = 0;                  // group_new's era (group_end_era)
 
     int size() const { return static_cast<int>(world.size()); }
     // Group rank of a world rank, or MPI_UNDEFINED.
@@ -42,5 +44,17 @@ Group* group_make(std::vector<int> world_ranks);
 int group_compare(const Group& a, const Group& b);
 // Whether every member of `sub` is a member of `super`.
 bool group_subset(const Group& sub, const Group& super);
+
+// FT-MPI recovery (mpi/ftmpi.h) invalidates every group made before it:
+// group_end_era() starts a new era, and a group of an earlier one is stale
+// (the entry points refuse it with MPI_ERR_GROUP; MPI_Group_free works).
+// MPI_GROUP_EMPTY is never stale. group_renew(): for the group that a
+// predefined communicator keeps across the recovery, a valid one — `g`
+// itself when no handle to it was given out, else a new copy (the
+// program's handle to `g` stays stale; the caller still holds its
+// reference to `g`).
+void group_end_era();
+bool group_stale(const Group& g);
+Group* group_renew(Group* g);
 
 } // namespace ulmpi::mpi

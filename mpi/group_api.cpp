@@ -20,14 +20,7 @@ namespace {
 
 int get_group(MPI_Group h, const char* what, const char* fn, Group** out)
 {
-    Group* g = group_get(h);
-    if (g == nullptr) {
-        return raise(nullptr, MPI_ERR_GROUP, fn,
-                     h == MPI_GROUP_NULL ? "%s is MPI_GROUP_NULL" : "%s is not a valid group",
-                     what);
-    }
-    *out = g;
-    return MPI_SUCCESS;
+    return check_group(nullptr, h, what, fn, out);
 }
 
 int need(const void* p, const char* what, const char* fn)

@@ -8,8 +8,10 @@
  *     move down), BLANK keeps size and ranks, the victim is a hole
  *     (send/receive with it fail), collectives run over the live ranks
  *     (allreduce, bcast, gather with the hole's slot untouched);
- *   - a communicator made before the failure is invalid (MPI_ERR_COMM) and
- *     can be freed;
+ *   - a communicator made before the failure is invalid (MPI_ERR_COMM, local
+ *     calls such as MPI_Comm_size too) and can be freed; so is a group
+ *     (MPI_ERR_GROUP), even MPI_COMM_WORLD's and MPI_COMM_SELF's of before,
+ *     while MPI_Comm_group of the re-created ones gives a valid group;
  *   - messages: a message sent before the failure is received after the
  *     recovery in CONT and never in RESET; a receive posted before the
  *     failure completes after it in CONT (with the sender's new rank) and
@@ -147,6 +149,13 @@ int main(int argc, char** argv)
     MPI_Comm sub;
     CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &sub) == MPI_SUCCESS, "MPI_Comm_dup failed");
     const long sub_id = context_id(sub);
+    MPI_Group world_g0, self_g0, made_g0;
+    CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world_g0) == MPI_SUCCESS, "MPI_Comm_group(world)");
+    CHECK(MPI_Comm_group(MPI_COMM_SELF, &self_g0) == MPI_SUCCESS, "MPI_Comm_group(self)");
+    {
+        const int first = 0;
+        CHECK(MPI_Group_incl(world_g0, 1, &first, &made_g0) == MPI_SUCCESS, "MPI_Group_incl");
+    }
     /* Messages that cross the failure: sent and posted before anything
      * fails (the barrier), received after the recovery. */
     int pre = 1234, late = -1;
@@ -224,7 +233,41 @@ int main(int argc, char** argv)
     ec = MPI_Barrier(sub);
     MPI_Error_class(ec, &cls);
     CHECK(cls == MPI_ERR_COMM, "a barrier on a communicator of before the recovery gave %d", cls);
+    {
+        int n = -1;
+        ec = MPI_Comm_size(sub, &n);
+        MPI_Error_class(ec, &cls);
+        CHECK(cls == MPI_ERR_COMM, "MPI_Comm_size of a communicator of before the recovery gave %d",
+              cls);
+    }
     CHECK(MPI_Comm_free(&sub) == MPI_SUCCESS, "freeing an invalid communicator failed");
+
+    /* Groups of before the recovery are invalid too (MPI_ERR_GROUP through
+     * MPI_COMM_WORLD's handler, which returns); freeing them works. */
+    {
+        MPI_Group old[3] = {world_g0, self_g0, made_g0};
+        const char* what[3] = {"MPI_COMM_WORLD's group", "MPI_COMM_SELF's group", "a group made"};
+        for (int i = 0; i < 3; ++i) {
+            int n = -1;
+            ec = MPI_Group_size(old[i], &n);
+            MPI_Error_class(ec, &cls);
+            CHECK(cls == MPI_ERR_GROUP, "MPI_Group_size of %s before the recovery gave %d", what[i],
+                  cls);
+            CHECK(MPI_Group_free(&old[i]) == MPI_SUCCESS && old[i] == MPI_GROUP_NULL,
+                  "freeing %s before the recovery failed", what[i]);
+        }
+        MPI_Group now;
+        int n = -1, wsize = -1;
+        MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+        CHECK(MPI_Comm_group(MPI_COMM_WORLD, &now) == MPI_SUCCESS &&
+                  MPI_Group_size(now, &n) == MPI_SUCCESS && n == wsize,
+              "MPI_COMM_WORLD's group after the recovery: size %d of %d", n, wsize);
+        MPI_Group_free(&now);
+        CHECK(MPI_Comm_group(MPI_COMM_SELF, &now) == MPI_SUCCESS &&
+                  MPI_Group_size(now, &n) == MPI_SUCCESS && n == 1,
+              "MPI_COMM_SELF's group after the recovery: size %d", n);
+        MPI_Group_free(&now);
+    }
 
     /* Communicators re-created in the same order get the same context id
      * everywhere (the pair; RESET changes the generation above it). */
