@@ -35,7 +35,8 @@
 //     with MPIX_ERR_PROC_FAILED; collectives run over the live ranks through
 //     the blank dispatch table, mpi/ftmpi_blank_coll.cpp).
 //   - every other communicator is invalid (calls on it return
-//     MPI_ERR_COMM; MPI_Comm_free works). The context id table is reset to
+//     MPI_ERR_COMM; MPI_Comm_free works), and so is every group made before
+//     (MPI_ERR_GROUP, mpi/group.h's eras). The context id table is reset to
 //     its state after MPI_Init, so a program that re-creates its
 //     communicators in the same order gets the same context ids at every
 //     process (and a new process does too: REBUILD).
