@@ -29,6 +29,9 @@ std::vector<NamedDecorator>& decorators()
 const rt::TextParam include_param{
     "path_include", "self,shm,verbs,udp",
     "comma-separated list of paths to use (ulmpi_info lists the built ones)"};
+const rt::TextParam exclude_param{
+    "path_exclude", "",
+    "comma-separated list of paths not to use, even when path_include names them"};
 
 std::vector<std::string> split(const std::string& s)
 {
@@ -47,6 +50,11 @@ std::vector<std::string> split(const std::string& s)
 
 bool path_selected(const char* name)
 {
+    for (const std::string& w : split(exclude_param.get())) {
+        if (w == name) {
+            return false;
+        }
+    }
     for (const std::string& w : split(include_param.get())) {
         if (w == name) {
             return true;

@@ -32,8 +32,9 @@ struct RegisteredPath {
 
 std::vector<RegisteredPath> registered_paths();
 
-// Whether ULMPI_PATH_INCLUDE names the path kind `name` (a path that
-// reaches this host's ranks only when shm is not chosen asks about "shm").
+// Whether ULMPI_PATH_INCLUDE names the path kind `name` and
+// ULMPI_PATH_EXCLUDE does not (a path that reaches this host's ranks only
+// when shm is not chosen asks about "shm").
 bool path_selected(const char* name);
 
 // Creates the selected paths, highest priority first. `why` explains an
