@@ -179,6 +179,15 @@ void Monitor::clear_notice(int rank, int incarnation)
 
 void Monitor::announce_host(int node, const std::string& detail)
 {
+    if (respawnable_) {
+        // REBUILD starts its ranks again elsewhere (respawn.cpp): a notice
+        // per rank, which the new process's clears; a host mark would stay
+        // and fail the new processes too (every rank counts them on it).
+        for (int r : map_.host(node).ranks) {
+            announce_rank(r, detail);
+        }
+        return;
+    }
     wire::Event ev;
     ev.kind = wire::EventKind::host_failed;
     ev.node = node;

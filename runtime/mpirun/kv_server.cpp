@@ -110,7 +110,8 @@ void KvServer::on_hello(ConnId id, Conn& c, const wire::Message& m)
     // relays only the ranks of its own host.
     int node = node_of_rank_[idx(h.rank)];
     bool via_daemon = static_cast<std::size_t>(node) < daemon_host_.size() &&
-                      !daemon_host_[static_cast<std::size_t>(node)].empty();
+                      !daemon_host_[static_cast<std::size_t>(node)].empty() &&
+                      !ranks_[idx(h.rank)].moved;
     if (c.daemon_node >= 0 ? node != c.daemon_node : via_daemon) {
         refuse_hello(id, c, m.rank,
                      "rank " + std::to_string(h.rank) + " does not belong to this host");
@@ -420,9 +421,18 @@ void KvServer::rank_respawned(int rank, int incarnation)
         --fenced_;
     }
     const int keep = r.incarnation;
+    const bool moved = r.moved;
     r = RankState{};
     r.incarnation = std::max(keep, incarnation);
+    r.moved = moved;
     // It may hold up a fence now: check_fence() runs when it enters it.
+}
+
+void KvServer::rank_moved(int rank)
+{
+    if (rank >= 0 && rank < size()) {
+        ranks_[idx(rank)].moved = true;
+    }
 }
 
 void KvServer::check_fence()

@@ -128,6 +128,9 @@ public:
     // from now on fences wait for the new process, which may say HELLO; the
     // old one's connection, if still open, no longer carries it.
     void rank_respawned(int rank, int incarnation);
+    // The rank's host is lost: its new processes start on mpirun's host and
+    // say HELLO here, not through a daemon.
+    void rank_moved(int rank);
     int incarnation(int rank) const { return ranks_[idx(rank)].incarnation; }
     // Ranks from `first` on are spawn slots (see above).
     void reserve_slots(int first);
@@ -177,6 +180,7 @@ private:
         bool failed = false;   // fences do not wait for it
         int incarnation = 0;   // of the process (rank_respawned)
         bool spawned = false;  // a spawn slot that has a process
+        bool moved = false;    // its processes start on mpirun's host (rank_moved)
     };
     struct Group {
         std::vector<int> members; // -1: a slot's process that left it (slot used again)

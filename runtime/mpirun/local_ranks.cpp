@@ -192,7 +192,7 @@ SpawnSpec Monitor::local_spec(int r) const
     spec.wdir = opts_.wdir;
     spec.stdin_pipe = stdin_usable_ && r == opts_.stdin_rank;
     spec.sigpipe_ignored = sigpipe_ignored_;
-    if (!cpus_.empty()) {
+    if (!cpus_.empty() && !ranks_[static_cast<std::size_t>(r)].moved) {
         spec.bind = true;
         spec.cpus = cpus_[static_cast<std::size_t>(mr.local_rank)];
     }

@@ -100,6 +100,9 @@ private:
         pid_t pid = -1;
         bool reaped = false;
         bool remote = false; // started by the daemon of its host
+        // Started again on mpirun's host because its own host was lost
+        // (respawn.cpp): it keeps its place in the job map, uses no shm.
+        bool moved = false;
         std::unique_ptr<OutputStream> out;
         std::unique_ptr<OutputStream> err;
         // Remote rank: its output comes in OUTPUT frames; open until the

@@ -15,6 +15,9 @@
 // The old process must be gone first: if the survivors found a rank failed
 // that mpirun still sees running (silent on every path), it is killed and
 // announced now; the new process starts when the old one is reaped.
+//
+// A rank whose host is lost (its daemon died) starts on mpirun's host: it
+// keeps its place in the job map and uses no shm (docs/ftmpi.md).
 #include "runtime/log.h"
 #include "runtime/mpirun/exit_codes.h"
 #include "runtime/mpirun/monitor.h"
@@ -22,11 +25,28 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace ulmpi::rt::mpirun {
 
 namespace {
 constexpr Nanos kRespawnFailGrace = 500LL * 1000 * 1000; // SIGTERM -> SIGKILL
+
+// A rank started away from its host in the job map: its shm would attach
+// to the ranks the map puts beside it, which do not count it as theirs.
+void exclude_shm(std::vector<std::string>& env)
+{
+    constexpr std::string_view key = "ULMPI_PATH_EXCLUDE=";
+    for (std::string& e : env) {
+        if (std::string_view(e).starts_with(key)) {
+            e += e.size() > key.size() ? ",shm" : "shm";
+            return;
+        }
+    }
+    env.push_back(std::string(key) + "shm");
+}
 } // namespace
 
 void Monitor::on_respawn(int rank, int incarnation)
@@ -49,13 +69,13 @@ void Monitor::on_respawn(int rank, int incarnation)
     if (r.remote) {
         const Daemon& d = daemons_[static_cast<std::size_t>(map_.rank(rank).node)];
         if (d.lost || d.conn < 0) {
-            // The rank's host is gone: no new process there. The survivors'
-            // fence goes on without it (it stays failed; a later recovery
-            // asks again).
-            ULMPI_DEBUG("rank %d: its host %s is lost; not started again", rank,
-                        host_name(map_.rank(rank).node).c_str());
-            kv_->rank_failed(rank);
-            return;
+            // The rank's host is gone: the new process starts on mpirun's
+            // host (which is there as long as the job is). It keeps its
+            // place in the job map, so every rank, and it too, counts it on
+            // the lost host: no shm with anyone, a network path to all.
+            r.remote = false;
+            r.moved = true;
+            kv_->rank_moved(rank);
         }
     }
     if (!policy_.failed(rank)) {
@@ -103,6 +123,9 @@ void Monitor::start_again(int rank)
     }
     SpawnSpec spec = local_spec(rank);
     spec.stdin_pipe = false; // stdin went to the old process
+    if (r.moved) {
+        exclude_shm(spec.env);
+    }
     spec.env.push_back(std::string(wire::env::incarnation) + "=" + std::to_string(r.incarnation));
     spec.env.push_back(std::string(wire::env::restarted) + "=1");
     spec.env.push_back(std::string(wire::env::peer_incarnations) + "=" + peers);
@@ -128,7 +151,10 @@ void Monitor::start_again(int rank)
     }
     policy_.revive(rank);
     report("rank " + std::to_string(rank) + " started again (pid " + std::to_string(child.pid) +
-           ", incarnation " + std::to_string(r.incarnation) + ")");
+           ", incarnation " + std::to_string(r.incarnation) + ")" +
+           (r.moved ? " on mpirun's host: its host " + host_name(map_.rank(rank).node) +
+                          " is lost"
+                    : ""));
 }
 
 // A rank of another host: its daemon starts the new process (a LAUNCH of

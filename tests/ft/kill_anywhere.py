@@ -33,7 +33,6 @@ passed, 77 when --hosts cannot be had (not root, no namespaces).
 """
 
 import argparse
-import fcntl
 import glob
 import os
 import random
@@ -45,11 +44,12 @@ import threading
 import time
 import uuid
 
+from netns_hosts import Cluster, take_lock
+
 PHASES = ["ring", "coll", "any", "rndv", "shrink", "agree"]
 # ft_anywhere's pace (ms per iteration) when a daemon is killed: the job
 # then lasts beyond the latest kill moment (800 ms after ready).
 DAEMON_PACE_MS = 300
-LOCK = "/tmp/ulmpi-netns.lock"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -66,14 +66,6 @@ def marked(mark):
         except OSError:
             pass
     return out
-
-
-def comm_of(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as f:
-            return f.read().strip()
-    except OSError:
-        return ""
 
 
 class Plan:
@@ -102,37 +94,6 @@ class Plan:
         return "np %d, kill %s" % (self.np, " ".join(self.kills))
 
 
-class Cluster:
-    def __init__(self, tool, nhosts):
-        if os.geteuid() != 0:
-            raise SystemExit(self.skip("needs root to make network namespaces"))
-        p = subprocess.run([tool, "check"], capture_output=True, text=True, timeout=30)
-        if p.returncode != 0:
-            raise SystemExit(self.skip("cannot make network namespaces: " +
-                                       (p.stdout + p.stderr).strip()))
-        self.tool = tool
-        self.name = "ka" + "".join(random.choice("abcdefghijklmnopqrstuvwxyz0123456789")
-                                   for _ in range(5))
-        self.run("create", self.name, str(nhosts))
-        self.hosts = [self.name + str(i) for i in range(nhosts)]
-        root = self.run("root-addr", self.name).strip()
-        self.subnet = root.rsplit(".", 1)[0] + ".0/24"
-
-    @staticmethod
-    def skip(why):
-        print("SKIP: " + why)
-        return 77
-
-    def run(self, *args):
-        p = subprocess.run([self.tool] + list(args), capture_output=True, text=True, timeout=120)
-        if p.returncode != 0:
-            raise RuntimeError("netns-cluster %s: %s%s" % (" ".join(args), p.stdout, p.stderr))
-        return p.stdout
-
-    def close(self):
-        subprocess.run([self.tool, "teardown", self.name], capture_output=True, timeout=120)
-
-
 def run_once(a, plan, cluster):
     mark = uuid.uuid4().hex
     env = {k: v for k, v in os.environ.items() if not k.startswith("ULMPI_")}
@@ -142,21 +103,13 @@ def run_once(a, plan, cluster):
     prog = [a.exe, str(a.iters)] + plan.kills
     if cluster is None:
         argv = [a.mpirun, "-n", str(plan.np), "--timeout", str(int(limit))] + prog
-        host_ranks = None
     else:
-        slots = 2
-        hosts = ",".join("%s:%d" % (h, slots) for h in cluster.hosts)
-        argv = ["ip", "netns", "exec", cluster.hosts[0], a.mpirun,
-                "--launch-agent", "ip netns exec {host}", "--boot-if", cluster.subnet,
-                "-H", hosts, "--param", "path_include=self,shm,udp",
-                "--param", "udp_subnet=" + cluster.subnet,
-                "-n", str(plan.np), "--timeout", str(int(limit))] + prog
-        host_ranks = lambda h: [r for r in range(plan.np) if r // slots == h]
+        argv = cluster.mpirun_argv(a.mpirun, plan.np, limit) + prog
     expected = set(range(plan.np))
     for k in plan.kills:
         expected.discard(int(k.split(":")[0]))
     if plan.daemon_host is not None:
-        lost = host_ranks(plan.daemon_host)
+        lost = cluster.ranks_of(plan.daemon_host, plan.np)
         expected -= set(lost)
         # The program must expect them gone: a kill it never reaches itself;
         # and it must still run when the daemon is killed (up to 800 ms
@@ -180,9 +133,7 @@ def run_once(a, plan, cluster):
     if plan.daemon_host is not None:
         if ready.wait(limit):
             time.sleep(plan.daemon_delay)
-            host = cluster.hosts[plan.daemon_host]
-            pids = [pid for pid in marked(mark) if comm_of(pid).startswith("ulmpi_daemon")
-                    and host_of(pid) == host]
+            pids = cluster.daemons_on(plan.daemon_host, marked(mark))
             for pid in pids:
                 os.kill(pid, signal.SIGKILL)
             daemon_note = " (daemon pids %s)" % pids
@@ -238,12 +189,6 @@ def run_once(a, plan, cluster):
     return problems, secs, text, daemon_note
 
 
-def host_of(pid):
-    """The network namespace name of pid (ip netns identify)."""
-    p = subprocess.run(["ip", "netns", "identify", str(pid)], capture_output=True, text=True)
-    return p.stdout.strip()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mpirun", required=True)
@@ -282,8 +227,7 @@ def main():
     lock = None
     cluster = None
     if a.hosts >= 2:
-        lock = open(LOCK, "w")
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock = take_lock()
         cluster = Cluster(a.netns_cluster, a.hosts)
     failed = []
     t_all = time.time()

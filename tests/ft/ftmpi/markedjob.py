@@ -4,9 +4,9 @@ afterwards are found and killed.
 
     add_common_options(argparser, runs)   --mpirun --bindir --runs --seed --np --limit
 
-    rc, text, seconds, left = run_marked(cmd, env, limit)
+    rc, text, seconds, left = run_marked(cmd, env, limit[, marker])
 
-`env` gets ULMPI_TEST_MARKER=<random> (mpirun passes its environment to
+`env` gets ULMPI_TEST_MARKER=<marker, random when not given> (mpirun passes its environment to
 every rank); rc is None when the job did not end within `limit` seconds
 (its whole session is killed then); `left` lists the pids of marked
 processes still there after it ended (they are killed too)."""
@@ -32,9 +32,9 @@ def leftovers(marker):
     return found
 
 
-def run_marked(cmd, env, limit):
+def run_marked(cmd, env, limit, marker=None):
     env = dict(env)
-    marker = uuid.uuid4().hex
+    marker = marker or uuid.uuid4().hex
     env["ULMPI_TEST_MARKER"] = marker
     start = time.monotonic()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
