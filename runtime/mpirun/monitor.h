@@ -115,6 +115,7 @@ private:
         std::string lost_reason;
         int incarnation = 0;     // of the process that runs (or ran) it
         int respawn_pending = 0; // > incarnation: start it again as this one
+        int restarts = 0;        // new processes started for it (REBUILD)
         bool spawned = false;    // a spawn slot given to a process (spawn.cpp)
         bool discarded = false;  // killed with its spawn, which failed: not judged
         std::string spawn_cmd;   // a spawned process: its command and wdir (messages)

@@ -37,6 +37,7 @@ enum class Opt {
     replica_check,
     display_map,
     spawn_slots,
+    max_restarts,
     with_ft,
     ft_comm_mode,
     ft_msg_mode,
@@ -84,6 +85,7 @@ constexpr OptSpec kOptions[] = {
     {"replicas", Opt::replicas, true},
     {"display-map", Opt::display_map, false},
     {"spawn-slots", Opt::spawn_slots, true},
+    {"max-restarts", Opt::max_restarts, true},
     {"replica-check", Opt::replica_check, false},
     {"with-ft", Opt::with_ft, true},
     {"ft-mode", Opt::ft_comm_mode, true},
@@ -455,6 +457,14 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* env_ti
                     o.spawn_slots = static_cast<int>(v);
                 }
                 break;
+            case Opt::max_restarts:
+                if (std::int64_t v = 0; !parse_integer(value, v) || v < 0 || v > 1000000) {
+                    return fail("--max-restarts: '" + value +
+                                "' is not a number of new processes per rank (0 to 1000000)");
+                } else {
+                    o.max_restarts = static_cast<int>(v);
+                }
+                break;
             case Opt::with_ft: {
                 FtMode m = FtMode::none;
                 if (!parse_ft_mode(value, m)) {
@@ -657,12 +667,16 @@ Options (also accepted with a single dash, e.g. -np 4):
                        FT-MPI's communicator mode after a failure (params
                        ft_mode; every mode but abort implies --with-ft ulfm):
                        rebuild starts a new process for every failed rank
-                       (same rank; only ranks of mpirun's own host), blank
+                       (same rank, on its host; a lost host's ranks on
+                       mpirun's host; see --max-restarts), blank
                        leaves holes, shrink renumbers the survivors
                        (docs/ftmpi.md)
   --ft-msg-mode reset|cont      FT-MPI message mode (ft_msg_mode)
   --ft-coll-mode atomic|nonatomic  FT-MPI collective mode (ft_coll_mode)
   --ft-recovery auto|manual     FT-MPI recovery (ft_recovery)
+  --max-restarts N     --ft-mode rebuild: start one rank again at most N times
+                       (default 16); its next failure ends the job, which
+                       otherwise would restart a rank that always fails forever
   --initial-errhandler mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return
                        the error handler MPI_COMM_WORLD and MPI_COMM_SELF
                        start with (MPI-4; default mpi_errors_are_fatal);

@@ -66,6 +66,9 @@ struct Options {
     // -1 after parsing too: neither given nor ULMPI_SPAWN_SLOTS, so the
     // job map gives every host its slot count, at least kAutoSpawnSlots.
     int spawn_slots = -1;
+    // --max-restarts N: FT-MPI REBUILD starts one rank again at most N times
+    // (respawn.cpp); the failure after that ends the job.
+    int max_restarts = 16;
 };
 
 // The least spawn slots per host when --spawn-slots is not given.

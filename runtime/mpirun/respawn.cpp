@@ -66,6 +66,15 @@ void Monitor::on_respawn(int rank, int incarnation)
                 kRespawnFailGrace);
         return;
     }
+    if (r.restarts >= opts_.max_restarts) {
+        end_job(exit_code::failure,
+                "rank " + std::to_string(rank) + " failed again after " +
+                    std::to_string(r.restarts) + " new process(es) (--max-restarts " +
+                    std::to_string(opts_.max_restarts) + "); ending the job",
+                kRespawnFailGrace);
+        return;
+    }
+    ++r.restarts;
     if (r.remote) {
         const Daemon& d = daemons_[static_cast<std::size_t>(map_.rank(rank).node)];
         if (d.lost || d.conn < 0) {

@@ -425,6 +425,8 @@ def case_usage_errors():
     check(r.rc == 2 and "--map-by" in r.err, "--map-by socket", r)
     r = run(["--npernode", "1", "-n", "3", "true"])
     check(r.rc == 2 and "--npernode 1" in r.err, "--npernode below -n", r)
+    r = run(["--max-restarts", "-1", "true"])
+    check(r.rc == 2 and "--max-restarts: '-1'" in r.err, "--max-restarts -1", r)
     r = run(["--help"])
     check(r.rc == 0 and "Exit status" in r.out and "--tag-output" in r.out, "--help", r)
     r = run(["--version"])
