@@ -231,6 +231,8 @@ void Ftmpi::start()
     std::vector<bool> acked(live.size(), true);
     const std::uint32_t key = kRecoveryCtx + static_cast<std::uint32_t>(epoch);
     handle = ft_state().agreements->start(key, 0, live, v, acked);
+    ULMPI_DEBUG("FT-MPI recovery %d: %s its agreement (%zu live members)", epoch + 1,
+                join ? "joined" : "started", live.size());
     // Tell every survivor, whatever it is doing: the agreement alone would
     // not reach a member that does not take part (its gather goes up to the
     // root). A revoke of the epoch's key is a reliable broadcast.
