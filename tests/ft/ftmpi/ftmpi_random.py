@@ -20,7 +20,7 @@ With --hosts H (H >= 2) every job runs across H network-namespace hosts
 over udp (2 ranks a host; needs root, else exit 77; the cluster is made
 once, under /tmp/ulmpi-netns.lock), and a fraction F of the runs, instead of
 a rank killing itself, SIGKILLs the daemon of a host other than mpirun's
-(300-800 ms after the start, while a sweep of 4000 tasks runs; in a random
+(300-800 ms after the start, while a sweep of 8000 tasks runs; in a random
 mode): all of that host's ranks fail, and REBUILD starts them again on
 mpirun's host. Such a run also fails when no daemon was found to kill.
 """
@@ -70,7 +70,7 @@ def one_run(args, k, cluster):
     if cluster is not None and rnd.random() < args.daemon_kills:
         daemon_host = 1 + rnd.randrange(len(cluster.hosts) - 1)
         delay = rnd.uniform(0.3, 0.8)
-        cmd = launch + [os.path.join(args.bindir, "ftmpi_sweep"), "4000", "0", str(seed)]
+        cmd = launch + [os.path.join(args.bindir, "ftmpi_sweep"), "8000", "0", str(seed)]
         what = f"sweep {env['ULMPI_FT_MODE']}, daemon of host {daemon_host} killed " \
                f"{delay * 1000:.0f} ms after the start"
     elif args.sweep_every > 0 and k % args.sweep_every == args.sweep_every - 1:
