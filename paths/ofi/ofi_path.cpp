@@ -221,6 +221,7 @@ Status OfiPath::init_resources(std::string& why)
         tx_ops_[i].index = i;
         free_tx_.push_back(i);
     }
+    free_n_.store(free_tx_.size(), std::memory_order_relaxed);
     for (std::uint32_t i = 0; i < opt_.rx_bufs; ++i) {
         rx_ops_[i].kind = Op::Kind::recv;
         rx_ops_[i].index = i;
@@ -274,6 +275,7 @@ bool OfiPath::post_recv(std::uint32_t i)
     }
     rt::OptGuard g(rxq_);
     repost_.push_back(i);
+    repost_hint_.store(true, std::memory_order_release);
     return false;
 }
 
@@ -294,13 +296,20 @@ std::uint32_t OfiPath::take_free_tx()
     }
     const std::uint32_t i = free_tx_.back();
     free_tx_.pop_back();
+    free_n_.store(free_tx_.size(), std::memory_order_relaxed);
     return i;
+}
+
+void OfiPath::set_queued(Peer& p)
+{
+    std::atomic_ref<std::size_t>(p.queued).store(p.backlog.size(), std::memory_order_release);
 }
 
 void OfiPath::give_free_tx(std::uint32_t i)
 {
     rt::OptGuard g(pool_);
     free_tx_.push_back(i);
+    free_n_.store(free_tx_.size(), std::memory_order_relaxed);
 }
 
 Status OfiPath::open(rt::Bootstrap& boot)
@@ -391,9 +400,11 @@ Status OfiPath::reset_peer(int peer)
         give_free_tx(b.buf);
     }
     p.backlog.clear();
+    set_queued(p);
     {
         rt::OptGuard g(misc_);
         std::erase(backlogged_, peer);
+        backlogged_n_.store(backlogged_.size(), std::memory_order_relaxed);
         if (p.down) {
             downs_any_.store(--downs_ > 0, std::memory_order_relaxed);
         }
@@ -491,9 +502,12 @@ void OfiPath::close()
     }
     for (Peer& p : peers_) {
         p.backlog.clear();
+        set_queued(p);
     }
     backlogged_.clear();
+    backlogged_n_.store(0, std::memory_order_relaxed);
     arrived_.clear();
+    arrived_hint_.store(false, std::memory_order_relaxed);
     open_ = false;
 }
 
@@ -511,7 +525,7 @@ bool OfiPath::acquire(int peer, std::size_t len, TxBuffer& out)
         return true;
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    {
+    if (queued(p) != 0) [[unlikely]] {
         rt::OptGuard hold(p.lock);
         if (!p.backlog.empty()) {
             flush_backlog(peer);
@@ -588,16 +602,31 @@ SendResult OfiPath::commit(int peer, const TxBuffer& b, std::size_t len)
     bump(counters_.frags_sent);
     bump(counters_.bytes_sent, len);
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    rt::OptGuard hold(p.lock);
-    if (p.backlog.empty()) {
+    // An empty backlog stays empty while we send (only this peer's sender,
+    // one at a time, fills it), so the common case takes no lock.
+    bool sent_again = false;
+    if (queued(p) == 0) [[likely]] {
         const SendResult r = send_now(i, peer, total);
         if (r != SendResult::again) {
             return r;
         }
+        sent_again = true;
+    }
+    rt::OptGuard hold(p.lock);
+    if (!sent_again && p.backlog.empty()) { // flushed meanwhile
+        const SendResult r = send_now(i, peer, total);
+        if (r != SendResult::again) {
+            return r;
+        }
+        sent_again = true;
+    }
+    if (sent_again) {
         rt::OptGuard g(misc_);
         backlogged_.push_back(peer);
+        backlogged_n_.store(backlogged_.size(), std::memory_order_relaxed);
     }
     p.backlog.push_back({i, total, rt::now_ns()}); // goes in order from progress()
+    set_queued(p);
     return SendResult::done;
 }
 
@@ -611,6 +640,7 @@ void OfiPath::flush_backlog(int peer)
             return;
         }
         p.backlog.pop_front(); // sent, or failed: the peer is reported down and ULM resends
+        set_queued(p);
     }
 }
 
@@ -627,6 +657,7 @@ void OfiPath::flush_backlogs()
                 ++k;
             }
         }
+        backlogged_n_.store(backlogged_.size(), std::memory_order_relaxed);
         return;
     }
     std::vector<int> peers;
@@ -643,6 +674,7 @@ void OfiPath::flush_backlogs()
         if (p.backlog.empty()) {
             rt::OptGuard g(misc_);
             std::erase(backlogged_, peer);
+            backlogged_n_.store(backlogged_.size(), std::memory_order_relaxed);
         }
         p.lock.unlock();
     }
@@ -724,8 +756,8 @@ void OfiPath::on_recv(std::uint32_t i, std::size_t len, Sink& sink)
         rx.peer = static_cast<int>(src);
         rx.data = rxb(i) + kHdr;
         rx.len = len - kHdr;
-        bump(counters_.frags_received);
-        bump(counters_.bytes_received, rx.len);
+        ++counters_.frags_received; // one thread at a time hands receives up
+        counters_.bytes_received += rx.len;
         sink.on_frag(*this, rx);
     } else {
         ++refused_;
@@ -733,7 +765,7 @@ void OfiPath::on_recv(std::uint32_t i, std::size_t len, Sink& sink)
     post_recv(i);
 }
 
-int OfiPath::poll_cq(Sink* sink)
+int OfiPath::poll_cq(Sink* sink, std::vector<Arrived>* mine)
 {
     const bool fine = rt::fine_locks();
     if (fine) [[unlikely]] {
@@ -784,12 +816,17 @@ int OfiPath::poll_cq(Sink* sink)
             } else if (sink != nullptr && arrived_.empty()) {
                 on_recv(op.index, e[k].len, *sink);
                 ++delivered_;
+            } else if (mine != nullptr && !arrived_hint_.load(std::memory_order_relaxed)) {
+                // The deliverer's own poll, nothing polled before it waiting
+                // (those were queued under cq_busy_, which we hold now).
+                mine->push_back({op.index, e[k].len});
             } else {
                 // Polled where nothing can take it (acquire, get, close, or
                 // any thread with locks on): it goes up, in order, from the
                 // next progress().
                 rt::OptGuard g(rxq_);
                 arrived_.push_back({op.index, e[k].len});
+                arrived_hint_.store(true, std::memory_order_release);
             }
         }
         total += static_cast<int>(n);
@@ -806,13 +843,11 @@ int OfiPath::poll_cq(Sink* sink)
 int OfiPath::deliver_arrived(Sink& sink)
 {
     int n = 0;
-    for (;;) {
+    while (arrived_hint_.load(std::memory_order_acquire)) {
         {
             rt::OptGuard g(rxq_);
-            if (arrived_.empty()) {
-                break;
-            }
             held_.swap(arrived_);
+            arrived_hint_.store(false, std::memory_order_relaxed);
         }
         for (const Arrived& a : held_) {
             on_recv(a.buf, a.len, sink);
@@ -831,17 +866,27 @@ int OfiPath::progress(Sink& sink)
     if (rt::fine_locks()) [[unlikely]] {
         // Any thread reads the completion queue (its sends and reads
         // complete); one at a time hands the receives up and does the chores.
-        const int polled = poll_cq(nullptr);
         if (delivering_.exchange(true, std::memory_order_acquire)) {
-            return polled;
+            return poll_cq(nullptr);
         }
-        const int delivered = deliver_arrived(sink);
+        int delivered = deliver_arrived(sink);
+        const int polled = poll_cq(nullptr, &mine_);
+        // What this poll found, after what others polled before it (those
+        // went to arrived_, and so did ours from then on); then what others
+        // polled since.
+        for (const Arrived& a : mine_) {
+            on_recv(a.buf, a.len, sink);
+            ++delivered;
+        }
+        mine_.clear();
+        delivered += deliver_arrived(sink);
         chores(sink);
         delivering_.store(false, std::memory_order_release);
         return delivered > 0 ? delivered : polled;
     }
     delivered_ = 0;
     if (!arrived_.empty()) [[unlikely]] {
+        arrived_hint_.store(false, std::memory_order_relaxed);
         held_.swap(arrived_);
         for (const Arrived& a : held_) {
             on_recv(a.buf, a.len, sink);
@@ -857,22 +902,18 @@ int OfiPath::progress(Sink& sink)
 
 void OfiPath::chores(Sink& sink)
 {
-    std::vector<std::uint32_t> again;
-    {
-        rt::OptGuard g(rxq_);
-        if (!repost_.empty()) {
+    if (repost_hint_.load(std::memory_order_acquire)) [[unlikely]] {
+        std::vector<std::uint32_t> again;
+        {
+            rt::OptGuard g(rxq_);
             again.swap(repost_);
+            repost_hint_.store(false, std::memory_order_relaxed);
+        }
+        for (std::uint32_t i : again) {
+            post_recv(i);
         }
     }
-    for (std::uint32_t i : again) {
-        post_recv(i);
-    }
-    bool backlogged;
-    {
-        rt::OptGuard g(misc_);
-        backlogged = !backlogged_.empty();
-    }
-    if (backlogged) {
+    if (backlogged_n_.load(std::memory_order_relaxed) != 0) {
         flush_backlogs();
     }
     if ((++tick_ & 255) == 0) {
@@ -1001,23 +1042,11 @@ bool OfiPath::needs_polling() const
     if (!open_) {
         return false;
     }
-    {
-        rt::OptGuard g(pool_);
-        if (free_tx_.size() < tx_ops_.size()) {
-            return true;
-        }
-    }
-    {
-        rt::OptGuard g(misc_);
-        if (!backlogged_.empty()) {
-            return true;
-        }
-    }
-    if (rt::fine_locks()) [[unlikely]] {
-        rt::OptGuard g(rxq_);
-        if (!arrived_.empty()) {
-            return true; // polled by one thread, not yet handed up by the deliverer
-        }
+    // Hints, read without locks (a pass more or less of polling).
+    if (free_n_.load(std::memory_order_relaxed) < tx_ops_.size() ||
+        backlogged_n_.load(std::memory_order_relaxed) != 0 ||
+        arrived_hint_.load(std::memory_order_relaxed)) {
+        return true; // arrived_: polled by one thread, not yet handed up by the deliverer
     }
     const rt::Nanos at = exposed_at_.load(std::memory_order_relaxed);
     return at != 0 && rt::now_ns() - at < kExposedNs;

@@ -170,11 +170,16 @@ private:
         rt::OptMutex lock; // backlog
         fi_addr_t addr = FI_ADDR_UNSPEC;
         std::deque<Pending> backlog; // sends the provider refused for now, in order
+        std::size_t queued = 0;      // backlog.size(), read without the lock (atomic_ref)
         bool reach = false;
         // misc_:
         bool down = false;      // reported down, not yet up again
         bool down_due = false;  // to report down at the next progress()
         bool up_due = false;
+    };
+    struct Arrived {
+        std::uint32_t buf;
+        std::size_t len;
     };
     struct Reg {
         std::uintptr_t addr;
@@ -200,7 +205,15 @@ private:
     // to `sink`, or wait in `arrived_` for the next progress() without one.
     // With locks on, receives always wait in `arrived_` (see "Threads"), and
     // a thread that finds another reading the queue returns 0 at once.
-    int poll_cq(Sink* sink);
+    // `mine` (the deliverer, locks on): receives found while nothing waits
+    // in arrived_ go there, handed up by the caller without queueing.
+    int poll_cq(Sink* sink, std::vector<Arrived>* mine = nullptr);
+    void set_queued(Peer& p);
+    static std::size_t queued(const Peer& p)
+    {
+        return std::atomic_ref<std::size_t>(const_cast<std::size_t&>(p.queued))
+            .load(std::memory_order_acquire);
+    }
     // Hands arrived_ up, in order (the deliverer only).
     int deliver_arrived(Sink& sink);
     // progress()'s work beside receiving (the deliverer only).
@@ -247,12 +260,9 @@ private:
     std::vector<Op> read_ops_;
     std::vector<std::uint32_t> free_tx_;
     std::vector<std::uint32_t> repost_;
-    struct Arrived {
-        std::uint32_t buf;
-        std::size_t len;
-    };
     std::vector<Arrived> arrived_; // receives completed while no sink was at hand
     std::vector<Arrived> held_;    // arrived_ being delivered
+    std::vector<Arrived> mine_;    // polled by the deliverer itself (locks on)
     int delivered_ = 0;
     std::vector<int> backlogged_; // peers whose backlog is not empty
     std::vector<Peer> peers_;
@@ -273,6 +283,12 @@ private:
     mutable rt::OptMutex reads_;
     mutable rt::OptMutex misc_;
     mutable rt::OptMutex rxq_;
+    // What the idle passes of several threads test without a lock (each
+    // written under the lock of what it describes).
+    std::atomic<bool> arrived_hint_{false};      // arrived_ not empty (rxq_)
+    std::atomic<bool> repost_hint_{false};       // repost_ not empty (rxq_)
+    std::atomic<std::size_t> backlogged_n_{0};   // backlogged_.size() (misc_)
+    std::atomic<std::size_t> free_n_{0};         // free_tx_.size() (pool_)
     std::uint64_t error_cqes_ = 0;
     std::uint64_t refused_ = 0;
     bool open_ = false;
