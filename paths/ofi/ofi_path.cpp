@@ -710,8 +710,7 @@ void OfiPath::mark_down(int peer, const char* why)
 void OfiPath::on_tx(Op& op, int err)
 {
     if (op.kind == Op::Kind::send) {
-        const int peer = op.peer;
-        op.busy = false;
+        const int peer = op.peer; // op.busy was cleared under dom_ (poll_cq)
         give_free_tx(op.index);
         if (err != 0) {
             mark_down(peer, lib::strerror(err));
@@ -781,6 +780,13 @@ int OfiPath::poll_cq(Sink* sink, std::vector<Arrived>* mine)
         {
             rt::OptGuard g(dom_);
             n = fi_cq_read(cq_, e, 16);
+            // A send's fields are dom_'s (send_now, check_stuck).
+            for (ssize_t k = 0; k < n; ++k) {
+                Op& op = *static_cast<Op*>(e[k].op_context);
+                if (op.kind == Op::Kind::send) {
+                    op.busy = false;
+                }
+            }
         }
         if (n == -FI_EAVAIL) {
             fi_cq_err_entry err{};
@@ -788,6 +794,10 @@ int OfiPath::poll_cq(Sink* sink, std::vector<Arrived>* mine)
             {
                 rt::OptGuard g(dom_);
                 got = fi_cq_readerr(cq_, &err, 0);
+                auto* op = static_cast<Op*>(err.op_context);
+                if (got == 1 && op != nullptr && op->kind == Op::Kind::send) {
+                    op->busy = false;
+                }
             }
             if (got == 1) {
                 ++error_cqes_;

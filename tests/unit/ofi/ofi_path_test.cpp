@@ -440,13 +440,15 @@ TEST_P(OfiPair, threads_send_poll_and_read_at_once_and_nothing_is_lost)
         });
     }
     int reads = 0;
+    // Outlives the threads: the provider's progress on the sender reads it
+    // for the peer (uninstrumented, so nothing orders that with a free).
+    std::vector<std::byte> src = pattern(1u << 20, 9);
     if (p_[0]->has_rma()) {
         ts.emplace_back([&] {
             struct Done {
                 std::atomic<bool>& d;
                 ~Done() { d = true; }
             } done{reader_done};
-            std::vector<std::byte> src = pattern(1u << 20, 9);
             iovec s{src.data(), src.size()};
             std::byte key[256];
             const std::size_t klen = p_[0]->make_rkey(&s, 1, key, sizeof key);
