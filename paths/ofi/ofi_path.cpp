@@ -764,9 +764,65 @@ void OfiPath::on_recv(std::uint32_t i, std::size_t len, Sink& sink)
     post_recv(i);
 }
 
+int OfiPath::poll_cq_plain(Sink* sink)
+{
+    fi_cq_msg_entry e[16];
+    int total = 0;
+    for (int round = 0; round < 8; ++round) {
+        const ssize_t n = fi_cq_read(cq_, e, 16);
+        if (n == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            if (fi_cq_readerr(cq_, &err, 0) == 1) {
+                ++error_cqes_;
+                Op* op = static_cast<Op*>(err.op_context);
+                if (op == nullptr) {
+                    ULMPI_DEBUG("ofi: error completion without context: %s", lib::strerror(err.err));
+                } else if (op->kind == Op::Kind::recv) {
+                    if (err.err != FI_ECANCELED) {
+                        ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
+                    }
+                    post_recv(op->index);
+                } else {
+                    op->busy = false;
+                    on_tx(*op, err.err != 0 ? err.err : FI_EIO);
+                }
+                ++total;
+            }
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        for (ssize_t k = 0; k < n; ++k) {
+            Op& op = *static_cast<Op*>(e[k].op_context);
+            if (op.kind != Op::Kind::recv) {
+                op.busy = false;
+                on_tx(op, 0);
+            } else if (sink != nullptr && arrived_.empty()) {
+                on_recv(op.index, e[k].len, *sink);
+                ++delivered_;
+            } else {
+                // Polled where nothing can take it (acquire, get, close): it
+                // goes up, in order, from the next progress() (the hint: in
+                // case that one runs with the locks on, after MPI_Init_thread).
+                arrived_.push_back({op.index, e[k].len});
+                arrived_hint_.store(true, std::memory_order_relaxed);
+            }
+        }
+        total += static_cast<int>(n);
+        if (n < 16) {
+            break;
+        }
+    }
+    return total;
+}
+
 int OfiPath::poll_cq(Sink* sink, std::vector<Arrived>* mine)
 {
     const bool fine = rt::fine_locks();
+    if (!fine) [[likely]] {
+        return poll_cq_plain(sink);
+    }
     if (fine) [[unlikely]] {
         if (cq_busy_.exchange(true, std::memory_order_acquire)) {
             return 0; // another thread reads it and completes what it finds
@@ -896,7 +952,6 @@ int OfiPath::progress(Sink& sink)
     }
     delivered_ = 0;
     if (!arrived_.empty()) [[unlikely]] {
-        arrived_hint_.store(false, std::memory_order_relaxed);
         held_.swap(arrived_);
         for (const Arrived& a : held_) {
             on_recv(a.buf, a.len, sink);
@@ -904,10 +959,34 @@ int OfiPath::progress(Sink& sink)
         }
         held_.clear();
     }
-    poll_cq(&sink);
+    poll_cq_plain(&sink);
     const int delivered = delivered_;
-    chores(sink);
+    chores_plain(sink);
     return delivered;
+}
+
+void OfiPath::chores_plain(Sink& sink)
+{
+    if (!repost_.empty()) [[unlikely]] {
+        std::vector<std::uint32_t> again;
+        again.swap(repost_);
+        for (std::uint32_t i : again) {
+            post_recv(i);
+        }
+    }
+    if (!backlogged_.empty()) [[unlikely]] {
+        flush_backlogs();
+    }
+    if ((++tick_ & 255) == 0) {
+        const rt::Nanos now = rt::now_ns();
+        check_stuck(now);
+        if ((tick_ & 1023) == 0 && !mrs_.empty()) {
+            expire_mrs(now);
+        }
+    }
+    if (any_news_.load(std::memory_order_relaxed)) [[unlikely]] {
+        chores(sink); // the reports (their code is shared)
+    }
 }
 
 void OfiPath::chores(Sink& sink)

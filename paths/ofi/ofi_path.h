@@ -208,6 +208,10 @@ private:
     // `mine` (the deliverer, locks on): receives found while nothing waits
     // in arrived_ go there, handed up by the caller without queueing.
     int poll_cq(Sink* sink, std::vector<Arrived>* mine = nullptr);
+    // poll_cq() and the chores below MULTIPLE: the single-threaded code
+    // without a test of a lock (the fast path pays nothing).
+    int poll_cq_plain(Sink* sink);
+    void chores_plain(Sink& sink);
     void set_queued(Peer& p);
     static std::size_t queued(const Peer& p)
     {
