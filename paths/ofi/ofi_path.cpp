@@ -221,6 +221,7 @@ Status OfiPath::init_resources(std::string& why)
         tx_ops_[i].index = i;
         free_tx_.push_back(i);
     }
+    free_n_.store(free_tx_.size(), std::memory_order_relaxed);
     for (std::uint32_t i = 0; i < opt_.rx_bufs; ++i) {
         rx_ops_[i].kind = Op::Kind::recv;
         rx_ops_[i].index = i;
@@ -228,7 +229,7 @@ Status OfiPath::init_resources(std::string& why)
     for (std::uint32_t i = 0; i < kMaxReads; ++i) {
         read_ops_[i].kind = Op::Kind::read;
         read_ops_[i].index = i;
-        read_ops_[i].done = true; // free
+        read_ops_[i].done = true; // free (not claimed)
     }
     scratch_.resize(opt_.buf_size);
     describe_ = "ofi: " + describe_info(fi_) + ", fragments up to " + std::to_string(info_.max_frag) +
@@ -243,6 +244,7 @@ void* OfiPath::rx_desc() const { return rx_mr_ != nullptr ? fi_mr_desc(rx_mr_) :
 Status OfiPath::register_mr(const void* addr, std::size_t len, std::uint64_t access, fid_mr*& out)
 {
     out = nullptr;
+    rt::OptGuard g(dom_);
     int rc = fi_mr_reg(domain_, addr, len, access, 0, next_key_++, 0, &out, nullptr);
     if (rc == 0 && (fi_->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0) {
         rc = fi_mr_bind(out, &ep_->fid, 0);
@@ -260,15 +262,54 @@ Status OfiPath::register_mr(const void* addr, std::size_t len, std::uint64_t acc
 
 bool OfiPath::post_recv(std::uint32_t i)
 {
-    const ssize_t rc = fi_recv(ep_, rxb(i), opt_.buf_size, rx_desc(), FI_ADDR_UNSPEC, &rx_ops_[i].ctx);
+    ssize_t rc;
+    {
+        rt::OptGuard g(dom_);
+        rc = fi_recv(ep_, rxb(i), opt_.buf_size, rx_desc(), FI_ADDR_UNSPEC, &rx_ops_[i].ctx);
+    }
     if (rc == 0) {
         return true;
     }
     if (rc != -FI_EAGAIN) {
         ULMPI_ERROR("ofi: cannot post a receive: %s", lib::strerror(static_cast<int>(-rc)));
     }
+    rt::OptGuard g(rxq_);
     repost_.push_back(i);
+    repost_hint_.store(true, std::memory_order_release);
     return false;
+}
+
+void OfiPath::bump(std::uint64_t& counter, std::uint64_t n)
+{
+    if (rt::fine_locks()) [[unlikely]] {
+        std::atomic_ref<std::uint64_t>(counter).fetch_add(n, std::memory_order_relaxed);
+    } else {
+        counter += n;
+    }
+}
+
+std::uint32_t OfiPath::take_free_tx()
+{
+    rt::OptGuard g(pool_);
+    if (free_tx_.empty()) {
+        return ~std::uint32_t{0};
+    }
+    const std::uint32_t i = free_tx_.back();
+    free_tx_.pop_back();
+    free_n_.store(free_tx_.size(), std::memory_order_relaxed);
+    return i;
+}
+
+void OfiPath::set_queued(Peer& p)
+{
+    std::atomic_ref<std::size_t>(p.queued).store(p.backlog.size(), std::memory_order_release);
+}
+
+void OfiPath::give_free_tx(std::uint32_t i)
+{
+    rt::OptGuard g(pool_);
+    free_tx_.push_back(i);
+    free_n_.store(free_tx_.size(), std::memory_order_relaxed);
 }
 
 Status OfiPath::open(rt::Bootstrap& boot)
@@ -334,7 +375,11 @@ OfiPath::Insert OfiPath::insert_peer(int r, rt::Bootstrap& boot)
         return Insert::skipped;
     }
     Peer& p = peers_[static_cast<std::size_t>(r)];
-    const int n = fi_av_insert(av_, v.data() + sizeof a, 1, &p.addr, 0, nullptr);
+    int n;
+    {
+        rt::OptGuard g(dom_);
+        n = fi_av_insert(av_, v.data() + sizeof a, 1, &p.addr, 0, nullptr);
+    }
     if (n != 1) {
         ULMPI_WARN("ofi: the address of rank %d is refused by %s", r, provider());
         p.addr = FI_ADDR_UNSPEC;
@@ -350,25 +395,46 @@ Status OfiPath::reset_peer(int peer)
         return Errc::invalid_arg;
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
+    rt::OptGuard hold(p.lock);
     for (const Pending& b : p.backlog) {
-        free_tx_.push_back(b.buf);
+        give_free_tx(b.buf);
     }
-    std::erase(backlogged_, peer);
+    p.backlog.clear();
+    set_queued(p);
+    {
+        rt::OptGuard g(misc_);
+        std::erase(backlogged_, peer);
+        backlogged_n_.store(backlogged_.size(), std::memory_order_relaxed);
+        if (p.down) {
+            downs_any_.store(--downs_ > 0, std::memory_order_relaxed);
+        }
+        p.down = p.down_due = p.up_due = false;
+    }
     // Operations in flight to the old process complete as the provider
     // decides; they no longer speak for the peer (on_tx, check_stuck).
-    for (auto* ops : {&tx_ops_, &read_ops_}) {
-        for (Op& op : *ops) {
+    {
+        rt::OptGuard g(dom_);
+        for (Op& op : tx_ops_) {
+            if (op.peer == peer) {
+                op.peer = -1;
+            }
+        }
+        if (p.addr != FI_ADDR_UNSPEC) {
+            if (int rc = fi_av_remove(av_, &p.addr, 1, 0); rc != 0) {
+                ULMPI_DEBUG("ofi: removing the address of rank %d: %s", peer, lib::strerror(-rc));
+            }
+        }
+    }
+    {
+        rt::OptGuard g(reads_);
+        for (Op& op : read_ops_) {
             if (op.peer == peer) {
                 op.peer = -1;
             }
         }
     }
-    if (p.addr != FI_ADDR_UNSPEC) {
-        if (int rc = fi_av_remove(av_, &p.addr, 1, 0); rc != 0) {
-            ULMPI_DEBUG("ofi: removing the address of rank %d: %s", peer, lib::strerror(-rc));
-        }
-    }
-    p = Peer{};
+    p.addr = FI_ADDR_UNSPEC;
+    p.reach = false;
     return Errc::ok;
 }
 
@@ -405,7 +471,11 @@ void OfiPath::close()
     if (ep_ != nullptr && cq_ != nullptr && fi_ != nullptr &&
         std::strstr(fi_->fabric_attr->prov_name, "ofi_rxm") != nullptr) {
         const rt::Nanos until = rt::now_ns() + 200000000;
-        while (free_tx_.size() < tx_ops_.size() && rt::now_ns() < until) {
+        auto in_flight = [&] {
+            rt::OptGuard g(pool_);
+            return free_tx_.size() < tx_ops_.size();
+        };
+        while (in_flight() && rt::now_ns() < until) {
             if (poll_cq(nullptr) == 0) {
                 ::sched_yield();
             }
@@ -432,9 +502,12 @@ void OfiPath::close()
     }
     for (Peer& p : peers_) {
         p.backlog.clear();
+        set_queued(p);
     }
     backlogged_.clear();
+    backlogged_n_.store(0, std::memory_order_relaxed);
     arrived_.clear();
+    arrived_hint_.store(false, std::memory_order_relaxed);
     open_ = false;
 }
 
@@ -452,18 +525,25 @@ bool OfiPath::acquire(int peer, std::size_t len, TxBuffer& out)
         return true;
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    if (!p.backlog.empty()) {
-        flush_backlog(peer);
+    if (queued(p) != 0) [[unlikely]] {
+        rt::OptGuard hold(p.lock);
+        if (!p.backlog.empty()) {
+            flush_backlog(peer);
+            if (!p.backlog.empty()) {
+                bump(counters_.send_again);
+                return false;
+            }
+        }
     }
-    if (free_tx_.empty()) {
+    std::uint32_t i = take_free_tx();
+    if (i == ~std::uint32_t{0}) {
         poll_cq(nullptr);
+        i = take_free_tx();
+        if (i == ~std::uint32_t{0}) {
+            bump(counters_.send_again);
+            return false;
+        }
     }
-    if (!p.backlog.empty() || free_tx_.empty()) {
-        ++counters_.send_again;
-        return false;
-    }
-    const std::uint32_t i = free_tx_.back();
-    free_tx_.pop_back();
     out.data = txb(i) + kHdr;
     out.cap = opt_.buf_size - kHdr;
     out.token = i;
@@ -476,15 +556,20 @@ SendResult OfiPath::send_now(std::uint32_t buf, int peer, std::size_t len)
     for (int attempt = 0;; ++attempt) {
         ssize_t rc;
         if (len <= inject_max_) {
-            rc = fi_inject(ep_, txb(buf), len, to);
+            {
+                rt::OptGuard g(dom_);
+                rc = fi_inject(ep_, txb(buf), len, to);
+            }
             if (rc == 0) {
-                free_tx_.push_back(buf);
+                give_free_tx(buf);
             }
         } else {
             Op& op = tx_ops_[buf];
+            const rt::Nanos now = rt::now_ns();
+            rt::OptGuard g(dom_); // op's fields: check_stuck() reads them under dom_
             op.peer = peer;
             op.busy = true;
-            op.posted = rt::now_ns();
+            op.posted = now;
             rc = fi_send(ep_, txb(buf), len, tx_desc(), to, &op.ctx);
             if (rc != 0) {
                 op.busy = false;
@@ -494,7 +579,7 @@ SendResult OfiPath::send_now(std::uint32_t buf, int peer, std::size_t len)
             return SendResult::done;
         }
         if (rc != -FI_EAGAIN) {
-            free_tx_.push_back(buf);
+            give_free_tx(buf);
             mark_down(peer, lib::strerror(static_cast<int>(-rc)));
             return SendResult::failed;
         }
@@ -514,17 +599,34 @@ SendResult OfiPath::commit(int peer, const TxBuffer& b, std::size_t len)
     const FragHeader h = frag_header(static_cast<std::uint32_t>(job_.rank), job_tag_);
     std::memcpy(txb(i), &h, sizeof h);
     const std::size_t total = len + kHdr;
-    ++counters_.frags_sent;
-    counters_.bytes_sent += len;
+    bump(counters_.frags_sent);
+    bump(counters_.bytes_sent, len);
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    if (p.backlog.empty()) {
+    // An empty backlog stays empty while we send (only this peer's sender,
+    // one at a time, fills it), so the common case takes no lock.
+    bool sent_again = false;
+    if (queued(p) == 0) [[likely]] {
         const SendResult r = send_now(i, peer, total);
         if (r != SendResult::again) {
             return r;
         }
+        sent_again = true;
+    }
+    rt::OptGuard hold(p.lock);
+    if (!sent_again && p.backlog.empty()) { // flushed meanwhile
+        const SendResult r = send_now(i, peer, total);
+        if (r != SendResult::again) {
+            return r;
+        }
+        sent_again = true;
+    }
+    if (sent_again) {
+        rt::OptGuard g(misc_);
         backlogged_.push_back(peer);
+        backlogged_n_.store(backlogged_.size(), std::memory_order_relaxed);
     }
     p.backlog.push_back({i, total, rt::now_ns()}); // goes in order from progress()
+    set_queued(p);
     return SendResult::done;
 }
 
@@ -538,20 +640,43 @@ void OfiPath::flush_backlog(int peer)
             return;
         }
         p.backlog.pop_front(); // sent, or failed: the peer is reported down and ULM resends
+        set_queued(p);
     }
 }
 
 void OfiPath::flush_backlogs()
 {
-    for (std::size_t k = 0; k < backlogged_.size();) {
-        const int peer = backlogged_[k];
-        flush_backlog(peer);
-        if (peers_[static_cast<std::size_t>(peer)].backlog.empty()) {
-            backlogged_[k] = backlogged_.back();
-            backlogged_.pop_back();
-        } else {
-            ++k;
+    if (!rt::fine_locks()) {
+        for (std::size_t k = 0; k < backlogged_.size();) {
+            const int peer = backlogged_[k];
+            flush_backlog(peer);
+            if (peers_[static_cast<std::size_t>(peer)].backlog.empty()) {
+                backlogged_[k] = backlogged_.back();
+                backlogged_.pop_back();
+            } else {
+                ++k;
+            }
         }
+        backlogged_n_.store(backlogged_.size(), std::memory_order_relaxed);
+        return;
+    }
+    std::vector<int> peers;
+    {
+        rt::OptGuard g(misc_);
+        peers = backlogged_;
+    }
+    for (int peer : peers) {
+        Peer& p = peers_[static_cast<std::size_t>(peer)];
+        if (!p.lock.try_lock()) {
+            continue; // its sender flushes it (acquire)
+        }
+        flush_backlog(peer);
+        if (p.backlog.empty()) {
+            rt::OptGuard g(misc_);
+            std::erase(backlogged_, peer);
+            backlogged_n_.store(backlogged_.size(), std::memory_order_relaxed);
+        }
+        p.lock.unlock();
     }
 }
 
@@ -559,6 +684,7 @@ std::size_t OfiPath::backlog() const
 {
     std::size_t n = 0;
     for (const Peer& p : peers_) {
+        rt::OptGuard g(const_cast<rt::OptMutex&>(p.lock));
         n += p.backlog.size();
     }
     return n;
@@ -570,34 +696,49 @@ void OfiPath::mark_down(int peer, const char* why)
         return;
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
+    rt::OptGuard g(misc_);
     if (!p.down) {
         ULMPI_DEBUG("ofi: rank %d unreachable over %s: %s", peer, provider(), why);
         p.down = true;
         p.down_due = true;
         p.up_due = false;
-        any_news_ = true;
+        downs_any_.store(++downs_ > 0, std::memory_order_relaxed);
+        any_news_.store(true, std::memory_order_release);
     }
 }
 
 void OfiPath::on_tx(Op& op, int err)
 {
     if (op.kind == Op::Kind::send) {
-        op.busy = false;
-        free_tx_.push_back(op.index);
+        const int peer = op.peer; // op.busy was cleared under dom_ (poll_cq)
+        give_free_tx(op.index);
         if (err != 0) {
-            mark_down(op.peer, lib::strerror(err));
-        } else if (op.peer >= 0 && peers_[static_cast<std::size_t>(op.peer)].down) {
-            Peer& p = peers_[static_cast<std::size_t>(op.peer)];
-            p.down = false;
-            p.down_due = false;
-            p.up_due = true;
-            any_news_ = true;
+            mark_down(peer, lib::strerror(err));
+        } else if (peer >= 0 && downs_any_.load(std::memory_order_relaxed)) [[unlikely]] {
+            Peer& p = peers_[static_cast<std::size_t>(peer)];
+            rt::OptGuard g(misc_);
+            if (p.down) {
+                p.down = false;
+                p.down_due = false;
+                p.up_due = true;
+                downs_any_.store(--downs_ > 0, std::memory_order_relaxed);
+                any_news_.store(true, std::memory_order_release);
+            }
         }
     } else if (op.kind == Op::Kind::read) {
-        op.done = true;
-        op.err = err;
+        int peer;
+        {
+            rt::OptGuard g(reads_);
+            op.done = true;
+            op.err = err;
+            peer = op.peer;
+            if (op.orphan) {
+                op.orphan = false;
+                op.claimed = false;
+            }
+        }
         if (err != 0 && !key_error(err)) {
-            mark_down(op.peer, lib::strerror(err));
+            mark_down(peer, lib::strerror(err));
         }
     }
 }
@@ -614,7 +755,7 @@ void OfiPath::on_recv(std::uint32_t i, std::size_t len, Sink& sink)
         rx.peer = static_cast<int>(src);
         rx.data = rxb(i) + kHdr;
         rx.len = len - kHdr;
-        ++counters_.frags_received;
+        ++counters_.frags_received; // one thread at a time hands receives up
         counters_.bytes_received += rx.len;
         sink.on_frag(*this, rx);
     } else {
@@ -623,7 +764,7 @@ void OfiPath::on_recv(std::uint32_t i, std::size_t len, Sink& sink)
     post_recv(i);
 }
 
-int OfiPath::poll_cq(Sink* sink)
+int OfiPath::poll_cq_plain(Sink* sink)
 {
     fi_cq_msg_entry e[16];
     int total = 0;
@@ -632,6 +773,89 @@ int OfiPath::poll_cq(Sink* sink)
         if (n == -FI_EAVAIL) {
             fi_cq_err_entry err{};
             if (fi_cq_readerr(cq_, &err, 0) == 1) {
+                ++error_cqes_;
+                Op* op = static_cast<Op*>(err.op_context);
+                if (op == nullptr) {
+                    ULMPI_DEBUG("ofi: error completion without context: %s", lib::strerror(err.err));
+                } else if (op->kind == Op::Kind::recv) {
+                    if (err.err != FI_ECANCELED) {
+                        ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
+                    }
+                    post_recv(op->index);
+                } else {
+                    op->busy = false;
+                    on_tx(*op, err.err != 0 ? err.err : FI_EIO);
+                }
+                ++total;
+            }
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        for (ssize_t k = 0; k < n; ++k) {
+            Op& op = *static_cast<Op*>(e[k].op_context);
+            if (op.kind != Op::Kind::recv) {
+                op.busy = false;
+                on_tx(op, 0);
+            } else if (sink != nullptr && arrived_.empty()) {
+                on_recv(op.index, e[k].len, *sink);
+                ++delivered_;
+            } else {
+                // Polled where nothing can take it (acquire, get, close): it
+                // goes up, in order, from the next progress() (the hint: in
+                // case that one runs with the locks on, after MPI_Init_thread).
+                arrived_.push_back({op.index, e[k].len});
+                arrived_hint_.store(true, std::memory_order_relaxed);
+            }
+        }
+        total += static_cast<int>(n);
+        if (n < 16) {
+            break;
+        }
+    }
+    return total;
+}
+
+int OfiPath::poll_cq(Sink* sink, std::vector<Arrived>* mine)
+{
+    const bool fine = rt::fine_locks();
+    if (!fine) [[likely]] {
+        return poll_cq_plain(sink);
+    }
+    if (fine) [[unlikely]] {
+        if (cq_busy_.exchange(true, std::memory_order_acquire)) {
+            return 0; // another thread reads it and completes what it finds
+        }
+        sink = nullptr; // receives go up from the deliverer ("Threads")
+    }
+    fi_cq_msg_entry e[16];
+    int total = 0;
+    for (int round = 0; round < 8; ++round) {
+        ssize_t n;
+        {
+            rt::OptGuard g(dom_);
+            n = fi_cq_read(cq_, e, 16);
+            // A send's fields are dom_'s (send_now, check_stuck).
+            for (ssize_t k = 0; k < n; ++k) {
+                Op& op = *static_cast<Op*>(e[k].op_context);
+                if (op.kind == Op::Kind::send) {
+                    op.busy = false;
+                }
+            }
+        }
+        if (n == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            ssize_t got;
+            {
+                rt::OptGuard g(dom_);
+                got = fi_cq_readerr(cq_, &err, 0);
+                auto* op = static_cast<Op*>(err.op_context);
+                if (got == 1 && op != nullptr && op->kind == Op::Kind::send) {
+                    op->busy = false;
+                }
+            }
+            if (got == 1) {
                 ++error_cqes_;
                 Op* op = static_cast<Op*>(err.op_context);
                 if (op == nullptr) {
@@ -658,10 +882,17 @@ int OfiPath::poll_cq(Sink* sink)
             } else if (sink != nullptr && arrived_.empty()) {
                 on_recv(op.index, e[k].len, *sink);
                 ++delivered_;
+            } else if (mine != nullptr && !arrived_hint_.load(std::memory_order_relaxed)) {
+                // The deliverer's own poll, nothing polled before it waiting
+                // (those were queued under cq_busy_, which we hold now).
+                mine->push_back({op.index, e[k].len});
             } else {
-                // Polled where nothing can take it (acquire, get, close):
-                // it goes up, in order, from the next progress().
+                // Polled where nothing can take it (acquire, get, close, or
+                // any thread with locks on): it goes up, in order, from the
+                // next progress().
+                rt::OptGuard g(rxq_);
                 arrived_.push_back({op.index, e[k].len});
+                arrived_hint_.store(true, std::memory_order_release);
             }
         }
         total += static_cast<int>(n);
@@ -669,13 +900,55 @@ int OfiPath::poll_cq(Sink* sink)
             break;
         }
     }
+    if (fine) [[unlikely]] {
+        cq_busy_.store(false, std::memory_order_release);
+    }
     return total;
+}
+
+int OfiPath::deliver_arrived(Sink& sink)
+{
+    int n = 0;
+    while (arrived_hint_.load(std::memory_order_acquire)) {
+        {
+            rt::OptGuard g(rxq_);
+            held_.swap(arrived_);
+            arrived_hint_.store(false, std::memory_order_relaxed);
+        }
+        for (const Arrived& a : held_) {
+            on_recv(a.buf, a.len, sink);
+            ++n;
+        }
+        held_.clear();
+    }
+    return n;
 }
 
 int OfiPath::progress(Sink& sink)
 {
     if (!open_) {
         return 0;
+    }
+    if (rt::fine_locks()) [[unlikely]] {
+        // Any thread reads the completion queue (its sends and reads
+        // complete); one at a time hands the receives up and does the chores.
+        if (delivering_.exchange(true, std::memory_order_acquire)) {
+            return poll_cq(nullptr);
+        }
+        int delivered = deliver_arrived(sink);
+        const int polled = poll_cq(nullptr, &mine_);
+        // What this poll found, after what others polled before it (those
+        // went to arrived_, and so did ours from then on); then what others
+        // polled since.
+        for (const Arrived& a : mine_) {
+            on_recv(a.buf, a.len, sink);
+            ++delivered;
+        }
+        mine_.clear();
+        delivered += deliver_arrived(sink);
+        chores(sink);
+        delivering_.store(false, std::memory_order_release);
+        return delivered > 0 ? delivered : polled;
     }
     delivered_ = 0;
     if (!arrived_.empty()) [[unlikely]] {
@@ -686,16 +959,22 @@ int OfiPath::progress(Sink& sink)
         }
         held_.clear();
     }
-    poll_cq(&sink);
+    poll_cq_plain(&sink);
     const int delivered = delivered_;
-    if (!repost_.empty()) {
+    chores_plain(sink);
+    return delivered;
+}
+
+void OfiPath::chores_plain(Sink& sink)
+{
+    if (!repost_.empty()) [[unlikely]] {
         std::vector<std::uint32_t> again;
         again.swap(repost_);
         for (std::uint32_t i : again) {
             post_recv(i);
         }
     }
-    if (!backlogged_.empty()) {
+    if (!backlogged_.empty()) [[unlikely]] {
         flush_backlogs();
     }
     if ((++tick_ & 255) == 0) {
@@ -705,36 +984,98 @@ int OfiPath::progress(Sink& sink)
             expire_mrs(now);
         }
     }
-    if (any_news_) {
-        any_news_ = false;
-        for (int r = 0; r < job_.size; ++r) {
-            Peer& p = peers_[static_cast<std::size_t>(r)];
-            if (p.down_due) {
-                p.down_due = false;
-                sink.on_path_down(*this, r);
+    if (any_news_.load(std::memory_order_relaxed)) [[unlikely]] {
+        chores(sink); // the reports (their code is shared)
+    }
+}
+
+void OfiPath::chores(Sink& sink)
+{
+    if (repost_hint_.load(std::memory_order_acquire)) [[unlikely]] {
+        std::vector<std::uint32_t> again;
+        {
+            rt::OptGuard g(rxq_);
+            again.swap(repost_);
+            repost_hint_.store(false, std::memory_order_relaxed);
+        }
+        for (std::uint32_t i : again) {
+            post_recv(i);
+        }
+    }
+    if (backlogged_n_.load(std::memory_order_relaxed) != 0) {
+        flush_backlogs();
+    }
+    if ((++tick_ & 255) == 0) {
+        const rt::Nanos now = rt::now_ns();
+        check_stuck(now);
+        if ((tick_ & 1023) == 0) {
+            expire_mrs(now);
+        }
+    }
+    if (any_news_.load(std::memory_order_acquire)) {
+        any_news_.store(false, std::memory_order_relaxed);
+        std::vector<std::pair<int, bool>> news; // (peer, up)
+        {
+            rt::OptGuard g(misc_);
+            for (int r = 0; r < job_.size; ++r) {
+                Peer& p = peers_[static_cast<std::size_t>(r)];
+                if (p.down_due) {
+                    p.down_due = false;
+                    news.emplace_back(r, false);
+                }
+                if (p.up_due) {
+                    p.up_due = false;
+                    news.emplace_back(r, true);
+                }
             }
-            if (p.up_due) {
-                p.up_due = false;
+        }
+        for (const auto& [r, up] : news) {
+            if (up) {
                 sink.on_path_up(*this, r);
+            } else {
+                sink.on_path_down(*this, r);
             }
         }
     }
-    return delivered;
 }
 
 void OfiPath::check_stuck(rt::Nanos now)
 {
     const rt::Nanos limit = static_cast<rt::Nanos>(opt_.send_timeout_ms) * 1000000;
-    for (const Op& op : tx_ops_) {
-        if (op.busy && op.peer >= 0 && now - op.posted > limit &&
-            !peers_[static_cast<std::size_t>(op.peer)].down) {
-            mark_down(op.peer, "a send did not complete in time");
+    std::vector<int> late;
+    {
+        rt::OptGuard g(dom_);
+        for (const Op& op : tx_ops_) {
+            if (op.busy && op.peer >= 0 && now - op.posted > limit) {
+                late.push_back(op.peer);
+            }
         }
     }
-    for (int peer : backlogged_) {
-        const Peer& p = peers_[static_cast<std::size_t>(peer)];
-        if (!p.down && now - p.backlog.front().since > limit) {
-            mark_down(peer, "the provider refused sends for too long");
+    std::vector<int> peers;
+    {
+        rt::OptGuard g(misc_);
+        peers = backlogged_;
+    }
+    for (int peer : peers) {
+        Peer& p = peers_[static_cast<std::size_t>(peer)];
+        if (!p.lock.try_lock()) {
+            continue; // its sender is at it; next time
+        }
+        if (!p.backlog.empty() && now - p.backlog.front().since > limit) {
+            late.push_back(~peer); // refused, not stuck in flight
+        }
+        p.lock.unlock();
+    }
+    for (int l : late) {
+        const int peer = l >= 0 ? l : ~l;
+        bool down;
+        {
+            rt::OptGuard g(misc_);
+            down = peers_[static_cast<std::size_t>(peer)].down;
+        }
+        if (!down) {
+            mark_down(peer, l >= 0 ? "a send did not complete in time"
+                                   : "the provider refused sends for too long");
         }
     }
 }
@@ -743,6 +1084,7 @@ fid_mr* OfiPath::cached_mr(const void* addr, std::size_t len)
 {
     const auto a = reinterpret_cast<std::uintptr_t>(addr);
     const rt::Nanos now = rt::now_ns();
+    rt::OptGuard hold(mrs_lock_);
     for (Reg& r : mrs_) {
         if (r.addr == a && r.len == len) {
             r.used = now;
@@ -758,6 +1100,7 @@ fid_mr* OfiPath::cached_mr(const void* addr, std::size_t len)
         // with a key error, and ULM streams that message instead).
         auto lru = std::min_element(mrs_.begin(), mrs_.end(),
                                     [](const Reg& x, const Reg& y) { return x.used < y.used; });
+        rt::OptGuard g(dom_);
         close_fid(lru->mr);
         *lru = Reg{a, len, mr, now};
     } else {
@@ -768,8 +1111,13 @@ fid_mr* OfiPath::cached_mr(const void* addr, std::size_t len)
 
 void OfiPath::expire_mrs(rt::Nanos now)
 {
+    rt::OptGuard hold(mrs_lock_);
+    if (mrs_.empty()) {
+        return;
+    }
     auto old = [&](Reg& r) {
         if (now - r.used > kMrIdle) {
+            rt::OptGuard g(dom_);
             close_fid(r.mr);
             return true;
         }
@@ -783,8 +1131,14 @@ bool OfiPath::needs_polling() const
     if (!open_) {
         return false;
     }
-    return free_tx_.size() < tx_ops_.size() || !backlogged_.empty() ||
-           (exposed_at_ != 0 && rt::now_ns() - exposed_at_ < kExposedNs);
+    // Hints, read without locks (a pass more or less of polling).
+    if (free_n_.load(std::memory_order_relaxed) < tx_ops_.size() ||
+        backlogged_n_.load(std::memory_order_relaxed) != 0 ||
+        arrived_hint_.load(std::memory_order_relaxed)) {
+        return true; // arrived_: polled by one thread, not yet handed up by the deliverer
+    }
+    const rt::Nanos at = exposed_at_.load(std::memory_order_relaxed);
+    return at != 0 && rt::now_ns() - at < kExposedNs;
 }
 
 std::size_t OfiPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap)
@@ -807,7 +1161,7 @@ std::size_t OfiPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::siz
         }
         std::memcpy(o + sizeof head + static_cast<std::size_t>(i) * sizeof e, &e, sizeof e);
     }
-    exposed_at_ = rt::now_ns();
+    exposed_at_.store(rt::now_ns(), std::memory_order_relaxed);
     return need;
 }
 
@@ -844,13 +1198,47 @@ Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint6
     Status result = Errc::ok;
     std::uint64_t bytes = 0;
     const rt::Nanos limit = rt::now_ns() + kReadLimit;
-    auto busy = [&] {
-        return std::count_if(read_ops_.begin(), read_ops_.end(), [](const Op& o) { return !o.done; });
-    };
+    // The read slots this call holds (several threads may read at once, for
+    // different peers: each waits for its own reads only).
+    std::vector<std::uint32_t> mine;
     auto settle = [&](const Op& o) {
         if (o.err != 0 && result.ok()) {
             result = key_error(o.err) ? Errc::protocol : Errc::io_error;
         }
+    };
+    // Settles and frees this call's completed slots; answers how many are
+    // still in flight.
+    auto reap = [&] {
+        rt::OptGuard g(reads_);
+        std::size_t busy = 0;
+        for (std::size_t k = 0; k < mine.size();) {
+            Op& o = read_ops_[mine[k]];
+            if (o.done) {
+                settle(o);
+                o.err = 0;
+                o.claimed = false;
+                mine[k] = mine.back();
+                mine.pop_back();
+            } else {
+                ++busy;
+                ++k;
+            }
+        }
+        return busy;
+    };
+    auto claim = [&]() -> Op* {
+        rt::OptGuard g(reads_);
+        for (Op& o : read_ops_) {
+            if (!o.claimed) {
+                o.claimed = true;
+                o.done = false;
+                o.err = 0;
+                o.peer = peer;
+                mine.push_back(o.index);
+                return &o;
+            }
+        }
+        return nullptr;
     };
     for (int li = 0; li < nlocal && result.ok(); ++li) {
         if (local[li].iov_len == 0) {
@@ -874,33 +1262,39 @@ Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint6
             }
             const RkeyEntry re = entry(ri);
             const std::uint64_t n = std::min<std::uint64_t>({local[li].iov_len - lo, re.len - ro, opt_.read_chunk});
-            auto slot = std::find_if(read_ops_.begin(), read_ops_.end(), [](const Op& o) { return o.done; });
-            while (slot == read_ops_.end()) {
+            Op* slot = claim();
+            while (slot == nullptr) {
+                reap();
+                slot = claim();
+                if (slot != nullptr || rt::now_ns() > limit) {
+                    break;
+                }
                 if (poll_cq(nullptr) == 0) {
                     ::sched_yield(); // the peer serving the reads may need this CPU
                 }
-                slot = std::find_if(read_ops_.begin(), read_ops_.end(), [](const Op& o) { return o.done; });
-                if (rt::now_ns() > limit) {
-                    break;
-                }
             }
-            if (slot == read_ops_.end()) {
+            if (slot == nullptr) {
                 mark_down(peer, "remote reads did not complete in 60 s");
                 result = Errc::timeout;
                 break;
             }
-            settle(*slot);
-            slot->done = false;
-            slot->err = 0;
-            slot->peer = peer;
             const std::uint64_t raddr = (virt ? re.addr : 0) + ro;
             ssize_t rc;
-            while ((rc = fi_read(ep_, static_cast<std::byte*>(local[li].iov_base) + lo, n, desc, p.addr,
-                                 raddr, re.key, &slot->ctx)) == -FI_EAGAIN &&
-                   rt::now_ns() < limit) {
-                poll_cq(nullptr);
+            for (;;) {
+                {
+                    rt::OptGuard g(dom_);
+                    rc = fi_read(ep_, static_cast<std::byte*>(local[li].iov_base) + lo, n, desc,
+                                 p.addr, raddr, re.key, &slot->ctx);
+                }
+                if (rc != -FI_EAGAIN || rt::now_ns() >= limit) {
+                    break;
+                }
+                if (poll_cq(nullptr) == 0 && rt::fine_locks()) {
+                    ::sched_yield(); // another thread reads the queue
+                }
             }
             if (rc != 0) {
+                rt::OptGuard g(reads_);
                 slot->done = true;
                 mark_down(peer, lib::strerror(static_cast<int>(-rc)));
                 result = Errc::io_error;
@@ -916,30 +1310,27 @@ Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint6
         }
     }
     // Wait for every read posted (they write into the caller's memory).
-    while (busy() > 0) {
+    while (reap() > 0) {
         if (poll_cq(nullptr) == 0) {
             ::sched_yield();
         }
         if (rt::now_ns() > limit) {
             mark_down(peer, "remote reads did not complete in 60 s");
             result = Errc::timeout;
+            rt::OptGuard g(reads_);
+            for (std::uint32_t i : mine) {
+                read_ops_[i].orphan = true; // freed at its completion (on_tx)
+            }
             break;
         }
     }
-    for (const Op& o : read_ops_) {
-        if (o.done) {
-            settle(o);
-        }
-    }
-    for (Op& o : read_ops_) {
-        o.err = 0;
-    }
     for (fid_mr*& mr : locals) {
+        rt::OptGuard g(dom_);
         close_fid(mr);
     }
     if (result.ok()) {
-        ++counters_.gets;
-        counters_.get_bytes += bytes;
+        bump(counters_.gets);
+        bump(counters_.get_bytes, bytes);
     }
     return result;
 }

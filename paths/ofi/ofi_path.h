@@ -44,16 +44,45 @@
 // (Sink::on_path_down) from the next progress(); sends go on being tried
 // (rxm connects again), and a later send to that peer completing without
 // error is reported as on_path_up. The link's probes take the path back.
+//
+// Threads (concurrent(): ULM's fine mode, ulm/engine.h "Locking"). The
+// provider is opened with FI_THREAD_DOMAIN (the cheapest level tcp;ofi_rxm
+// and shm offer: the application serializes the calls into one domain), so
+// the path serializes them itself with one lock, `dom_`, held only around
+// each call into libfabric. Locks, outermost first; all rt::OptMutex or
+// try-flags (nothing taken below MULTIPLE):
+//   delivering_  one thread at a time hands the received fragments up
+//                (try: a busy flag is skipped), in the order they left the
+//                completion queue, and runs progress()'s chores (backlogs,
+//                reposts, timers, down and up reports). Held across
+//                on_frag(), which takes the sender's peer lock in ULM.
+//   Peer::lock   the peer's backlog: acquire(), commit(), reset_peer();
+//                progress() flushes a backlog with try_lock.
+//   mrs_lock_    the registration cache for remote reads.
+//   cq_busy_     one reader of the completion queue at a time (try: a
+//                thread that finds it busy does not wait; the reader
+//                completes everyone's sends and reads). Never held across
+//                on_frag(): with locks on, receives wait in `arrived_` for
+//                the deliverer, so a thread in get() waiting for its reads
+//                (under its peer's lock in ULM) reads the queue while the
+//                deliverer waits for that peer lock.
+//   dom_         every call into libfabric (the provider's FI_THREAD_DOMAIN).
+//   leaves       pool_ (free send buffers), reads_ (the fi_read slots),
+//                misc_ (the peers' down and up marks, backlogged_), rxq_
+//                (arrived_, repost_).
+// Counters are bumped with relaxed atomic adds when the locks are on.
 #pragma once
 
 #include "paths/ofi/ofi_fabric.h"
 #include "paths/ofi/ofi_wire.h"
 #include "paths/path.h"
 #include "runtime/clock.h"
+#include "runtime/opt_lock.h"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <string>
@@ -107,6 +136,8 @@ public:
     // last kExposedNs (the provider serves those reads only in our calls).
     bool needs_polling() const override;
     const char* describe() const override { return describe_.c_str(); }
+    // Several threads at once: see "Threads" above.
+    bool concurrent() const override { return true; }
 
     // For tests and --stats.
     const char* provider() const;
@@ -125,7 +156,9 @@ private:
         int peer = -1;
         int err = 0; // read: the error of its completion
         bool done = false;
-        bool busy = false;  // send: posted, not complete
+        bool busy = false;    // send: posted, not complete
+        bool claimed = false; // read: a get() uses this slot (reads_)
+        bool orphan = false;  // read: its get() gave up; free the slot when done
         rt::Nanos posted = 0;
     };
     struct Pending {
@@ -134,12 +167,19 @@ private:
         rt::Nanos since;
     };
     struct Peer {
+        rt::OptMutex lock; // backlog
         fi_addr_t addr = FI_ADDR_UNSPEC;
         std::deque<Pending> backlog; // sends the provider refused for now, in order
+        std::size_t queued = 0;      // backlog.size(), read without the lock (atomic_ref)
         bool reach = false;
+        // misc_:
         bool down = false;      // reported down, not yet up again
         bool down_due = false;  // to report down at the next progress()
         bool up_due = false;
+    };
+    struct Arrived {
+        std::uint32_t buf;
+        std::size_t len;
     };
     struct Reg {
         std::uintptr_t addr;
@@ -163,7 +203,28 @@ private:
     void flush_backlogs();
     // Reads the completion queue (and so drives the provider); receives go
     // to `sink`, or wait in `arrived_` for the next progress() without one.
-    int poll_cq(Sink* sink);
+    // With locks on, receives always wait in `arrived_` (see "Threads"), and
+    // a thread that finds another reading the queue returns 0 at once.
+    // `mine` (the deliverer, locks on): receives found while nothing waits
+    // in arrived_ go there, handed up by the caller without queueing.
+    int poll_cq(Sink* sink, std::vector<Arrived>* mine = nullptr);
+    // poll_cq() and the chores below MULTIPLE: the single-threaded code
+    // without a test of a lock (the fast path pays nothing).
+    int poll_cq_plain(Sink* sink);
+    void chores_plain(Sink& sink);
+    void set_queued(Peer& p);
+    static std::size_t queued(const Peer& p)
+    {
+        return std::atomic_ref<std::size_t>(const_cast<std::size_t&>(p.queued))
+            .load(std::memory_order_acquire);
+    }
+    // Hands arrived_ up, in order (the deliverer only).
+    int deliver_arrived(Sink& sink);
+    // progress()'s work beside receiving (the deliverer only).
+    void chores(Sink& sink);
+    std::uint32_t take_free_tx();
+    void give_free_tx(std::uint32_t i);
+    static void bump(std::uint64_t& counter, std::uint64_t n = 1);
     void on_recv(std::uint32_t buf, std::size_t len, Sink& sink);
     void on_tx(Op& op, int err);
     void mark_down(int peer, const char* why);
@@ -203,21 +264,35 @@ private:
     std::vector<Op> read_ops_;
     std::vector<std::uint32_t> free_tx_;
     std::vector<std::uint32_t> repost_;
-    struct Arrived {
-        std::uint32_t buf;
-        std::size_t len;
-    };
     std::vector<Arrived> arrived_; // receives completed while no sink was at hand
     std::vector<Arrived> held_;    // arrived_ being delivered
+    std::vector<Arrived> mine_;    // polled by the deliverer itself (locks on)
     int delivered_ = 0;
     std::vector<int> backlogged_; // peers whose backlog is not empty
     std::vector<Peer> peers_;
     std::vector<std::byte> scratch_;
     std::vector<Reg> mrs_;
-    std::uint64_t next_key_ = 1;
-    rt::Nanos exposed_at_ = 0; // last make_rkey()
+    std::uint64_t next_key_ = 1; // under dom_
+    std::atomic<rt::Nanos> exposed_at_{0}; // last make_rkey()
     std::uint32_t tick_ = 0;
-    bool any_news_ = false;
+    std::atomic<bool> any_news_{false};
+    int downs_ = 0; // peers marked down (misc_)
+    std::atomic<bool> downs_any_{false}; // downs_ > 0, read without misc_
+    // Locks ("Threads").
+    std::atomic<bool> delivering_{false};
+    std::atomic<bool> cq_busy_{false};
+    mutable rt::OptMutex dom_;
+    mutable rt::OptMutex mrs_lock_;
+    mutable rt::OptMutex pool_;
+    mutable rt::OptMutex reads_;
+    mutable rt::OptMutex misc_;
+    mutable rt::OptMutex rxq_;
+    // What the idle passes of several threads test without a lock (each
+    // written under the lock of what it describes).
+    std::atomic<bool> arrived_hint_{false};      // arrived_ not empty (rxq_)
+    std::atomic<bool> repost_hint_{false};       // repost_ not empty (rxq_)
+    std::atomic<std::size_t> backlogged_n_{0};   // backlogged_.size() (misc_)
+    std::atomic<std::size_t> free_n_{0};         // free_tx_.size() (pool_)
     std::uint64_t error_cqes_ = 0;
     std::uint64_t refused_ = 0;
     bool open_ = false;

@@ -173,7 +173,22 @@ bool VerbsPath::can_reach(int peer) const
         return false;
     }
     const Peer& p = peers_[static_cast<std::size_t>(peer)];
-    return open_ && p.reach && !p.broken;
+    return open_ && p.reach && !broken(p);
+}
+
+void VerbsPath::bump(std::uint64_t& counter, std::uint64_t n)
+{
+    if (rt::fine_locks()) [[unlikely]] {
+        std::atomic_ref<std::uint64_t>(counter).fetch_add(n, std::memory_order_relaxed);
+    } else {
+        counter += n;
+    }
+}
+
+bool VerbsPath::pool_empty() const
+{
+    rt::OptGuard g(pool_);
+    return free_bufs_.empty();
 }
 
 std::uint32_t VerbsPath::qpn(int peer) const
@@ -287,6 +302,7 @@ Status VerbsPath::open(rt::Bootstrap& boot)
                 return st;
             }
             p.ring.assign(opt_.qp_depth, 0);
+            p.inl.resize(max_inline_);
             q = p.qp->qpn;
             qpn_rank_.emplace_back(q, r);
         }
@@ -429,8 +445,9 @@ void VerbsPath::refresh_grant(int peer)
 
 std::uint32_t VerbsPath::credits(int peer)
 {
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    rt::OptGuard hold(p.lock);
     refresh_grant(peer);
-    const Peer& p = peers_[static_cast<std::size_t>(peer)];
     return p.granted - p.sent;
 }
 
@@ -460,6 +477,7 @@ void VerbsPath::write_grant(int peer)
         return;
     }
     if (!has_slot(p)) {
+        rt::OptGuard g(misc_);
         owed_.push_back(peer); // progress() tries again
         return;
     }
@@ -477,45 +495,73 @@ void VerbsPath::write_grant(int peer)
     wr.rkey = p.grant_rkey;
     if (post(peer, wr, 0)) {
         p.told = p.grant;
-        ++credit_writes_;
+        bump(credit_writes_);
     }
 }
 
 bool VerbsPath::acquire(int peer, std::size_t len, TxBuffer& out)
 {
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    if (!p.reach || p.broken || !port_up_ || len > info_.max_frag) {
+    auto fail = [&] {
         out.data = scratch_.data() + kHdr;
         out.cap = scratch_.size() - kHdr;
-        out.token = kFailTok; // commit() answers failed
+        out.token = kFailTok; // commit() answers failed (the peer's lock is not held)
         return true;
+    };
+    if (!p.reach || len > info_.max_frag) {
+        return fail();
+    }
+    // Held until commit() on success ("Threads").
+    p.lock.lock();
+    if (p.broken || !port_up_) {
+        p.lock.unlock();
+        return fail();
     }
     if (p.sent == p.granted) {
         refresh_grant(peer);
         if (p.sent == p.granted) {
-            ++credit_stalls_;
-            ++counters_.send_again;
+            p.lock.unlock();
+            bump(credit_stalls_);
+            bump(counters_.send_again);
             return false;
         }
     }
-    if (!has_slot(p) || (len + kHdr > max_inline_ && free_bufs_.empty())) {
+    const bool inl = len + kHdr <= max_inline_;
+    if (!has_slot(p) || (!inl && pool_empty())) {
+        p.lock.unlock(); // the send queue's reader takes the peer locks
         poll_send();
+        p.lock.lock();
         if (p.broken) {
-            return acquire(peer, len, out);
+            p.lock.unlock();
+            return fail();
         }
-        if (!has_slot(p) || (len + kHdr > max_inline_ && free_bufs_.empty())) {
-            ++counters_.send_again;
+        if (!has_slot(p) || (!inl && pool_empty())) {
+            p.lock.unlock();
+            bump(counters_.send_again);
             return false;
         }
     }
-    if (len + kHdr <= max_inline_) {
-        out.data = scratch_.data() + kHdr;
+    if (inl) {
+        out.data = p.inl.data() + kHdr;
         out.cap = max_inline_ - kHdr;
         out.token = kInlineTok;
         return true;
     }
-    std::uint32_t i = free_bufs_.back();
-    free_bufs_.pop_back();
+    std::uint32_t i;
+    {
+        rt::OptGuard g(pool_);
+        if (free_bufs_.empty()) { // another peer's sender took the last one
+            i = ~std::uint32_t{0};
+        } else {
+            i = free_bufs_.back();
+            free_bufs_.pop_back();
+        }
+    }
+    if (i == ~std::uint32_t{0}) {
+        p.lock.unlock();
+        bump(counters_.send_again);
+        return false;
+    }
     out.data = buf(i) + kHdr;
     out.cap = opt_.buf_size - kHdr;
     out.token = i;
@@ -542,15 +588,18 @@ SendResult VerbsPath::commit(int peer, const TxBuffer& b, std::size_t len)
     wr.nsge = 1;
     const auto token = inl ? 0u : static_cast<std::uint32_t>(b.token) + 1;
     if (!post(peer, wr, token)) {
+        p.lock.unlock();
         if (!inl) {
+            rt::OptGuard g(pool_);
             free_bufs_.push_back(static_cast<std::uint32_t>(b.token));
         }
         return SendResult::failed;
     }
     p.told = p.grant;
     ++p.sent;
-    ++counters_.frags_sent;
-    counters_.bytes_sent += len;
+    p.lock.unlock(); // taken by acquire()
+    bump(counters_.frags_sent);
+    bump(counters_.bytes_sent, len);
     return SendResult::done;
 }
 
@@ -571,11 +620,23 @@ void VerbsPath::break_peer(int peer, const char* why)
         return;
     }
     ULMPI_DEBUG("verbs: %s to rank %d broken: %s", name_.c_str(), peer, why);
-    p.broken = true;
+    std::atomic_ref<bool>(p.broken).store(true, std::memory_order_relaxed);
     if (p.qp != nullptr) {
         (void)dev_->modify_qp_error(p.qp); // flush what is still queued
     }
+    rt::OptGuard g(misc_);
     down_due_.push_back(peer);
+}
+
+void VerbsPath::break_all(const char* why)
+{
+    for (int r = 0; r < job_.size; ++r) {
+        Peer& p = peers_[static_cast<std::size_t>(r)];
+        if (p.reach) {
+            rt::OptGuard hold(p.lock);
+            break_peer(r, why);
+        }
+    }
 }
 
 void VerbsPath::on_send_wc(const Wc& wc)
@@ -585,8 +646,9 @@ void VerbsPath::on_send_wc(const Wc& wc)
         return;
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
+    rt::OptGuard hold(p.lock);
     if (wc.status != WcStatus::success) {
-        ++error_wcs_;
+        bump(error_wcs_);
         if (wc.status != WcStatus::wr_flush_err) {
             ULMPI_DEBUG("verbs: %s: error completion to rank %d: %s", name_.c_str(), peer,
                         wc_status_name(wc.status));
@@ -599,6 +661,7 @@ void VerbsPath::on_send_wc(const Wc& wc)
     while (p.done <= upto && p.done < p.posted) {
         std::uint32_t& t = p.ring[p.done % opt_.qp_depth];
         if (t != 0 && t != kReadTok) {
+            rt::OptGuard g(pool_);
             free_bufs_.push_back(t - 1);
         }
         t = 0;
@@ -608,27 +671,33 @@ void VerbsPath::on_send_wc(const Wc& wc)
 
 int VerbsPath::poll_send()
 {
+    const bool fine = rt::fine_locks();
+    if (fine) [[unlikely]] {
+        if (scq_busy_.exchange(true, std::memory_order_acquire)) {
+            return 0; // another thread reads it and completes what it finds
+        }
+    }
     Wc wc[16];
     int total = 0;
     for (;;) {
         int n = dev_->poll_cq(scq_, wc, 16);
         if (n < 0) {
             ULMPI_ERROR("verbs: %s: send completion queue overrun", name_.c_str());
-            for (int r = 0; r < job_.size; ++r) {
-                if (peers_[static_cast<std::size_t>(r)].reach) {
-                    break_peer(r, "completion queue overrun");
-                }
-            }
-            return total;
+            break_all("completion queue overrun");
+            break;
         }
         for (int i = 0; i < n; ++i) {
             on_send_wc(wc[i]);
         }
         total += n;
         if (n < 16) {
-            return total;
+            break;
         }
     }
+    if (fine) [[unlikely]] {
+        scq_busy_.store(false, std::memory_order_release);
+    }
+    return total;
 }
 
 void VerbsPath::handle_event(const AsyncEvent& ev)
@@ -651,18 +720,15 @@ void VerbsPath::handle_event(const AsyncEvent& ev)
     case AsyncEvent::Kind::qp_fatal:
     case AsyncEvent::Kind::qp_access_error: {
         int r = -1;
-        if (peer_of_qpn(ev.qp_num, r) != nullptr) {
+        if (Peer* p = peer_of_qpn(ev.qp_num, r); p != nullptr) {
+            rt::OptGuard hold(p->lock);
             break_peer(r, async_kind_name(ev.kind));
         }
         break;
     }
     case AsyncEvent::Kind::cq_error:
     case AsyncEvent::Kind::device_fatal:
-        for (int r = 0; r < job_.size; ++r) {
-            if (peers_[static_cast<std::size_t>(r)].reach) {
-                break_peer(r, async_kind_name(ev.kind));
-            }
-        }
+        break_all(async_kind_name(ev.kind));
         break;
     default:
         break;
@@ -674,6 +740,20 @@ int VerbsPath::progress(Sink& sink)
     if (!open_) {
         return 0;
     }
+    if (rt::fine_locks()) [[unlikely]] {
+        // Any thread reads the send queue; one at a time the receive side.
+        if (rcq_busy_.exchange(true, std::memory_order_acquire)) {
+            return poll_send();
+        }
+        const int n = progress_rx(sink);
+        rcq_busy_.store(false, std::memory_order_release);
+        return n;
+    }
+    return progress_rx(sink);
+}
+
+int VerbsPath::progress_rx(Sink& sink)
+{
     int n = 0;
     if ((++event_tick_ & 63) == 0) {
         AsyncEvent ev;
@@ -699,51 +779,63 @@ int VerbsPath::progress(Sink& sink)
             FragHeader h;
             std::memcpy(&h, rbuf(idx), sizeof h);
             if (h.version == kWireVersion && h.kind == kFrag) {
-                if (newer(h.grant, p->granted)) {
-                    p->granted = h.grant;
+                {
+                    rt::OptGuard hold(p->lock);
+                    if (newer(h.grant, p->granted)) {
+                        p->granted = h.grant;
+                    }
                 }
                 VerbsRxFrag rx;
                 rx.peer = r;
                 rx.data = rbuf(idx) + kHdr;
                 rx.len = w.byte_len - kHdr;
-                ++counters_.frags_received;
-                counters_.bytes_received += rx.len;
+                bump(counters_.frags_received);
+                bump(counters_.bytes_received, rx.len);
                 sink.on_frag(*this, rx);
                 ++n;
             } else {
                 ULMPI_WARN("verbs: %s: fragment of another version from rank %d dropped", name_.c_str(), r);
             }
         } else if (w.status != WcStatus::success && p != nullptr) {
-            ++error_wcs_;
+            bump(error_wcs_);
+            rt::OptGuard hold(p->lock);
             break_peer(r, wc_status_name(w.status));
         }
         Sge s{reinterpret_cast<std::uint64_t>(rbuf(idx)), opt_.buf_size, rbufs_mr_->lkey};
         if (!dev_->post_srq_recv(srq_, idx, s).ok()) {
             ULMPI_ERROR("verbs: %s: cannot post a receive again", name_.c_str());
         }
-        if (p != nullptr && !p->broken) {
-            ++p->grant;
-            if (p->grant - p->told >= std::max<std::uint32_t>(1, share_ / 2)) {
-                write_grant(r);
+        if (p != nullptr) {
+            rt::OptGuard hold(p->lock);
+            if (!p->broken) {
+                ++p->grant;
+                if (p->grant - p->told >= std::max<std::uint32_t>(1, share_ / 2)) {
+                    write_grant(r);
+                }
             }
         }
     }
     poll_send();
-    if (!owed_.empty()) {
-        std::vector<int> again;
-        again.swap(owed_);
-        for (int r : again) {
-            if (peers_[static_cast<std::size_t>(r)].grant != peers_[static_cast<std::size_t>(r)].told) {
-                write_grant(r);
-            }
+    std::vector<int> again;
+    {
+        rt::OptGuard g(misc_);
+        if (!owed_.empty()) {
+            again.swap(owed_);
         }
     }
-    if (port_news_) {
-        port_news_ = false;
+    for (int r : again) {
+        Peer& p = peers_[static_cast<std::size_t>(r)];
+        rt::OptGuard hold(p.lock);
+        if (p.grant != p.told) {
+            write_grant(r);
+        }
+    }
+    if (port_news_.load(std::memory_order_acquire)) {
+        port_news_.store(false, std::memory_order_relaxed);
         if (port_up_) {
             for (int r = 0; r < job_.size; ++r) {
                 Peer& p = peers_[static_cast<std::size_t>(r)];
-                if (p.reach && !p.broken && p.told_down && dev_->qp_state(p.qp) == QpState::rts) {
+                if (p.reach && !broken(p) && p.told_down && dev_->qp_state(p.qp) == QpState::rts) {
                     p.told_down = false;
                     sink.on_path_up(*this, r);
                 }
@@ -758,9 +850,16 @@ int VerbsPath::progress(Sink& sink)
             }
         }
     }
-    while (!down_due_.empty()) {
-        int r = down_due_.back();
-        down_due_.pop_back();
+    for (;;) {
+        int r;
+        {
+            rt::OptGuard g(misc_);
+            if (down_due_.empty()) {
+                break;
+            }
+            r = down_due_.back();
+            down_due_.pop_back();
+        }
         Peer& p = peers_[static_cast<std::size_t>(r)];
         if (!p.told_down) {
             p.told_down = true;
@@ -797,7 +896,7 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
         return Errc::protocol;
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    if (!p.reach || p.broken || !port_up_) {
+    if (!p.reach || broken(p) || !port_up_) {
         return Errc::unreachable;
     }
     const auto* k = static_cast<const std::byte*>(rkey);
@@ -815,9 +914,11 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
         ro -= rem[ri].len;
         ++ri;
     }
-    std::uint64_t posted = 0;
     std::uint64_t bytes = 0;
-    const std::uint64_t first = p.posted;
+    // The send queue's number of our last read, plus one: the receive side
+    // may post credit writes on this queue pair in between ("Threads"), and
+    // completions come in order, so this one's completion covers them all.
+    std::uint64_t end = 0;
     for (int li = 0; li < nlocal; ++li) {
         if (local[li].iov_len == 0) {
             continue;
@@ -832,9 +933,13 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
                 return Errc::protocol; // the key covers less than asked
             }
             std::uint64_t n = std::min<std::uint64_t>({local[li].iov_len - lo, rem[ri].len - ro, opt_.read_chunk});
+            p.lock.lock();
             while (!has_slot(p)) {
+                p.lock.unlock(); // the send queue's reader takes the peer locks
                 poll_send();
+                p.lock.lock();
                 if (p.broken) {
+                    p.lock.unlock();
                     return Errc::io_error;
                 }
             }
@@ -845,10 +950,12 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
             wr.nsge = 1;
             wr.remote_addr = rem[ri].addr + ro;
             wr.rkey = rem[ri].rkey;
-            if (!post(peer, wr, kReadTok)) {
+            const bool ok = post(peer, wr, kReadTok);
+            end = p.posted;
+            p.lock.unlock();
+            if (!ok) {
                 return Errc::io_error;
             }
-            ++posted;
             bytes += n;
             lo += n;
             ro += n;
@@ -859,20 +966,25 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
         }
     }
     // Wait for every read: the last one's completion covers them all.
-    const std::uint64_t end = first + posted;
     const rt::Nanos limit = rt::now_ns() + 60 * rt::Nanos{1000000000};
-    while (p.done < end) {
+    for (;;) {
+        {
+            rt::OptGuard hold(p.lock);
+            if (p.done >= end) {
+                break;
+            }
+            if (p.broken) {
+                return Errc::io_error;
+            }
+            if (rt::now_ns() > limit) {
+                break_peer(peer, "RDMA read did not complete in 60 s");
+                return Errc::timeout;
+            }
+        }
         poll_send();
-        if (p.broken) {
-            return Errc::io_error;
-        }
-        if (rt::now_ns() > limit) {
-            break_peer(peer, "RDMA read did not complete in 60 s");
-            return Errc::timeout;
-        }
     }
-    ++counters_.gets;
-    counters_.get_bytes += bytes;
+    bump(counters_.gets);
+    bump(counters_.get_bytes, bytes);
     return Errc::ok;
 }
 

@@ -45,12 +45,39 @@
 // peer whose queue pair is still in RTS is up again (on_path_up). A broken
 // queue pair is not re-connected (that needs a new exchange with the peer,
 // which the bootstrap no longer offers): the path stays down to that peer.
+//
+// Threads (concurrent(): ULM's fine mode, ulm/engine.h "Locking"). The
+// device's calls are thread-safe (libibverbs guards each queue pair and
+// completion queue itself; the software device serializes on its fabric
+// lock), so the path guards only its own state. Locks, outermost first; all
+// rt::OptMutex or try-flags (nothing taken below MULTIPLE):
+//   rcq_busy_    one thread at a time reads the receive completion queue and
+//                hands the fragments up (try: a busy flag is skipped), in
+//                the order the queue gives them, and runs progress()'s
+//                chores (events, owed credit writes, down and up reports).
+//                Held across on_frag(), which takes the sender's peer lock
+//                in ULM.
+//   Peer::lock   one per queue pair: its credits, send queue slots and ring,
+//                `broken`, its inline staging bytes. A sender holds it from
+//                acquire() to commit() (ULM sends to one peer at a time), so
+//                a credit write from the receive side cannot take the slot
+//                acquire() counted on; get() holds it while it posts.
+//                Released before polling the send queue.
+//   scq_busy_    one reader of the send completion queue (try: a thread
+//                that finds it busy does not wait; the reader completes
+//                everyone's sends and reads, taking each peer's lock).
+//   leaves       pool_ (free bounce buffers), misc_ (down_due_, owed_).
+// The registration cache has its own mutex (verbs_regcache.h). Counters are
+// bumped with relaxed atomic adds when the locks are on.
 #pragma once
 
 #include "paths/path.h"
 #include "paths/verbs/verbs_device.h"
 #include "paths/verbs/verbs_regcache.h"
 #include "paths/verbs/verbs_wire.h"
+#include "runtime/opt_lock.h"
+
+#include <atomic>
 
 #include <memory>
 #include <string>
@@ -95,6 +122,8 @@ public:
                const iovec* local, int nlocal) override;
     int progress(Sink& sink) override;
     const char* describe() const override { return describe_.c_str(); }
+    // Several threads at once: see "Threads" above.
+    bool concurrent() const override { return true; }
 
     // For tests and --stats.
     std::uint32_t credits(int peer); // fragments the path may still send to `peer`
@@ -104,14 +133,15 @@ public:
     std::uint64_t credit_stalls() const { return credit_stalls_; }
     std::uint64_t credit_writes() const { return credit_writes_; }
     std::uint64_t error_completions() const { return error_wcs_; }
-    bool port_up() const { return port_up_; }
+    bool port_up() const { return port_up_.load(std::memory_order_relaxed); }
 
 private:
     struct Peer {
+        rt::OptMutex lock;        // "Threads"
         Qp* qp = nullptr;
         bool reach = false;       // connected at wire-up
-        bool broken = false;      // queue pair in error: down for good
-        bool told_down = false;   // on_path_down reported
+        bool broken = false;      // queue pair in error: down for good (read unlocked: atomic_ref)
+        bool told_down = false;   // on_path_down reported (the rcq_busy_ holder)
         std::uint32_t sent = 0;    // fragments sent
         std::uint32_t granted = 0; // what the peer granted us (its cumulative count)
         std::uint32_t grant = 0;   // what we granted the peer
@@ -122,6 +152,7 @@ private:
         std::vector<std::uint32_t> ring; // per work request: bounce buffer + 1, kReadTok, or 0
         std::uint64_t grant_addr = 0;    // the peer's Grant slot for us
         std::uint32_t grant_rkey = 0;
+        std::vector<std::byte> inl; // an inline fragment, from acquire() to commit()
     };
     static constexpr std::uint32_t kReadTok = 0xffffffffu;
     static constexpr std::uintptr_t kInlineTok = ~std::uintptr_t{0};
@@ -131,13 +162,24 @@ private:
     std::byte* buf(std::uint32_t i) const { return bufs_ + static_cast<std::size_t>(i) * opt_.buf_size; }
     std::byte* rbuf(std::uint32_t i) const { return rbufs_ + static_cast<std::size_t>(i) * opt_.buf_size; }
     void refresh_grant(int peer);
+    // The receive side and the chores (the rcq_busy_ holder, or the only thread).
+    int progress_rx(Sink& sink);
+    bool pool_empty() const;
+    static void bump(std::uint64_t& counter, std::uint64_t n = 1);
+    bool broken(const Peer& p) const
+    {
+        return std::atomic_ref<bool>(const_cast<bool&>(p.broken)).load(std::memory_order_relaxed);
+    }
     bool has_slot(Peer& p) const { return p.posted - p.done < opt_.qp_depth; }
     // Posts on the peer's queue pair; false (peer broken) on a post error.
     bool post(int peer, SendWr& wr, std::uint32_t token);
     void write_grant(int peer);
     int poll_send();
     void on_send_wc(const Wc& wc);
+    // Under the peer's lock.
     void break_peer(int peer, const char* why);
+    // Takes each reached peer's lock in turn.
+    void break_all(const char* why);
     void handle_event(const AsyncEvent& ev);
     Peer* peer_of_qpn(std::uint32_t qpn, int& rank);
 
@@ -176,8 +218,12 @@ private:
     std::unique_ptr<RegCache> cache_;
     std::vector<int> down_due_;  // peers to report down
     std::vector<int> owed_;      // peers whose credit write found no send slot
-    bool port_up_ = true;
-    bool port_news_ = false;     // port state changed, not yet reported
+    std::atomic<bool> port_up_{true};
+    std::atomic<bool> port_news_{false}; // port state changed, not yet reported
+    std::atomic<bool> rcq_busy_{false};
+    std::atomic<bool> scq_busy_{false};
+    mutable rt::OptMutex pool_;
+    mutable rt::OptMutex misc_;
     std::uint32_t event_tick_ = 0;
     std::uint64_t credit_stalls_ = 0;
     std::uint64_t credit_writes_ = 0;

@@ -313,6 +313,7 @@ private:
     std::vector<SoftQp*> qps_;
     std::vector<SoftMr*> my_mrs_; // by slot, this process's
     std::deque<AsyncEvent> events_;
+    std::atomic<std::size_t> queued_{0}; // requests in this process's send queues (fabric lock)
     std::uint32_t seen_epoch_[kMaxPort] = {};
     std::uint32_t seen_active_[kMaxPort] = {};
 };
@@ -549,6 +550,7 @@ void SoftDevice::destroy_qp(Qp* qp)
         Guard g(f_);
         f_->qps[q->idx].in_use = 0;
         held_locked(-1);
+        queued_.fetch_sub(q->sq.size(), std::memory_order_relaxed);
     }
     qps_.erase(std::remove(qps_.begin(), qps_.end(), q), qps_.end());
     delete q;
@@ -619,6 +621,7 @@ Status SoftDevice::modify_qp_reset(Qp* qp)
     QpSlot& s = f_->qps[q->idx];
     s.state = static_cast<std::uint8_t>(QpState::reset);
     s.inject_after = -1;
+    queued_.fetch_sub(q->sq.size(), std::memory_order_relaxed);
     q->sq.clear();
     return Errc::ok;
 }
@@ -935,6 +938,7 @@ void SoftDevice::progress_locked()
                 break;
             }
             q->sq.pop_front();
+            queued_.fetch_sub(1, std::memory_order_relaxed);
         }
     }
 }
@@ -973,6 +977,7 @@ Status SoftDevice::post_send(Qp* qp, const SendWr& wr)
         }
     }
     q->sq.push_back(std::move(p));
+    queued_.fetch_add(1, std::memory_order_relaxed);
     progress_locked();
     return Errc::ok;
 }
@@ -994,10 +999,10 @@ int SoftDevice::poll_cq(Cq* cq, Wc* out, int max)
     // Nothing queued here and nothing arrived: no need for the fabric's lock
     // (spinning ranks would otherwise convoy on it).
     CqSlot& e = f_->cqs[static_cast<SoftCq*>(cq)->idx];
-    bool pending = false;
-    for (const SoftQp* q : qps_) {
-        pending = pending || !q->sq.empty();
-    }
+    // Several threads may post and poll (the verbs path under
+    // MPI_THREAD_MULTIPLE): the queues are read under the fabric's lock,
+    // their total count here.
+    const bool pending = queued_.load(std::memory_order_relaxed) != 0;
     if (!pending && __atomic_load_n(&e.tail, __ATOMIC_ACQUIRE) == __atomic_load_n(&e.head, __ATOMIC_RELAXED) &&
         __atomic_load_n(&e.overrun, __ATOMIC_RELAXED) == 0) {
         return 0;
@@ -1046,8 +1051,8 @@ void SoftDevice::check_events_locked()
 
 bool SoftDevice::poll_async(AsyncEvent& ev)
 {
+    Guard g(f_);
     if (events_.empty()) {
-        Guard g(f_);
         progress_locked();
         check_events_locked();
     }
