@@ -45,6 +45,26 @@
 // peer whose queue pair is still in RTS is up again (on_path_up). A broken
 // queue pair is not re-connected (that needs a new exchange with the peer,
 // which the bootstrap no longer offers): the path stays down to that peer.
+//
+// A peer replaced by a new process (FT-MPI REBUILD; path.h). reset_peer():
+// a new queue pair for the peer's slot is made and taken to INIT, and the
+// record "verbs.<rail>" is put again with its number (LID, GID, PSN base,
+// credits and the grant slot stay what they were), before the fence the new
+// process joins; the new process's wire-up is the usual one and reads it.
+// The old queue pair goes to error (its sends complete flushed) and is kept,
+// out of the table of queue pair numbers, until connect_peer(): the new one
+// was made while the old one existed, so the device cannot have given it the
+// old number, and completions of the old one that the completion queues
+// still hold are recognised by their number and never taken for the new
+// process's (receive buffers they used are posted again; send completions
+// free nothing twice). Its bounce buffers go back to the pool when it is
+// destroyed, in connect_peer() (after the fence, whose progress drained the
+// completion queues) or close(). The grant slot the old process wrote is
+// cleared, and every count with the peer starts again as at the wire-up.
+// connect_peer() reads the new process's record and takes the queue pair to
+// RTR and RTS, as connect() does. connect_peer() alone connects a process
+// spawned into a slot that held none (its queue pair is the one open()
+// made for the slot).
 #pragma once
 
 #include "paths/path.h"
@@ -87,6 +107,8 @@ public:
     Status open(rt::Bootstrap& boot) override;
     Status connect(rt::Bootstrap& boot) override;
     void close() override;
+    Status reset_peer(int peer, rt::Bootstrap& boot) override;
+    Status connect_peer(int peer, rt::Bootstrap& boot) override;
     bool can_reach(int peer) const override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
@@ -128,8 +150,24 @@ private:
     static constexpr std::uintptr_t kFailTok = ~std::uintptr_t{0} - 1;
     static constexpr std::size_t kHdr = sizeof(FragHeader);
 
+    // A queue pair of a replaced process, in error, until it is destroyed.
+    struct Retired {
+        int peer = -1;
+        Qp* qp = nullptr;
+        std::vector<std::uint32_t> ring; // its work requests' tokens (bounce buffers)
+    };
+
     std::byte* buf(std::uint32_t i) const { return bufs_ + static_cast<std::size_t>(i) * opt_.buf_size; }
     std::byte* rbuf(std::uint32_t i) const { return rbufs_ + static_cast<std::size_t>(i) * opt_.buf_size; }
+    // Makes a queue pair for rank `r` and takes it to INIT.
+    Status make_qp(int r, Qp*& out);
+    void index_qpn(std::uint32_t qpn, int r);
+    void unindex_qpn(std::uint32_t qpn);
+    // Reads rank r's record and connects the queue pair to it (RTR, RTS);
+    // `reached` false: the path does not serve that rank (no such rail
+    // there, another link layer, a peer on this host left to shm).
+    Status connect_one(int r, rt::Bootstrap& boot, bool& reached);
+    void destroy_retired(int peer); // -1: all
     void refresh_grant(int peer);
     bool has_slot(Peer& p) const { return p.posted - p.done < opt_.qp_depth; }
     // Posts on the peer's queue pair; false (peer broken) on a post error.
@@ -173,6 +211,8 @@ private:
     std::uint32_t max_inline_ = 0;
     std::vector<Peer> peers_;
     std::vector<std::pair<std::uint32_t, int>> qpn_rank_; // sorted
+    std::vector<std::byte> record_; // "verbs.<rail>" as published
+    std::vector<Retired> retired_;
     std::unique_ptr<RegCache> cache_;
     std::vector<int> down_due_;  // peers to report down
     std::vector<int> owed_;      // peers whose credit write found no send slot
