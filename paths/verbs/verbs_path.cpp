@@ -279,7 +279,8 @@ Status VerbsPath::open(rt::Bootstrap& boot)
             q = p.qp->qpn;
             qpn_rank_.emplace_back(q, r);
         }
-        std::memcpy(record_.data() + sizeof a + sizeof q * static_cast<std::size_t>(r), &q, sizeof q);
+        std::memcpy(record_.data() + sizeof a + sizeof q * static_cast<std::size_t>(r), &q,
+                    sizeof q);
     }
     std::sort(qpn_rank_.begin(), qpn_rank_.end());
     scratch_.resize(opt_.buf_size);
@@ -375,7 +376,8 @@ Status VerbsPath::connect_one(int r, rt::Bootstrap& boot, bool& reached)
     std::memcpy(&a, v.data(), sizeof a);
     if (a.version != kWireVersion || a.size != static_cast<std::uint32_t>(job_.size) ||
         v.size() != sizeof a + sizeof(std::uint32_t) * a.size) {
-        ULMPI_ERROR("verbs: rank %d published a %s record of another version or job size", r, name_.c_str());
+        ULMPI_ERROR("verbs: rank %d published a %s record of another version or job size", r,
+                    name_.c_str());
         return Errc::protocol;
     }
     if (a.link != static_cast<std::uint8_t>(pattr_.link)) {
@@ -383,7 +385,8 @@ Status VerbsPath::connect_one(int r, rt::Bootstrap& boot, bool& reached)
         return Errc::ok;
     }
     std::uint32_t their = 0;
-    std::memcpy(&their, v.data() + sizeof a + sizeof their * static_cast<std::size_t>(job_.rank), sizeof their);
+    std::memcpy(&their, v.data() + sizeof a + sizeof their * static_cast<std::size_t>(job_.rank),
+                sizeof their);
     if (their == 0) {
         return Errc::ok;
     }
@@ -396,9 +399,11 @@ Status VerbsPath::connect_one(int r, rt::Bootstrap& boot, bool& reached)
     rtr.global = pattr_.link == LinkLayer::ethernet || std::memcmp(a.gid, pattr_.gid, 8) != 0;
     std::memcpy(rtr.dgid, a.gid, 16);
     rtr.sgid_index = static_cast<std::uint8_t>(pattr_.gid_index);
-    rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(dev_->attr().max_qp_rd_atom, 1, 16));
+    rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(
+        std::clamp<std::uint32_t>(dev_->attr().max_qp_rd_atom, 1, 16));
     if (Status st = dev_->modify_qp_rtr(p.qp, rtr); !st.ok()) {
-        ULMPI_ERROR("verbs: %s: queue pair to rank %d refused RTR (%s)", name_.c_str(), r, rt::errc_name(st.code()));
+        ULMPI_ERROR("verbs: %s: queue pair to rank %d refused RTR (%s)", name_.c_str(), r,
+                    rt::errc_name(st.code()));
         return st;
     }
     RtsAttr rts;
@@ -408,7 +413,8 @@ Status VerbsPath::connect_one(int r, rt::Bootstrap& boot, bool& reached)
     rts.rnr_retry = 7;
     rts.max_rd_atomic = rtr.max_dest_rd_atomic;
     if (Status st = dev_->modify_qp_rts(p.qp, rts); !st.ok()) {
-        ULMPI_ERROR("verbs: %s: queue pair to rank %d refused RTS (%s)", name_.c_str(), r, rt::errc_name(st.code()));
+        ULMPI_ERROR("verbs: %s: queue pair to rank %d refused RTS (%s)", name_.c_str(), r,
+                    rt::errc_name(st.code()));
         return st;
     }
     p.granted = a.credits;

@@ -366,7 +366,8 @@ TEST(SoftDevice, a_killed_process_queue_pairs_go_before_its_slot_is_taken_again)
         std::uint32_t theirs = 0;
         ASSERT_EQ(::read(up[0], &theirs, sizeof theirs), static_cast<ssize_t>(sizeof theirs));
         ASSERT_EQ(::write(down[1], &a->qpn, sizeof a->qpn), static_cast<ssize_t>(sizeof a->qpn));
-        ASSERT_EQ(::read(up[0], &theirs, sizeof theirs), static_cast<ssize_t>(sizeof theirs)); // Y in RTS
+        // Y is in RTS.
+        ASSERT_EQ(::read(up[0], &theirs, sizeof theirs), static_cast<ssize_t>(sizeof theirs));
         RtrAttr r;
         r.dest_qpn = theirs;
         r.rq_psn = 100;

@@ -144,7 +144,8 @@ int replace_case(const std::string& fabric)
         r0.path->progress(r0.sink);
     }
     EXPECT_TRUE(r0.sink.frags.empty()) << "a fragment of the dead process was delivered";
-    EXPECT_TRUE(r0.sink.downs.empty()) << "the old queue pair's flushed sends spoke for the new one";
+    EXPECT_TRUE(r0.sink.downs.empty())
+        << "the old queue pair's flushed sends spoke for the new one";
 
     // The new process: the usual wire-up, then rank 0 connects to it.
     Rank r1n(job, 1, fabric, small_options(), 1);
