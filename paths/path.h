@@ -181,12 +181,18 @@ public:
     // as usual, knowing it is a respawned process by JobInfo::incarnation):
     //   reset_peer(): the old process is dead; forget everything about it
     //     (queued fragments, buffers it held, its addresses) and send or
-    //     accept nothing with it until connect_peer().   [fence]
+    //     accept nothing with it until connect_peer(). A path whose address
+    //     for the peer is per peer (verbs: a queue pair per peer) makes a new
+    //     one here and put()s it, so that the new process reads it after the
+    //     fence.                                            [fence]
     //   connect_peer(): read the new process's addresses, attach to it.
+    //     Also called without reset_peer() for a process spawned into a slot
+    //     that no process held (MPI_Comm_spawn): what the path published at
+    //     its wire-up for that slot is what the new process reads.
     // not_supported: this path cannot take a new process for a peer.
-    virtual Status reset_peer(int peer)
+    virtual Status reset_peer(int peer, rt::Bootstrap& boot)
     {
-        (void)peer;
+        (void)peer, (void)boot;
         return Errc::not_supported;
     }
     virtual Status connect_peer(int peer, rt::Bootstrap& boot)

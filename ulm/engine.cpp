@@ -651,7 +651,7 @@ rt::Status Engine::replace_peer(int rank, int incarnation)
     Link& l = links_[rank];
     l.life = Link::Lifetime::replacing;
     for (int i = 0; i < l.nrails; ++i) {
-        if (Status st = l.rails[i].path->reset_peer(rank); !st.ok()) {
+        if (Status st = l.rails[i].path->reset_peer(rank, *boot_); !st.ok()) {
             ULMPI_ERROR("rank %d: path %s cannot take a new process for rank %d (%s)", rank_,
                         l.rails[i].path->info().name, rank, rt::errc_name(st.code()));
             return st;

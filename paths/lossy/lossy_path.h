@@ -121,7 +121,10 @@ public:
     Status connected(rt::Bootstrap& boot) override { return inner_->connected(boot); }
     void close() override;
     // Fragments still held for the old process carry its epoch: ULM refuses them.
-    Status reset_peer(int peer) override { return inner_->reset_peer(peer); }
+    Status reset_peer(int peer, rt::Bootstrap& boot) override
+    {
+        return inner_->reset_peer(peer, boot);
+    }
     Status connect_peer(int peer, rt::Bootstrap& boot) override
     {
         return inner_->connect_peer(peer, boot);

@@ -389,7 +389,7 @@ OfiPath::Insert OfiPath::insert_peer(int r, rt::Bootstrap& boot)
     return Insert::reached;
 }
 
-Status OfiPath::reset_peer(int peer)
+Status OfiPath::reset_peer(int peer, rt::Bootstrap&)
 {
     if (!open_ || peer < 0 || peer >= job_.size || peer == job_.rank) {
         return Errc::invalid_arg;

@@ -130,7 +130,7 @@ public:
     // process (its backlog, its address; operations still in flight to it
     // complete without reporting anything about the peer), then insert the
     // new process's address from the key-value exchange.
-    Status reset_peer(int peer) override;
+    Status reset_peer(int peer, rt::Bootstrap& boot) override;
     Status connect_peer(int peer, rt::Bootstrap& boot) override;
     // Sends in flight or waiting, or memory handed to a peer to read in the
     // last kExposedNs (the provider serves those reads only in our calls).

@@ -320,7 +320,7 @@ Status ShmPath::connected(rt::Bootstrap&)
     return Errc::ok;
 }
 
-Status ShmPath::reset_peer(int peer)
+Status ShmPath::reset_peer(int peer, rt::Bootstrap&)
 {
     const int j = local_index(peer);
     if (j < 0 || static_cast<std::uint32_t>(j) == me_ || !open_) {

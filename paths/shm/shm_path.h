@@ -31,7 +31,7 @@ public:
     void close() override;
     void reserve_shared_area(std::size_t bytes) override;
     std::byte* shared_area(std::size_t* bytes) const override;
-    Status reset_peer(int peer) override;
+    Status reset_peer(int peer, rt::Bootstrap& boot) override;
     Status connect_peer(int peer, rt::Bootstrap& boot) override;
     bool can_become() const override { return true; }
     Status wipe_peer(int peer) override;

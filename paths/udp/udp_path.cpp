@@ -481,7 +481,7 @@ void UdpPath::close()
     open_ = false;
 }
 
-Status UdpPath::reset_peer(int peer)
+Status UdpPath::reset_peer(int peer, rt::Bootstrap&)
 {
     if (!open_ || peer < 0 || static_cast<std::size_t>(peer) >= peers_.size() ||
         peer == job_.rank) {

@@ -164,7 +164,7 @@ public:
     // A peer replaced by a new process (FT-MPI REBUILD, a spawn slot used
     // again): its addresses and flow-control marks go; connect_peer()
     // reads the new process's from the bootstrap.
-    Status reset_peer(int peer) override;
+    Status reset_peer(int peer, rt::Bootstrap& boot) override;
     Status connect_peer(int peer, rt::Bootstrap& boot) override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;

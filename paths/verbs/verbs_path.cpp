@@ -268,7 +268,8 @@ Status VerbsPath::open(rt::Bootstrap& boot)
 
     std::random_device rd;
     psn_base_ = rd() & 0xffffffu;
-    std::vector<std::byte> rec(sizeof(PortAddr) + sizeof(std::uint32_t) * static_cast<std::size_t>(job_.size));
+    record_.assign(sizeof(PortAddr) + sizeof(std::uint32_t) * static_cast<std::size_t>(job_.size),
+                   std::byte{0});
     PortAddr a{};
     a.version = kWireVersion;
     a.link = static_cast<std::uint8_t>(pattr_.link);
@@ -280,25 +281,13 @@ Status VerbsPath::open(rt::Bootstrap& boot)
     a.grant_addr = reinterpret_cast<std::uint64_t>(grants_in_);
     a.grant_rkey = grants_in_mr_->rkey;
     a.size = static_cast<std::uint32_t>(job_.size);
-    std::memcpy(rec.data(), &a, sizeof a);
+    std::memcpy(record_.data(), &a, sizeof a);
     max_inline_ = opt_.max_inline;
     for (int r = 0; r < job_.size; ++r) {
         std::uint32_t q = 0;
         if (r != job_.rank) {
             Peer& p = peers_[static_cast<std::size_t>(r)];
-            QpCaps caps;
-            caps.max_send_wr = opt_.qp_depth;
-            caps.max_send_sge = std::min<std::uint32_t>(4, da.max_sge);
-            caps.max_inline = opt_.max_inline;
-            if (Status st = dev_->create_qp(scq_, rcq_, srq_, caps, p.qp); !st.ok()) {
-                ULMPI_ERROR("verbs: %s: no queue pair for rank %d (%s)", da.name.c_str(), r,
-                            rt::errc_name(st.code()));
-                return st;
-            }
-            max_inline_ = std::min(max_inline_, caps.max_inline);
-            if (Status st = dev_->modify_qp_init(p.qp, port_, access::remote_read | access::remote_write |
-                                                                  access::local_write);
-                !st.ok()) {
+            if (Status st = make_qp(r, p.qp); !st.ok()) {
                 return st;
             }
             p.ring.assign(opt_.qp_depth, 0);
@@ -306,7 +295,8 @@ Status VerbsPath::open(rt::Bootstrap& boot)
             q = p.qp->qpn;
             qpn_rank_.emplace_back(q, r);
         }
-        std::memcpy(rec.data() + sizeof a + sizeof q * static_cast<std::size_t>(r), &q, sizeof q);
+        std::memcpy(record_.data() + sizeof a + sizeof q * static_cast<std::size_t>(r), &q,
+                    sizeof q);
     }
     std::sort(qpn_rank_.begin(), qpn_rank_.end());
     scratch_.resize(opt_.buf_size);
@@ -322,7 +312,52 @@ Status VerbsPath::open(rt::Bootstrap& boot)
                                                        : std::to_string(pattr_.gid_index).c_str(),
                   pattr_.gbps, pattr_.active_mtu, depth_, share_, info_.inline_max);
     describe_ = d;
-    return boot.put("verbs." + std::to_string(rail_), rec.data(), rec.size());
+    return boot.put("verbs." + std::to_string(rail_), record_.data(), record_.size());
+}
+
+Status VerbsPath::make_qp(int r, Qp*& out)
+{
+    const DeviceAttr& da = dev_->attr();
+    QpCaps caps;
+    caps.max_send_wr = opt_.qp_depth;
+    caps.max_send_sge = std::min<std::uint32_t>(4, da.max_sge);
+    caps.max_inline = max_inline_;
+    Qp* qp = nullptr;
+    if (Status st = dev_->create_qp(scq_, rcq_, srq_, caps, qp); !st.ok()) {
+        ULMPI_ERROR("verbs: %s: no queue pair for rank %d (%s)", da.name.c_str(), r,
+                    rt::errc_name(st.code()));
+        return st;
+    }
+    if (open_ && caps.max_inline < max_inline_) {
+        // ULM was told the inline size at the wire-up (info().inline_max).
+        ULMPI_ERROR("verbs: %s: a new queue pair for rank %d takes %u bytes inline, not %u",
+                    da.name.c_str(), r, caps.max_inline, max_inline_);
+        dev_->destroy_qp(qp);
+        return Errc::no_memory;
+    }
+    max_inline_ = std::min(max_inline_, caps.max_inline);
+    if (Status st = dev_->modify_qp_init(qp, port_, access::remote_read | access::remote_write |
+                                                        access::local_write);
+        !st.ok()) {
+        dev_->destroy_qp(qp);
+        return st;
+    }
+    out = qp;
+    return Errc::ok;
+}
+
+void VerbsPath::index_qpn(std::uint32_t q, int r)
+{
+    auto pos = std::lower_bound(qpn_rank_.begin(), qpn_rank_.end(), std::make_pair(q, -1));
+    qpn_rank_.insert(pos, std::make_pair(q, r));
+}
+
+void VerbsPath::unindex_qpn(std::uint32_t q)
+{
+    auto it = std::lower_bound(qpn_rank_.begin(), qpn_rank_.end(), std::make_pair(q, -1));
+    if (it != qpn_rank_.end() && it->first == q) {
+        qpn_rank_.erase(it);
+    }
 }
 
 Status VerbsPath::connect(rt::Bootstrap& boot)
@@ -331,69 +366,156 @@ Status VerbsPath::connect(rt::Bootstrap& boot)
         if (r == job_.rank) {
             continue;
         }
-        const bool same_host = job_.node_of_rank.size() == static_cast<std::size_t>(job_.size) &&
-                               job_.node_of_rank[static_cast<std::size_t>(r)] == job_.node_id;
-        if (same_host && !opt_.everywhere) {
-            continue; // shared memory's (its queue pair stays unused)
-        }
-        Peer& p = peers_[static_cast<std::size_t>(r)];
-        std::vector<std::byte> v;
-        if (!boot.get(r, "verbs." + std::to_string(rail_), v).ok() || v.size() < sizeof(PortAddr)) {
-            continue; // no such rail there
-        }
-        PortAddr a;
-        std::memcpy(&a, v.data(), sizeof a);
-        if (a.version != kWireVersion || a.size != static_cast<std::uint32_t>(job_.size) ||
-            v.size() != sizeof a + sizeof(std::uint32_t) * a.size) {
-            ULMPI_ERROR("verbs: rank %d published a %s record of another version or job size", r, name_.c_str());
-            return Errc::protocol;
-        }
-        if (a.link != static_cast<std::uint8_t>(pattr_.link)) {
-            ULMPI_DEBUG("verbs: %s of rank %d is on another link layer", name_.c_str(), r);
-            continue;
-        }
-        std::uint32_t their = 0;
-        std::memcpy(&their, v.data() + sizeof a + sizeof their * static_cast<std::size_t>(job_.rank), sizeof their);
-        if (their == 0) {
-            continue;
-        }
-        RtrAttr rtr;
-        rtr.dest_qpn = their;
-        rtr.rq_psn = psn_of(a.psn_base, job_.rank);
-        rtr.path_mtu = std::min(a.mtu, pattr_.active_mtu);
-        rtr.dlid = a.lid;
-        // Global routing on Ethernet, and on InfiniBand when the subnets differ.
-        rtr.global = pattr_.link == LinkLayer::ethernet || std::memcmp(a.gid, pattr_.gid, 8) != 0;
-        std::memcpy(rtr.dgid, a.gid, 16);
-        rtr.sgid_index = static_cast<std::uint8_t>(pattr_.gid_index);
-        rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(dev_->attr().max_qp_rd_atom, 1, 16));
-        if (Status st = dev_->modify_qp_rtr(p.qp, rtr); !st.ok()) {
-            ULMPI_ERROR("verbs: %s: queue pair to rank %d refused RTR (%s)", name_.c_str(), r, rt::errc_name(st.code()));
+        bool reached = false;
+        if (Status st = connect_one(r, boot, reached); !st.ok()) {
             return st;
         }
-        RtsAttr rts;
-        rts.sq_psn = psn_of(psn_base_, r);
-        rts.timeout = opt_.timeout;
-        rts.retry_cnt = opt_.retry_cnt;
-        rts.rnr_retry = 7;
-        rts.max_rd_atomic = rtr.max_dest_rd_atomic;
-        if (Status st = dev_->modify_qp_rts(p.qp, rts); !st.ok()) {
-            ULMPI_ERROR("verbs: %s: queue pair to rank %d refused RTS (%s)", name_.c_str(), r, rt::errc_name(st.code()));
-            return st;
-        }
-        p.granted = a.credits;
-        p.grant = share_;
-        p.told = share_;
-        p.grant_addr = a.grant_addr + sizeof(Grant) * static_cast<std::size_t>(job_.rank);
-        p.grant_rkey = a.grant_rkey;
-        p.reach = true;
     }
     open_ = true;
     return Errc::ok;
 }
 
+Status VerbsPath::connect_one(int r, rt::Bootstrap& boot, bool& reached)
+{
+    reached = false;
+    const bool same_host = job_.node_of_rank.size() == static_cast<std::size_t>(job_.size) &&
+                           job_.node_of_rank[static_cast<std::size_t>(r)] == job_.node_id;
+    if (same_host && !opt_.everywhere) {
+        return Errc::ok; // shared memory's (its queue pair stays unused)
+    }
+    Peer& p = peers_[static_cast<std::size_t>(r)];
+    std::vector<std::byte> v;
+    if (!boot.get(r, "verbs." + std::to_string(rail_), v).ok() || v.size() < sizeof(PortAddr)) {
+        return Errc::ok; // no such rail there
+    }
+    PortAddr a;
+    std::memcpy(&a, v.data(), sizeof a);
+    if (a.version != kWireVersion || a.size != static_cast<std::uint32_t>(job_.size) ||
+        v.size() != sizeof a + sizeof(std::uint32_t) * a.size) {
+        ULMPI_ERROR("verbs: rank %d published a %s record of another version or job size", r,
+                    name_.c_str());
+        return Errc::protocol;
+    }
+    if (a.link != static_cast<std::uint8_t>(pattr_.link)) {
+        ULMPI_DEBUG("verbs: %s of rank %d is on another link layer", name_.c_str(), r);
+        return Errc::ok;
+    }
+    std::uint32_t their = 0;
+    std::memcpy(&their, v.data() + sizeof a + sizeof their * static_cast<std::size_t>(job_.rank),
+                sizeof their);
+    if (their == 0) {
+        return Errc::ok;
+    }
+    RtrAttr rtr;
+    rtr.dest_qpn = their;
+    rtr.rq_psn = psn_of(a.psn_base, job_.rank);
+    rtr.path_mtu = std::min(a.mtu, pattr_.active_mtu);
+    rtr.dlid = a.lid;
+    // Global routing on Ethernet, and on InfiniBand when the subnets differ.
+    rtr.global = pattr_.link == LinkLayer::ethernet || std::memcmp(a.gid, pattr_.gid, 8) != 0;
+    std::memcpy(rtr.dgid, a.gid, 16);
+    rtr.sgid_index = static_cast<std::uint8_t>(pattr_.gid_index);
+    rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(
+        std::clamp<std::uint32_t>(dev_->attr().max_qp_rd_atom, 1, 16));
+    if (Status st = dev_->modify_qp_rtr(p.qp, rtr); !st.ok()) {
+        ULMPI_ERROR("verbs: %s: queue pair to rank %d refused RTR (%s)", name_.c_str(), r,
+                    rt::errc_name(st.code()));
+        return st;
+    }
+    RtsAttr rts;
+    rts.sq_psn = psn_of(psn_base_, r);
+    rts.timeout = opt_.timeout;
+    rts.retry_cnt = opt_.retry_cnt;
+    rts.rnr_retry = 7;
+    rts.max_rd_atomic = rtr.max_dest_rd_atomic;
+    if (Status st = dev_->modify_qp_rts(p.qp, rts); !st.ok()) {
+        ULMPI_ERROR("verbs: %s: queue pair to rank %d refused RTS (%s)", name_.c_str(), r,
+                    rt::errc_name(st.code()));
+        return st;
+    }
+    p.granted = a.credits;
+    p.grant = share_;
+    p.told = share_;
+    p.grant_addr = a.grant_addr + sizeof(Grant) * static_cast<std::size_t>(job_.rank);
+    p.grant_rkey = a.grant_rkey;
+    p.reach = true;
+    reached = true;
+    return Errc::ok;
+}
+
+Status VerbsPath::reset_peer(int peer, rt::Bootstrap& boot)
+{
+    if (!open_ || peer < 0 || peer >= job_.size || peer == job_.rank) {
+        return Errc::invalid_arg;
+    }
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    // The new queue pair while the old one still exists: it cannot get the
+    // old one's number (header: completions are told apart by it).
+    Qp* fresh = nullptr;
+    if (Status st = make_qp(peer, fresh); !st.ok()) {
+        return st;
+    }
+    if (p.qp != nullptr) {
+        (void)dev_->modify_qp_error(p.qp); // what is queued to the old process completes flushed
+        unindex_qpn(p.qp->qpn);
+        retired_.push_back(Retired{peer, p.qp, std::move(p.ring)});
+    }
+    p.restart(fresh, opt_.qp_depth);
+    index_qpn(fresh->qpn, peer);
+    // The old process's credit returns: the new one counts from nothing. No
+    // write of the old one lands any more (its queue pair here is in error).
+    grants_in_[peer] = Grant{0, 0};
+    std::erase(down_due_, peer);
+    std::erase(owed_, peer);
+    poll_send(); // flushed completions of the old queue pair: recognised, ignored
+    // The new process reads this before it connects (after the fence).
+    const std::uint32_t q = fresh->qpn;
+    std::memcpy(record_.data() + sizeof(PortAddr) + sizeof q * static_cast<std::size_t>(peer), &q,
+                sizeof q);
+    return boot.put("verbs." + std::to_string(rail_), record_.data(), record_.size());
+}
+
+Status VerbsPath::connect_peer(int peer, rt::Bootstrap& boot)
+{
+    if (!open_ || peer < 0 || peer >= job_.size || peer == job_.rank) {
+        return Errc::invalid_arg;
+    }
+    destroy_retired(peer); // the fence's progress has drained their completions
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.reach) {
+        // Known since the wire-up (or broken: a queue pair in error is
+        // connected again only through reset_peer).
+        return p.broken ? Errc::unreachable : Errc::ok;
+    }
+    if (p.qp == nullptr || dev_->qp_state(p.qp) != QpState::init) {
+        return Errc::unreachable;
+    }
+    bool reached = false;
+    if (Status st = connect_one(peer, boot, reached); !st.ok()) {
+        return st;
+    }
+    return reached ? Errc::ok : Errc::unreachable;
+}
+
+void VerbsPath::destroy_retired(int peer)
+{
+    std::erase_if(retired_, [&](Retired& r) {
+        if (peer >= 0 && r.peer != peer) {
+            return false;
+        }
+        dev_->destroy_qp(r.qp); // the device touches none of its buffers after this
+        for (std::uint32_t t : r.ring) {
+            if (t != 0 && t != kReadTok) {
+                free_bufs_.push_back(t - 1);
+            }
+        }
+        return true;
+    });
+}
+
 void VerbsPath::close()
 {
+    destroy_retired(-1);
     if (cache_ != nullptr) {
         remove_cache(cache_.get());
         cache_.reset();
@@ -646,6 +768,9 @@ void VerbsPath::on_send_wc(const Wc& wc)
         return;
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.qp == nullptr || wc.qp_num != p.qp->qpn) {
+        return; // of a replaced process's queue pair (reset_peer): nothing of ours
+    }
     rt::OptGuard hold(p.lock);
     if (wc.status != WcStatus::success) {
         bump(error_wcs_);

@@ -69,6 +69,28 @@
 //   leaves       pool_ (free bounce buffers), misc_ (down_due_, owed_).
 // The registration cache has its own mutex (verbs_regcache.h). Counters are
 // bumped with relaxed atomic adds when the locks are on.
+// reset_peer() and connect_peer() run under ULM's engine write lock (no
+// other thread is in the path meanwhile), so they take none of these.
+//
+// A peer replaced by a new process (FT-MPI REBUILD; path.h). reset_peer():
+// a new queue pair for the peer's slot is made and taken to INIT, and the
+// record "verbs.<rail>" is put again with its number (LID, GID, PSN base,
+// credits and the grant slot stay what they were), before the fence the new
+// process joins; the new process's wire-up is the usual one and reads it.
+// The old queue pair goes to error (its sends complete flushed) and is kept,
+// out of the table of queue pair numbers, until connect_peer(): the new one
+// was made while the old one existed, so the device cannot have given it the
+// old number, and completions of the old one that the completion queues
+// still hold are recognised by their number and never taken for the new
+// process's (receive buffers they used are posted again; send completions
+// free nothing twice). Its bounce buffers go back to the pool when it is
+// destroyed, in connect_peer() (after the fence, whose progress drained the
+// completion queues) or close(). The grant slot the old process wrote is
+// cleared, and every count with the peer starts again as at the wire-up.
+// connect_peer() reads the new process's record and takes the queue pair to
+// RTR and RTS, as connect() does. connect_peer() alone connects a process
+// spawned into a slot that held none (its queue pair is the one open()
+// made for the slot).
 #pragma once
 
 #include "paths/path.h"
@@ -114,6 +136,8 @@ public:
     Status open(rt::Bootstrap& boot) override;
     Status connect(rt::Bootstrap& boot) override;
     void close() override;
+    Status reset_peer(int peer, rt::Bootstrap& boot) override;
+    Status connect_peer(int peer, rt::Bootstrap& boot) override;
     bool can_reach(int peer) const override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
@@ -153,14 +177,45 @@ private:
         std::uint64_t grant_addr = 0;    // the peer's Grant slot for us
         std::uint32_t grant_rkey = 0;
         std::vector<std::byte> inl; // an inline fragment, from acquire() to commit()
+        // Every field but `lock` as a new Peer has them, with queue pair
+        // `q` (reset_peer; the lock stays: the struct cannot be assigned).
+        void restart(Qp* q, std::uint32_t depth)
+        {
+            qp = q;
+            reach = false;
+            broken = false;
+            told_down = false;
+            sent = granted = grant = told = 0;
+            posted = done = last_signaled = 0;
+            ring.assign(depth, 0);
+            grant_addr = 0;
+            grant_rkey = 0;
+            inl.clear();
+        }
     };
     static constexpr std::uint32_t kReadTok = 0xffffffffu;
     static constexpr std::uintptr_t kInlineTok = ~std::uintptr_t{0};
     static constexpr std::uintptr_t kFailTok = ~std::uintptr_t{0} - 1;
     static constexpr std::size_t kHdr = sizeof(FragHeader);
 
+    // A queue pair of a replaced process, in error, until it is destroyed.
+    struct Retired {
+        int peer = -1;
+        Qp* qp = nullptr;
+        std::vector<std::uint32_t> ring; // its work requests' tokens (bounce buffers)
+    };
+
     std::byte* buf(std::uint32_t i) const { return bufs_ + static_cast<std::size_t>(i) * opt_.buf_size; }
     std::byte* rbuf(std::uint32_t i) const { return rbufs_ + static_cast<std::size_t>(i) * opt_.buf_size; }
+    // Makes a queue pair for rank `r` and takes it to INIT.
+    Status make_qp(int r, Qp*& out);
+    void index_qpn(std::uint32_t qpn, int r);
+    void unindex_qpn(std::uint32_t qpn);
+    // Reads rank r's record and connects the queue pair to it (RTR, RTS);
+    // `reached` false: the path does not serve that rank (no such rail
+    // there, another link layer, a peer on this host left to shm).
+    Status connect_one(int r, rt::Bootstrap& boot, bool& reached);
+    void destroy_retired(int peer); // -1: all
     void refresh_grant(int peer);
     // The receive side and the chores (the rcq_busy_ holder, or the only thread).
     int progress_rx(Sink& sink);
@@ -215,6 +270,8 @@ private:
     std::uint32_t max_inline_ = 0;
     std::vector<Peer> peers_;
     std::vector<std::pair<std::uint32_t, int>> qpn_rank_; // sorted
+    std::vector<std::byte> record_; // "verbs.<rail>" as published
+    std::vector<Retired> retired_;
     std::unique_ptr<RegCache> cache_;
     std::vector<int> down_due_;  // peers to report down
     std::vector<int> owed_;      // peers whose credit write found no send slot

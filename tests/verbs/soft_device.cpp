@@ -231,6 +231,40 @@ void detach(Fabric* f) { ::syscall(SYS_munmap, f, sizeof(Fabric)); }
 
 std::uint32_t key_of(std::uint32_t idx, std::uint32_t gen) { return ((gen & 0xffffu) << 16) | (idx + 1); }
 
+// Frees every queue pair, queue and registration of process slot `proc`
+// (the fabric's lock held): what the kernel does for a process that exits,
+// however it ends. A queue pair of a dead process must not stay: its slot
+// would answer for whichever process takes the dead one's slot next.
+void release_objects(Fabric* f, std::uint32_t proc)
+{
+    for (QpSlot& q : f->qps) {
+        if (q.in_use != 0 && q.proc == proc) {
+            q.in_use = 0;
+        }
+    }
+    for (SrqSlot& q : f->srqs) {
+        if (q.in_use != 0 && q.proc == proc) {
+            q.in_use = 0;
+        }
+    }
+    for (CqSlot& c : f->cqs) {
+        if (c.in_use != 0 && c.proc == proc) {
+            c.in_use = 0;
+        }
+    }
+    for (MrSlot& m : f->mrs) {
+        if (m.in_use != 0 && m.proc == proc) {
+            m.in_use = 0;
+        }
+    }
+    f->procs[proc].objects = 0;
+}
+
+bool proc_dead(const ProcSlot& p)
+{
+    return p.in_use != 0 && ::kill(p.pid, 0) != 0 && errno == ESRCH;
+}
+
 class SoftCq final : public Cq {
 public:
     std::uint32_t idx = 0;
@@ -340,11 +374,17 @@ bool SoftDevice::start(const FabricOptions& opt, std::string& why)
         return false;
     }
     Guard g(f_);
+    // Processes that died (killed: their destructors never ran) lose
+    // their objects now, before their slots are taken again.
+    for (std::uint32_t i = 0; i < kMaxProcs; ++i) {
+        if (proc_dead(f_->procs[i])) {
+            release_objects(f_, i);
+            f_->procs[i].in_use = 0;
+        }
+    }
     std::uint32_t slot = kMaxProcs;
     for (std::uint32_t i = 0; i < kMaxProcs; ++i) {
-        ProcSlot& p = f_->procs[i];
-        bool dead = p.in_use != 0 && ::kill(p.pid, 0) != 0 && errno == ESRCH;
-        if (p.in_use == 0 || dead) {
+        if (f_->procs[i].in_use == 0) {
             slot = i;
             break;
         }
@@ -379,26 +419,7 @@ SoftDevice::~SoftDevice()
 {
     {
         Guard g(f_);
-        for (std::uint32_t i = 0; i < kMaxQps; ++i) {
-            if (f_->qps[i].in_use != 0 && f_->qps[i].proc == proc_) {
-                f_->qps[i].in_use = 0;
-            }
-        }
-        for (std::uint32_t i = 0; i < kMaxSrqs; ++i) {
-            if (f_->srqs[i].in_use != 0 && f_->srqs[i].proc == proc_) {
-                f_->srqs[i].in_use = 0;
-            }
-        }
-        for (std::uint32_t i = 0; i < kMaxCqs; ++i) {
-            if (f_->cqs[i].in_use != 0 && f_->cqs[i].proc == proc_) {
-                f_->cqs[i].in_use = 0;
-            }
-        }
-        for (std::uint32_t i = 0; i < kMaxMrs; ++i) {
-            if (f_->mrs[i].in_use != 0 && f_->mrs[i].proc == proc_) {
-                f_->mrs[i].in_use = 0;
-            }
-        }
+        release_objects(f_, proc_);
         f_->procs[proc_].in_use = 0;
         // The last process to leave removes the fabric's name.
         bool anyone = false;

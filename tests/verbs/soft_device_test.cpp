@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <sys/mman.h>
@@ -281,6 +282,147 @@ TEST(SoftDevice, a_wrong_psn_or_a_dead_port_ends_in_retry_exceeded)
         ASSERT_TRUE(set_port_state(l.fabric, 0, 1, true));
         ASSERT_TRUE(l.dev->poll_async(ev));
         EXPECT_EQ(ev.kind, AsyncEvent::Kind::port_active);
+    }));
+}
+
+// A process killed without closing the device: its queue pairs must not
+// answer for the process that takes its place in the fabric (the kernel
+// destroys a dead process's queue pairs). X connects to Y's queue pair, Y
+// is killed, Z opens the fabric: X's next send finds nobody (retry
+// exceeded), not Z's memory under Y's registrations.
+TEST(SoftDevice, a_killed_process_queue_pairs_go_before_its_slot_is_taken_again)
+{
+    EXPECT_TRUE(in_child([] {
+        FabricOptions o;
+        o.name = "rp" + std::to_string(::getpid());
+        o.pool_bytes = std::size_t{1} << 26;
+        int up[2], down[2];
+        ASSERT_EQ(::pipe(up), 0);
+        ASSERT_EQ(::pipe(down), 0);
+        // Y: a queue pair with receives posted, connected back to X's.
+        std::fflush(nullptr);
+        pid_t y = ::fork();
+        if (y == 0) {
+            ::alarm(30); // never outlives a test that failed before it killed it
+            auto prov = make_soft_provider(o);
+            std::string why;
+            auto dev = prov->open("soft0", why);
+            Cq* cq = nullptr;
+            Srq* srq = nullptr;
+            Qp* b = nullptr;
+            QpCaps caps;
+            caps.max_send_wr = 4;
+            static char rx[4096];
+            Mr* mr = nullptr;
+            PortAttr pa;
+            if (dev == nullptr || !dev->create_cq(16, cq).ok() || !dev->create_srq(8, srq).ok() ||
+                !dev->create_qp(cq, cq, srq, caps, b).ok() || !dev->query_port(1, -1, pa).ok() ||
+                !dev->reg_mr(rx, sizeof rx, access::local_write, mr).ok() ||
+                !dev->modify_qp_init(b, 1, access::local_write).ok()) {
+                _exit(2);
+            }
+            for (int i = 0; i < 4; ++i) {
+                Sge sg{reinterpret_cast<std::uint64_t>(rx + 1024 * i), 1024, mr->lkey};
+                (void)dev->post_srq_recv(srq, static_cast<std::uint64_t>(i), sg);
+            }
+            std::uint32_t qpn = b->qpn;
+            std::uint32_t theirs = 0;
+            if (::write(up[1], &qpn, sizeof qpn) != sizeof qpn ||
+                ::read(down[0], &theirs, sizeof theirs) != sizeof theirs) {
+                _exit(3);
+            }
+            RtrAttr r;
+            r.dest_qpn = theirs;
+            r.rq_psn = 100;
+            r.path_mtu = 4096;
+            r.dlid = pa.lid;
+            RtsAttr t;
+            t.sq_psn = 100;
+            if (!dev->modify_qp_rtr(b, r).ok() || !dev->modify_qp_rts(b, t).ok() ||
+                ::write(up[1], &qpn, sizeof qpn) != sizeof qpn) {
+                _exit(4);
+            }
+            for (;;) {
+                ::pause();
+            }
+        }
+        ASSERT_GT(y, 0);
+        auto prov = make_soft_provider(o);
+        std::string why;
+        auto dev = prov->open("soft0", why);
+        ASSERT_NE(dev, nullptr) << why;
+        Cq* cq = nullptr;
+        Srq* srq = nullptr;
+        Qp* a = nullptr;
+        QpCaps caps;
+        caps.max_send_wr = 4;
+        caps.max_inline = 64;
+        PortAttr pa;
+        ASSERT_TRUE(dev->create_cq(16, cq).ok());
+        ASSERT_TRUE(dev->create_srq(8, srq).ok());
+        ASSERT_TRUE(dev->create_qp(cq, cq, srq, caps, a).ok());
+        ASSERT_TRUE(dev->query_port(1, -1, pa).ok());
+        ASSERT_TRUE(dev->modify_qp_init(a, 1, access::local_write).ok());
+        std::uint32_t theirs = 0;
+        ASSERT_EQ(::read(up[0], &theirs, sizeof theirs), static_cast<ssize_t>(sizeof theirs));
+        ASSERT_EQ(::write(down[1], &a->qpn, sizeof a->qpn), static_cast<ssize_t>(sizeof a->qpn));
+        // Y is in RTS.
+        ASSERT_EQ(::read(up[0], &theirs, sizeof theirs), static_cast<ssize_t>(sizeof theirs));
+        RtrAttr r;
+        r.dest_qpn = theirs;
+        r.rq_psn = 100;
+        r.path_mtu = 4096;
+        r.dlid = pa.lid;
+        ASSERT_TRUE(dev->modify_qp_rtr(a, r).ok());
+        RtsAttr t;
+        t.sq_psn = 100;
+        t.timeout = 4; // 131 us per try
+        t.retry_cnt = 1;
+        ASSERT_TRUE(dev->modify_qp_rts(a, t).ok());
+        std::uint64_t x = 42;
+        Sge sg{reinterpret_cast<std::uint64_t>(&x), 8, 0};
+        SendWr w;
+        w.sg = &sg;
+        w.nsge = 1;
+        w.inline_data = true;
+        auto one = [&] {
+            Wc c;
+            const rt::Nanos end = rt::monotonic_ns() + 5000000000;
+            while (dev->poll_cq(cq, &c, 1) != 1) {
+                if (rt::monotonic_ns() > end) {
+                    ADD_FAILURE() << "no completion in 5 s";
+                    return WcStatus::general_err;
+                }
+            }
+            return c.status;
+        };
+        ASSERT_TRUE(dev->post_send(a, w).ok());
+        EXPECT_EQ(one(), WcStatus::success); // Y took it
+        ::kill(y, SIGKILL);
+        ::waitpid(y, nullptr, 0);
+        // Z takes the dead one's place in the fabric.
+        std::fflush(nullptr);
+        pid_t z = ::fork();
+        if (z == 0) {
+            ::alarm(30);
+            auto zp = make_soft_provider(o);
+            std::string zwhy;
+            auto zd = zp->open("soft0", zwhy);
+            std::uint32_t ok = zd != nullptr ? 1 : 0;
+            (void)!::write(up[1], &ok, sizeof ok);
+            for (;;) {
+                ::pause();
+            }
+        }
+        std::uint32_t ok = 0;
+        ASSERT_EQ(::read(up[0], &ok, sizeof ok), static_cast<ssize_t>(sizeof ok));
+        EXPECT_EQ(ok, 1u);
+        ASSERT_TRUE(dev->post_send(a, w).ok());
+        EXPECT_EQ(one(), WcStatus::retry_exc_err);
+        ::kill(z, SIGKILL);
+        ::waitpid(z, nullptr, 0);
+        dev.reset();
+        unlink_fabric(o.name);
     }));
 }
 

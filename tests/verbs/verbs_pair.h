@@ -59,11 +59,8 @@ inline const char* real_device()
     return d != nullptr && *d != '\0' ? d : nullptr;
 }
 
-// Opens soft device soft0 of `fabric` (or the real device) and wires one
-// VerbsPath over `port`.
-inline std::unique_ptr<path::verbs::VerbsPath> wire(SocketBootstrap& boot, const std::string& fabric,
-                                                    const path::verbs::VerbsOptions& opt,
-                                                    int ports = 1, int port = 1)
+// Opens soft device soft0 of `fabric` (or the real device).
+inline std::shared_ptr<path::verbs::Device> open_device(const std::string& fabric, int ports = 1)
 {
     soft::FabricOptions fo;
     fo.name = fabric;
@@ -77,6 +74,15 @@ inline std::unique_ptr<path::verbs::VerbsPath> wire(SocketBootstrap& boot, const
     }
     std::shared_ptr<path::verbs::Device> dev = prov->open(real_device() != nullptr ? real_device() : "soft0", why);
     EXPECT_NE(dev, nullptr) << why;
+    return dev;
+}
+
+// Opens the device and wires one VerbsPath over `port`.
+inline std::unique_ptr<path::verbs::VerbsPath> wire(SocketBootstrap& boot, const std::string& fabric,
+                                                    const path::verbs::VerbsOptions& opt,
+                                                    int ports = 1, int port = 1)
+{
+    std::shared_ptr<path::verbs::Device> dev = open_device(fabric, ports);
     if (dev == nullptr) {
         return nullptr;
     }
