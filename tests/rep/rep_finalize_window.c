@@ -23,8 +23,9 @@
  *     acknowledgement (mpirun's --timeout ends it).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "rep_scenario.h"
+
 #include <mpi.h>
-#include <mpi-ext.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -33,39 +34,11 @@
 
 #define N 16
 
-static double since(double t0) { return MPI_Wtime() - t0; }
-
-static void nap(void)
-{
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
-}
-
-/* Polls the library (so that control messages and recovery progress)
- * until `until` seconds after t0. */
-static void progress_until(double t0, double until)
-{
-    while (since(t0) < until) {
-        int flag = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-        nap();
-    }
-}
-
 int main(int argc, char** argv)
 {
     const pid_t first_pid = getpid();
-    MPI_Init(&argc, &argv);
-    int rank, size, replica = 0, replicas = 1, errors = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPIX_Replica_info(&replica, &replicas);
-    if (size != 2 || replicas != 2) {
-        if (rank == 0) {
-            fprintf(stderr, "rep_finalize_window: run with -n 2 --replicas 2\n");
-        }
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank, replica, errors = 0;
+    scenario_init(&argc, &argv, "rep_finalize_window", &rank, &replica);
     int msg[N];
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
@@ -75,7 +48,7 @@ int main(int argc, char** argv)
         }
         /* Process 0, and the process it re-creates (a fork of it). */
         while (since(t0) < 1.0) {
-            int flag = 0, now = replica, nrep = replicas;
+            int flag = 0, now = replica, nrep = 2;
             MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             MPIX_Replica_info(&now, &nrep);
             if (now != replica) {
@@ -91,7 +64,7 @@ int main(int argc, char** argv)
         for (int i = 0; i < N; ++i) {
             errors += msg[i] != i * 7 + 3;
         }
-        int now = replica, nrep = replicas;
+        int now = replica, nrep = 2;
         MPIX_Replica_info(&now, &nrep);
         if (now == replica) {
             printf(errors == 0 ? "No Errors\n" : "%d errors\n", errors);
