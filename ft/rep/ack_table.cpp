@@ -163,7 +163,9 @@ std::size_t AckTable::waiting() const
 {
     std::size_t n = 0;
     for (const auto& p : pending_) {
-        n += p.size();
+        for (const auto& [m, e] : p) {
+            n += e.waiting != 0 ? 1 : 0;
+        }
     }
     return n;
 }

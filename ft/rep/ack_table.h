@@ -62,6 +62,8 @@ public:
     {
         return pending_[static_cast<std::size_t>(dst)];
     }
+    // Entries that still wait for an acknowledgement (not those kept only
+    // for a replica being re-created, parked).
     std::size_t waiting() const;
 
     // Recovery (docs/replication.md "Recovery"): while a replica of `dst`

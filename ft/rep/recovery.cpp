@@ -325,7 +325,7 @@ void Replicator::become_new(int d, int incarnation)
         direct_[xi] = !mine_lives;
         keep_[xi] = 0; // (the substitute's keeping went with its table, take())
         for (int j = 0; j < set_.replicas() && x != me_; ++j) {
-            const bool comes = !set_.alive(j, x) && recovery_applies(set_.phys(j, x)) && !finishing_;
+            const bool comes = !set_.alive(j, x) && recovery_applies(set_.phys(j, x));
             if ((j == k_ && mine_lives) || comes) {
                 keep_for(x, j);
             }

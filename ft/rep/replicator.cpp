@@ -359,10 +359,15 @@ void Replicator::fail(int d, const char* detail)
     }
     ULMPI_DEBUG("replication: replica %d of rank %d (process %d) failed: %s", l, x, d,
                 detail != nullptr ? detail : "");
-    if (recovery_applies(d) && !finishing_) {
+    if (recovery_applies(d)) {
         if (x == me_) {
             fork_for_ = d; // my sibling: I re-create it (poll, try_fork)
             fork_retry_at_ = rt::now_ns() + fork_delay();
+            if (finishing_) {
+                // A finishing process re-creates nobody; the others stop
+                // keeping for it (the notice of incarnation 0).
+                give_up_fork("this process is finishing");
+            }
         } else {
             // Kept for the new replica, which asks for what it lacks.
             keep_for(x, l);
@@ -749,6 +754,9 @@ void Replicator::report_waiting(const char* why) const
     int shown = 0;
     for (int j = 0; j < set_.logical_size(); ++j) {
         for (const auto& [m, e] : acks_.held(j)) {
+            if (e.waiting == 0) {
+                continue; // kept for a replica being re-created, acknowledged
+            }
             if (++shown > 8) {
                 break;
             }
@@ -773,13 +781,11 @@ void Replicator::finalize()
     if (fork_for_ >= 0) {
         give_up_fork("this process is finishing");
     }
-    // Nothing is kept for a replica being re-created any more: mpirun
-    // re-creates none once a process has finished.
-    for (int j = 0; j < set_.logical_size(); ++j) {
-        for (int l = 0; l < set_.replicas(); ++l) {
-            stop_keeping(j, l);
-        }
-    }
+    // What is kept for a replica being re-created stays kept, and answered,
+    // until the engine's last fence (detach): mpirun grants a re-creation
+    // until a process's last fence reaches it, and the new process then
+    // asks this one for what it lacks. The wait below is for the live
+    // replicas' acknowledgements only.
     const rt::Nanos start = rt::now_ns();
     bool told = false;
     eng_.wait([&] {

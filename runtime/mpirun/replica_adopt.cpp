@@ -93,15 +93,16 @@ void Monitor::replica_fork(int from, int d, int incarnation)
         return;
     }
     if (kv_->fenced_count() > 0) {
-        // The last fence (MPI_Finalize) has begun: a process in it no longer
-        // keeps anything for a new replica.
+        // The last fence (MPI_Finalize) has begun: a process that passed it
+        // leaves once the fence completes, and stops answering then (ft/rep
+        // keeps what a new replica asks for until then, not after).
         refuse("a process is finishing (MPI_Finalize)");
         return;
     }
     for (int p = 0; p < size; ++p) {
         if (kv_->finalized(p)) {
             // Its messages to the rank would no longer be kept for the new
-            // process (ft/rep keeps nothing once it finishes).
+            // process (ft/rep keeps them until its last fence only).
             refuse("process " + std::to_string(p) + " has finished already");
             return;
         }

@@ -21,6 +21,8 @@
  * --timeout ends it).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "rep_scenario.h"
+
 #include <mpi.h>
 
 #include <signal.h>
@@ -32,34 +34,11 @@
 #define BIG 65536 /* ints: 256 KiB, above every path's eager limit */
 #define SMALL 8
 
-static double since(double t0) { return MPI_Wtime() - t0; }
-
-/* Polls the library (so that control messages and recovery progress)
- * until `until` seconds after t0. */
-static void progress_until(double t0, double until)
-{
-    while (since(t0) < until) {
-        int flag = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-}
-
 int main(int argc, char** argv)
 {
     const pid_t first_pid = getpid();
-    MPI_Init(&argc, &argv);
-    int rank, size, replica = 0, replicas = 1, errors = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPIX_Replica_info(&replica, &replicas);
-    if (size != 2 || replicas != 2) {
-        if (rank == 0) {
-            fprintf(stderr, "rep_cut_switch: run with -n 2 --replicas 2\n");
-        }
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank, replica, errors = 0;
+    scenario_init(&argc, &argv, "rep_cut_switch", &rank, &replica);
     int* big = malloc(sizeof(int) * BIG);
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();

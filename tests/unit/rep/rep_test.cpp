@@ -62,6 +62,22 @@ TEST(AckTable, send_waits_for_every_replica_and_keeps_early_acks)
     EXPECT_EQ(t.waiting(), 0u);
 }
 
+// Parked (a replica of the destination is being re-created): an entry that
+// every live replica acknowledged is kept, as a copy, but waits for nobody
+// (MPI_Finalize waits for waiting() only, docs/replication.md "Recovery").
+TEST(AckTable, a_parked_entry_is_kept_but_waits_for_nobody)
+{
+    AckTable t(2);
+    t.park(1, [](const ulm::SendMsg&) { return std::make_shared<rep::HeldCopy>(); });
+    EXPECT_EQ(t.post(1, 1, nullptr, 0b01u, std::make_shared<rep::HeldCopy>()), 0b01u);
+    EXPECT_EQ(t.waiting(), 1u);
+    EXPECT_EQ(t.ack(1, 0, 1), nullptr); // a copy: no send to release
+    EXPECT_EQ(t.held(1).count(1), 1u);
+    EXPECT_EQ(t.waiting(), 0u);
+    t.unpark(1);
+    EXPECT_EQ(t.held(1).count(1), 0u);
+}
+
 TEST(AckTable, a_dead_replica_releases_each_send_once)
 {
     AckTable t(1);
