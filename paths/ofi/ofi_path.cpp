@@ -764,6 +764,22 @@ void OfiPath::on_recv(std::uint32_t i, std::size_t len, Sink& sink)
     post_recv(i);
 }
 
+void OfiPath::on_error_cqe(const fi_cq_err_entry& err)
+{
+    ++error_cqes_;
+    Op* op = static_cast<Op*>(err.op_context);
+    if (op == nullptr) {
+        ULMPI_DEBUG("ofi: error completion without context: %s", lib::strerror(err.err));
+    } else if (op->kind == Op::Kind::recv) {
+        if (err.err != FI_ECANCELED) {
+            ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
+        }
+        post_recv(op->index);
+    } else {
+        on_tx(*op, err.err != 0 ? err.err : FI_EIO);
+    }
+}
+
 int OfiPath::poll_cq_plain(Sink* sink)
 {
     fi_cq_msg_entry e[16];
@@ -773,19 +789,10 @@ int OfiPath::poll_cq_plain(Sink* sink)
         if (n == -FI_EAVAIL) {
             fi_cq_err_entry err{};
             if (fi_cq_readerr(cq_, &err, 0) == 1) {
-                ++error_cqes_;
-                Op* op = static_cast<Op*>(err.op_context);
-                if (op == nullptr) {
-                    ULMPI_DEBUG("ofi: error completion without context: %s", lib::strerror(err.err));
-                } else if (op->kind == Op::Kind::recv) {
-                    if (err.err != FI_ECANCELED) {
-                        ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
-                    }
-                    post_recv(op->index);
-                } else {
-                    op->busy = false;
-                    on_tx(*op, err.err != 0 ? err.err : FI_EIO);
+                if (auto* op = static_cast<Op*>(err.op_context); op != nullptr) {
+                    op->busy = false; // (a receive's is never set)
                 }
+                on_error_cqe(err);
                 ++total;
             }
             continue;
@@ -856,18 +863,7 @@ int OfiPath::poll_cq(Sink* sink, std::vector<Arrived>* mine)
                 }
             }
             if (got == 1) {
-                ++error_cqes_;
-                Op* op = static_cast<Op*>(err.op_context);
-                if (op == nullptr) {
-                    ULMPI_DEBUG("ofi: error completion without context: %s", lib::strerror(err.err));
-                } else if (op->kind == Op::Kind::recv) {
-                    if (err.err != FI_ECANCELED) {
-                        ULMPI_DEBUG("ofi: receive completed with an error: %s", lib::strerror(err.err));
-                    }
-                    post_recv(op->index);
-                } else {
-                    on_tx(*op, err.err != 0 ? err.err : FI_EIO);
-                }
+                on_error_cqe(err); // a send's busy mark was cleared under dom_
                 ++total;
             }
             continue;

@@ -211,6 +211,8 @@ private:
     // poll_cq() and the chores below MULTIPLE: the single-threaded code
     // without a test of a lock (the fast path pays nothing).
     int poll_cq_plain(Sink* sink);
+    // An error completion of either poll (a send's busy mark already cleared).
+    void on_error_cqe(const fi_cq_err_entry& err);
     void chores_plain(Sink& sink);
     void set_queued(Peer& p);
     static std::size_t queued(const Peer& p)
