@@ -84,21 +84,22 @@ std::vector<RegisteredPath> registered_paths()
 std::vector<std::unique_ptr<Path>> make_paths(const rt::JobInfo& job, std::string& why)
 {
     std::vector<std::unique_ptr<Path>> out;
-    auto wanted = split(include_param.get());
-    for (const std::string& w : wanted) {
-        bool known = std::any_of(table().begin(), table().end(),
-                                 [&](const RegisteredPath& r) { return w == r.name; });
-        if (!known) {
-            why = "ULMPI_PATH_INCLUDE names an unknown path '" + w + "' (built paths:";
-            for (const auto& r : registered_paths()) {
-                why += std::string(" ") + r.name;
+    for (const rt::TextParam* param : {&include_param, &exclude_param}) {
+        for (const std::string& w : split(param->get())) {
+            bool known = std::any_of(table().begin(), table().end(),
+                                     [&](const RegisteredPath& r) { return w == r.name; });
+            if (!known) {
+                why = param->env_name() + " names an unknown path '" + w + "' (built paths:";
+                for (const auto& r : registered_paths()) {
+                    why += std::string(" ") + r.name;
+                }
+                why += ")";
+                return {};
             }
-            why += ")";
-            return {};
         }
     }
     for (const auto& r : registered_paths()) {
-        if (std::find(wanted.begin(), wanted.end(), r.name) == wanted.end()) {
+        if (!path_selected(r.name)) {
             continue;
         }
         // Empty: the kind is not usable for this job (e.g. one host only).
