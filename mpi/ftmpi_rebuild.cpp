@@ -168,7 +168,7 @@ std::vector<int> ftmpi_rebuild_replace(const std::vector<int>& removed, FtmpiSna
             give_up("cannot connect to the new process of rank " + std::to_string(w));
         }
         s.detector->revive(w);
-        boot.revived(w);
+        boot.revived(w, incarnation[i]);
         joined.push_back(w);
     }
     if (!fence_progressing().ok()) {

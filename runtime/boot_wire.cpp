@@ -190,6 +190,7 @@ struct BodyEncoder {
         w.u8(static_cast<std::uint8_t>(m.kind));
         w.i32(m.rank);
         w.i32(m.node);
+        w.i32(m.incarnation);
         w.str(m.detail);
     }
     void operator()(const DaemonHello& m)
@@ -407,7 +408,8 @@ bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
         Event m;
         std::uint8_t kind = 0;
         if (!r.u8(kind) || kind > static_cast<std::uint8_t>(EventKind::job_ending) ||
-            !r.i32(m.rank) || !r.i32(m.node) || !r.str(m.detail, kMaxText)) {
+            !r.i32(m.rank) || !r.i32(m.node) || !r.i32(m.incarnation) ||
+            !r.str(m.detail, kMaxText)) {
             break;
         }
         m.kind = static_cast<EventKind>(kind);

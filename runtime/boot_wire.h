@@ -33,7 +33,8 @@
 //                 Names are the job's, not a rank's; no fence carries them.
 //     ABORT       i32 code str message
 //     FINALIZE    (empty)
-//     EVENT       u8 kind i32 rank i32 node str detail  server -> rank (and
+//     EVENT       u8 kind i32 rank i32 node i32 incarnation str detail
+//                                                    server -> rank (and
 //                 to every daemon, which marks its host's notice board)
 //     RESPAWN     i32 rank i32 incarnation              rank -> server: start
 //                 a new process for `rank` (failed) as that incarnation (FT-MPI
@@ -91,7 +92,7 @@ struct sockaddr_storage;
 
 namespace ulmpi::rt::wire {
 
-inline constexpr std::uint8_t kWireVersion = 1;
+inline constexpr std::uint8_t kWireVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 12;
 inline constexpr std::size_t kMaxFrame = 64u << 20;  // a FENCE_DONE of a big job
 inline constexpr std::size_t kMaxHelloFrame = 4096;  // before the secret is checked
@@ -190,6 +191,9 @@ struct Event {
     std::int32_t rank = -1;
     std::int32_t node = -1;
     std::string detail;
+    // rank_failed: which process of the rank failed (0: the first; a process
+    // that replaced a dead one, or a spawn slot used again, is a later one).
+    std::int32_t incarnation = 0;
 };
 
 struct DaemonHello {

@@ -15,7 +15,8 @@
 //                    of one load (fault-tolerant jobs)
 //   respawn(r, k)    ask the launcher for a new process for failed rank r, as
 //                    incarnation k; it joins the job's next fence (REBUILD)
-//   revived(r)       rank r was replaced: its next failure is news again
+//   revived(r, k)    rank r was replaced by its process of incarnation k:
+//                    notices about older ones are stale, its next failure news
 //
 // Implementations: OurBootstrap (mpirun's key-value service over a Unix or TCP
 // socket with the job secret), PmixBootstrap (a PMIx server: srun --mpi=pmix,
@@ -108,6 +109,7 @@ struct FailureEvent {
     Kind kind = Kind::rank_failed;
     int rank = -1;        // for rank_failed
     int node_id = -1;     // for host_failed
+    int incarnation = 0;  // for rank_failed: which process of the rank failed
     std::string detail;   // human-readable reason ("exited with signal 9 (Killed)")
 };
 
@@ -153,7 +155,7 @@ public:
     }
     // The failed rank `rank` has been replaced (after the fence that the new
     // process joined): poll_event() reports its next failure again.
-    virtual void revived(int rank) { (void)rank; }
+    virtual void revived(int rank, int incarnation) { (void)rank, (void)incarnation; }
     // Starts new processes into the job (MPI_Comm_spawn; only the root of
     // the spawning communicator asks). ok: `out` says which started (none
     // may have: out.reason says why). not_supported: this launcher cannot.

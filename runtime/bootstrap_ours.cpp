@@ -25,6 +25,7 @@
 #include "runtime/bootstrap.h"
 #include "runtime/log.h"
 #include "runtime/notice_board.h"
+#include "runtime/notice_filter.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -192,14 +193,14 @@ public:
     }
     const char* name() const override { return "ulmpi"; }
     Status respawn(int rank, int incarnation) override;
-    void revived(int rank) override;
+    void revived(int rank, int incarnation) override;
     Status spawn(const SpawnRequest& req, SpawnReply& out) override;
     Status replica_fork(int rank, int incarnation, std::string& why) override;
     Status become_replica(int rank, int incarnation, std::string& why) override;
     Status replica_back() override;
     bool failed_now(int rank) const override
     {
-        return !board_.valid() || board_.rank_failed(rank);
+        return !board_.valid() || board_.failed_incarnation(rank) >= notices_.known(rank);
     }
     void set_fence_group(int group) override { fence_group_ = group; }
 
@@ -235,7 +236,7 @@ private:
     bool lost_ = false;
     NoticeBoard board_;
     std::uint64_t board_seen_ = 0;
-    std::vector<bool> rank_told_; // a rank_failed event was queued for it
+    NoticeFilter notices_;        // which rank_failed notices are news
     std::vector<bool> node_told_; // a host_failed event was queued for it
     bool muted_ = false;          // a respawned process before its first fence
     int fence_group_ = -1;        // >= 0: fences are GROUP_FENCEs of that group
@@ -334,7 +335,6 @@ Status OurBootstrap::open_board(std::string& why)
         why = std::string(wire::env::notice_fd) + "=" + std::to_string(fd) + ": " + bad;
         return st;
     }
-    rank_told_.assign(static_cast<std::size_t>(job_.size), false);
     node_told_.assign(static_cast<std::size_t>(nodes), false);
     // A respawned process: until its first fence (the one the survivors
     // enter after asking for every process they replace), notices may be
@@ -359,14 +359,12 @@ Status OurBootstrap::respawn(int rank, int incarnation)
     return send(m);
 }
 
-void OurBootstrap::revived(int rank)
+void OurBootstrap::revived(int rank, int incarnation)
 {
-    if (rank >= 0 && static_cast<std::size_t>(rank) < rank_told_.size()) {
-        rank_told_[static_cast<std::size_t>(rank)] = false;
-        board_seen_ = 0; // read the board again: the new process may have failed already
-    }
-    // Notices still queued arrived before the fence the new process joined:
-    // they are about the dead one.
+    notices_.revived(rank, incarnation);
+    board_seen_ = 0; // read the board again: the new process may have failed already
+    // Notices still queued about the dead process are stale now; one about
+    // the new process is told again by the board.
     std::erase_if(events_, [rank](const FailureEvent& e) {
         return e.kind == FailureEvent::Kind::rank_failed && e.rank == rank;
     });
@@ -390,11 +388,12 @@ void OurBootstrap::read_board()
         }
     }
     for (int r = 0; r < board_.size(); ++r) {
-        if (board_.rank_failed(r) && !rank_told_[static_cast<std::size_t>(r)]) {
-            rank_told_[static_cast<std::size_t>(r)] = true;
+        const int k = board_.failed_incarnation(r);
+        if (k >= 0 && notices_.news(r, k)) {
             FailureEvent ev;
             ev.kind = FailureEvent::Kind::rank_failed;
             ev.rank = r;
+            ev.incarnation = k;
             ev.detail = "it failed (the launcher's notice board)";
             events_.push_back(std::move(ev));
         }
@@ -435,6 +434,7 @@ Status OurBootstrap::start(std::string& why)
               env_text(wire::env::peer_incarnations) + "' is not a list of rank:incarnation";
         return Errc::invalid_arg;
     }
+    notices_.reset(job_.incarnation_of_rank);
     int first_slot = -1;
     if (!env_int(wire::env::first_slot, first_slot, false, why)) {
         return Errc::invalid_arg;
@@ -576,6 +576,7 @@ Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
     if (static_cast<std::size_t>(rank) < job_.incarnation_of_rank.size()) {
         job_.incarnation_of_rank[static_cast<std::size_t>(rank)] = incarnation;
     }
+    notices_.revived(rank, incarnation);
     if (Status st = connect_hello(why); !st.ok()) {
         return st;
     }
@@ -632,7 +633,7 @@ Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
     // Notices the substitute had queued but not handed out are gone with its
     // connection: the board says again who is failed (the caller ignores
     // what it knew already).
-    rank_told_.assign(rank_told_.size(), false);
+    notices_.forget_told();
     node_told_.assign(node_told_.size(), false);
     board_seen_ = 0;
     return Errc::ok;
@@ -722,26 +723,29 @@ void OurBootstrap::queue_event(const wire::Event& e)
     }
     ev.rank = e.rank;
     ev.node_id = e.node;
+    ev.incarnation = e.incarnation;
     ev.detail = e.detail;
     if (muted_ && ev.kind != FailureEvent::Kind::job_ending) {
         return; // the board tells after the first fence
     }
-    // Once per rank and host: the board may have reported it already.
-    if (board_.valid()) {
-        std::vector<bool>* told = nullptr;
-        int idx = -1;
-        if (ev.kind == FailureEvent::Kind::rank_failed) {
-            told = &rank_told_;
-            idx = ev.rank;
-        } else if (ev.kind == FailureEvent::Kind::host_failed) {
-            told = &node_told_;
-            idx = ev.node_id;
+    if (ev.kind == FailureEvent::Kind::rank_failed) {
+        // Once per process (the board may have told it already), and never
+        // about a process already replaced here.
+        if (!notices_.news(ev.rank, ev.incarnation)) {
+            ULMPI_DEBUG("bootstrap: notice about rank %d (incarnation %d) is %s", ev.rank,
+                        ev.incarnation,
+                        notices_.stale(ev.rank, ev.incarnation) ? "about a replaced process"
+                                                                : "told already");
+            return;
         }
-        if (told != nullptr && idx >= 0 && static_cast<std::size_t>(idx) < told->size()) {
-            if ((*told)[static_cast<std::size_t>(idx)]) {
+    } else if (ev.kind == FailureEvent::Kind::host_failed && board_.valid()) {
+        // Once per host: the board may have reported it already.
+        const auto n = static_cast<std::size_t>(ev.node_id);
+        if (ev.node_id >= 0 && n < node_told_.size()) {
+            if (node_told_[n]) {
                 return;
             }
-            (*told)[static_cast<std::size_t>(idx)] = true;
+            node_told_[n] = true;
         }
     }
     events_.push_back(std::move(ev));

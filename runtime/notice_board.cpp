@@ -33,7 +33,7 @@ NoticeBoard::~NoticeBoard()
 
 std::size_t NoticeBoard::bytes_for(int size, int nodes)
 {
-    return sizeof(BoardHeader) + 8 * (1 + words(size) + words(nodes));
+    return sizeof(BoardHeader) + 8 * (1 + words(nodes)) + 4 * static_cast<std::size_t>(size);
 }
 
 void NoticeBoard::bind(void* base, int size, int nodes)
@@ -42,10 +42,10 @@ void NoticeBoard::bind(void* base, int size, int nodes)
     size_ = size;
     nodes_ = nodes;
     auto* p = static_cast<unsigned char*>(base) + sizeof(BoardHeader);
-    // The page holds plain 64-bit words; each is used only through an atomic.
+    // The page holds plain words; each is used only through an atomic.
     generation_ = reinterpret_cast<std::atomic<std::uint64_t>*>(p);
-    ranks_ = generation_ + 1;
-    nodes_bits_ = ranks_ + words(size);
+    nodes_bits_ = generation_ + 1;
+    ranks_ = reinterpret_cast<std::atomic<std::uint32_t>*>(nodes_bits_ + words(nodes));
 }
 
 void NoticeBoard::unmap()
@@ -53,7 +53,8 @@ void NoticeBoard::unmap()
     if (base_ != nullptr) {
         ::munmap(base_, bytes_);
         base_ = nullptr;
-        generation_ = ranks_ = nodes_bits_ = nullptr;
+        generation_ = nodes_bits_ = nullptr;
+        ranks_ = nullptr;
     }
 }
 
@@ -90,7 +91,7 @@ Status NoticeBoard::create(int size, int nodes, std::string& why)
     }
     unmap();
     close_fd();
-    // ftruncate zero-filled it: generation 0, no bit set.
+    // ftruncate zero-filled it: generation 0, nothing marked.
     BoardHeader h{kMagic, kVersion, 0, static_cast<std::uint32_t>(size),
                   static_cast<std::uint32_t>(nodes)};
     std::memcpy(p, &h, sizeof h);
@@ -133,13 +134,13 @@ Status NoticeBoard::open(int fd, int size, int nodes, std::string& why)
     return Errc::ok;
 }
 
-void NoticeBoard::mark_rank(int rank)
+void NoticeBoard::mark_rank(int rank, int incarnation)
 {
-    if (ranks_ == nullptr || rank < 0 || rank >= size_) {
+    if (ranks_ == nullptr || rank < 0 || rank >= size_ || incarnation < 0) {
         return;
     }
-    auto r = static_cast<std::size_t>(rank);
-    ranks_[r / 64].fetch_or(std::uint64_t{1} << (r % 64), std::memory_order_relaxed);
+    ranks_[static_cast<std::size_t>(rank)].store(static_cast<std::uint32_t>(incarnation) + 1,
+                                                 std::memory_order_relaxed);
     generation_->fetch_add(1, std::memory_order_release);
 }
 
@@ -148,8 +149,7 @@ void NoticeBoard::clear_rank(int rank)
     if (ranks_ == nullptr || rank < 0 || rank >= size_) {
         return;
     }
-    auto r = static_cast<std::size_t>(rank);
-    ranks_[r / 64].fetch_and(~(std::uint64_t{1} << (r % 64)), std::memory_order_relaxed);
+    ranks_[static_cast<std::size_t>(rank)].store(0, std::memory_order_relaxed);
     generation_->fetch_add(1, std::memory_order_release);
 }
 
@@ -163,13 +163,13 @@ void NoticeBoard::mark_node(int node)
     generation_->fetch_add(1, std::memory_order_release);
 }
 
-bool NoticeBoard::rank_failed(int rank) const
+int NoticeBoard::failed_incarnation(int rank) const
 {
     if (ranks_ == nullptr || rank < 0 || rank >= size_) {
-        return false;
+        return -1;
     }
-    auto r = static_cast<std::size_t>(rank);
-    return (ranks_[r / 64].load(std::memory_order_relaxed) >> (r % 64) & 1) != 0;
+    return static_cast<int>(ranks_[static_cast<std::size_t>(rank)].load(std::memory_order_relaxed)) -
+           1;
 }
 
 bool NoticeBoard::node_failed(int node) const

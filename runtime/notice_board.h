@@ -9,16 +9,22 @@
 //
 //     u32 magic  u16 version  u16 reserved  u32 size (ranks)  u32 nodes
 //     u64 generation                       one writer; only grows
-//     u64 failed_rank[ceil(size / 64)]     bit r: rank r failed
 //     u64 failed_node[ceil(nodes / 64)]    bit n: every rank of node n failed
+//     u32 failed_rank[size]                0: rank r is not marked; k + 1:
+//                                          its process of incarnation k failed
 //
-// Writer (one thread of one process): sets the bits, then adds 1 to the
+// The incarnation says which process of a rank failed: a rank whose process
+// was replaced (FT-MPI REBUILD, a re-created replica, a spawn slot used
+// again) may still carry the mark of the dead one, and a reader that has
+// taken in the new process knows the mark is not about it (NoticeFilter).
+//
+// Writer (one thread of one process): writes the words, then adds 1 to the
 // generation with release order. Reader: loads the generation with acquire
-// order; when it differs from the last one seen, every bit set before that
-// increment is visible. The launcher sends the EVENT frame on the bootstrap
-// connection first and writes the board after, so a rank that sees the new
-// generation usually finds the frame (and its detail) already in its socket;
-// the bits alone are enough when it does not.
+// order; when it differs from the last one seen, every word written before
+// that increment is visible. The launcher sends the EVENT frame on the
+// bootstrap connection first and writes the board after, so a rank that sees
+// the new generation usually finds the frame (and its detail) already in its
+// socket; the words alone are enough when it does not.
 #pragma once
 
 #include "runtime/status.h"
@@ -33,7 +39,7 @@ namespace ulmpi::rt {
 class NoticeBoard {
 public:
     static constexpr std::uint32_t kMagic = 0x4e4f5449; // "NOTI"
-    static constexpr std::uint16_t kVersion = 1;
+    static constexpr std::uint16_t kVersion = 2;
 
     NoticeBoard() = default;
     ~NoticeBoard();
@@ -51,10 +57,11 @@ public:
     int fd() const { return fd_; }   // writer only; -1 for a reader
     void close_fd();                 // writer: once every rank is started
 
-    // Writer side. clear_rank: the rank was replaced by a new process (FT-MPI
-    // REBUILD); a reader that has recorded the failure keeps it until told
-    // otherwise (Bootstrap::revived), one that had not sees nothing.
-    void mark_rank(int rank);
+    // Writer side. mark_rank: the process of `rank` in `incarnation` failed.
+    // clear_rank: the rank was replaced by a new process; a reader that has
+    // recorded the failure keeps it until told otherwise
+    // (Bootstrap::revived), one that had not sees nothing.
+    void mark_rank(int rank, int incarnation);
     void clear_rank(int rank);
     void mark_node(int node);
 
@@ -64,7 +71,9 @@ public:
     {
         return generation_ == nullptr ? 0 : generation_->load(std::memory_order_acquire);
     }
-    bool rank_failed(int rank) const;
+    // The incarnation of `rank` whose failure is marked, -1: none.
+    int failed_incarnation(int rank) const;
+    bool rank_failed(int rank) const { return failed_incarnation(rank) >= 0; }
     bool node_failed(int node) const;
     int size() const { return size_; }
     int nodes() const { return nodes_; }
@@ -80,11 +89,12 @@ private:
     int size_ = 0;
     int nodes_ = 0;
     std::atomic<std::uint64_t>* generation_ = nullptr;
-    std::atomic<std::uint64_t>* ranks_ = nullptr;
     std::atomic<std::uint64_t>* nodes_bits_ = nullptr;
+    std::atomic<std::uint32_t>* ranks_ = nullptr;
 };
 
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
-              "the notice board needs lock-free 64-bit atomics in shared memory");
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
+                  std::atomic<std::uint32_t>::is_always_lock_free,
+              "the notice board needs lock-free atomics in shared memory");
 
 } // namespace ulmpi::rt

@@ -199,7 +199,7 @@ void Replicator::try_fork()
     }
     set_.revive(d);
     inc_[static_cast<std::size_t>(d)] = incarnation;
-    boot_.revived(d);
+    boot_.revived(d, incarnation);
     const int l = set_.replica_of(d);
     for (auto& orphans : serve_) {
         // Its stream is the new process's from now on (it sends from where
@@ -404,7 +404,7 @@ void Replicator::on_notice(int from, int d, int incarnation)
     }
     set_.revive(d);
     inc_[static_cast<std::size_t>(d)] = incarnation;
-    boot_.revived(d);
+    boot_.revived(d, incarnation);
     const auto xi = static_cast<std::size_t>(x);
     if (l == k_) {
         // Rank x's messages to me come from the new process now; it sends

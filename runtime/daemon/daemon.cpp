@@ -268,7 +268,7 @@ void Daemon::on_up_frame(wire::Message& m)
 void Daemon::on_event(const wire::Event& ev)
 {
     if (ev.kind == wire::EventKind::rank_failed) {
-        board_.mark_rank(ev.rank);
+        board_.mark_rank(ev.rank, ev.incarnation);
     } else if (ev.kind == wire::EventKind::host_failed) {
         board_.mark_node(ev.node);
     }

@@ -105,6 +105,7 @@ void Monitor::judge_exit(int rank, int status)
         ev.kind = wire::EventKind::rank_failed;
         ev.rank = rank;
         ev.node = map_.rank(rank).node;
+        ev.incarnation = ranks_[static_cast<std::size_t>(rank)].incarnation;
         ev.detail = e.detail;
         kv_->broadcast(ev);
         end_job(e.code, who(rank) + " " + e.detail + e.when + "; ending the job", kFailureGrace);
@@ -143,10 +144,11 @@ void Monitor::announce_rank(int rank, const std::string& detail, bool fences)
     ev.kind = wire::EventKind::rank_failed;
     ev.rank = rank;
     ev.node = map_.rank(rank).node;
+    ev.incarnation = r.incarnation;
     ev.detail = detail;
     kv_->broadcast(ev);
     announced_.push_back(ev);
-    board_.mark_rank(rank);
+    board_.mark_rank(rank, r.incarnation);
     if (fences) {
         kv_->rank_failed(rank);
     }
@@ -172,8 +174,9 @@ void Monitor::clear_notice(int rank, int incarnation)
         }
     }
     // A daemon that connects later need not show the dead process's failure.
-    std::erase_if(announced_, [rank](const wire::Event& ev) {
-        return ev.kind == wire::EventKind::rank_failed && ev.rank == rank;
+    std::erase_if(announced_, [rank, incarnation](const wire::Event& ev) {
+        return ev.kind == wire::EventKind::rank_failed && ev.rank == rank &&
+               ev.incarnation < incarnation;
     });
 }
 

@@ -120,6 +120,10 @@ TEST(BootWire, every_other_message_round_trips)
     EXPECT_EQ(ee.kind, EventKind::host_failed);
     EXPECT_EQ(ee.node, 2);
     EXPECT_EQ(ee.detail, "host down");
+    auto ef = std::get<Event>(
+        round_trip(Message{-1, Event{EventKind::rank_failed, 5, 1, "killed", 3}}).body);
+    EXPECT_EQ(ef.rank, 5);
+    EXPECT_EQ(ef.incarnation, 3) << "which process of the rank failed";
 
     auto rr = std::get<Respawn>(round_trip(Message{1, Respawn{3, 2}}).body);
     EXPECT_EQ(rr.rank, 3);

@@ -126,14 +126,19 @@ TEST(NoticeBoard, a_reader_sees_the_generation_and_the_bits_the_writer_set)
     ASSERT_TRUE(r.open(w.fd(), 130, 3, why).ok()) << why;
     EXPECT_EQ(r.generation(), 0u);
     EXPECT_FALSE(r.rank_failed(129));
-    w.mark_rank(129);
-    w.mark_rank(0);
+    w.mark_rank(129, 0);
+    w.mark_rank(0, 3);
     w.mark_node(2);
     EXPECT_EQ(r.generation(), 3u);
     EXPECT_TRUE(r.rank_failed(129) && r.rank_failed(0) && !r.rank_failed(64));
+    EXPECT_EQ(r.failed_incarnation(129), 0);
+    EXPECT_EQ(r.failed_incarnation(0), 3);
+    EXPECT_EQ(r.failed_incarnation(64), -1);
     EXPECT_TRUE(r.node_failed(2) && !r.node_failed(1));
-    w.mark_rank(500); // out of range: ignored
+    w.mark_rank(500, 0); // out of range: ignored
+    w.mark_rank(1, -1);  // no such incarnation: ignored
     EXPECT_EQ(r.generation(), 3u);
+    EXPECT_FALSE(r.rank_failed(1));
     ASSERT_NE(r.generation_word(), nullptr);
     EXPECT_EQ(r.fd(), -1);
 }
@@ -161,11 +166,13 @@ TEST(NoticeBoard, a_cleared_rank_reads_as_not_failed_and_moves_the_generation)
     ASSERT_TRUE(w.create(4, 1, why).ok()) << why;
     NoticeBoard r;
     ASSERT_TRUE(r.open(w.fd(), 4, 1, why).ok()) << why;
-    w.mark_rank(3);
+    w.mark_rank(3, 0);
     EXPECT_TRUE(r.rank_failed(3));
     w.clear_rank(3);
     EXPECT_FALSE(r.rank_failed(3));
     EXPECT_EQ(r.generation(), 2u);
+    w.mark_rank(3, 1); // the new process failed too
+    EXPECT_EQ(r.failed_incarnation(3), 1);
 }
 
 TEST(NoticeBoard, a_board_of_another_job_shape_is_refused)
