@@ -386,6 +386,8 @@ private:
     std::size_t make_get_key(Link& l, Rail& rail, SendMsg* s, std::byte* key, std::size_t cap);
 
     // receive side (protocol.cpp)
+    [[gnu::always_inline]] inline bool eager_in_order(Peer& p, path::Path& via, const EagerHeader& e,
+                                                      const std::byte* payload);
     void on_match(Peer& p, path::Path& via, const MatchHeader& h, const std::byte* payload,
                   std::uint32_t plen);
     void deliver_in_order(Peer& p, path::Path* via, const MatchHeader& h, const std::byte* payload,

@@ -41,6 +41,16 @@ void Link::choose()
         }
     }
     ctrl_ = alive() ? best : nullptr;
+    eager_max_ = 0;
+    if (ctrl_ != nullptr) {
+        std::uint64_t limit = ctrl_->path->info().eager_limit;
+        std::uint64_t frag = ctrl_->max_frag;
+        if (multi()) {
+            limit = std::min(limit, eager_floor());
+            frag = std::min<std::uint64_t>(frag, frag_floor());
+        }
+        eager_max_ = frag >= sizeof(EagerHeader) ? std::min(limit, frag - sizeof(EagerHeader)) : 0;
+    }
 }
 
 std::uint64_t Link::rail_cap(const Rail& r) const

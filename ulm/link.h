@@ -160,6 +160,10 @@ public:
     int up_rails() const { return nup_; } // rails in use (up; standby ones only when no other is up)
     // The rail for control fragments and small messages (nullptr: failed).
     Rail* control_rail() const { return ctrl_; }
+    // The largest message that leaves whole in one eager fragment over the
+    // control rail, fitting every other rail it may fail over to (a match
+    // fragment cannot be split): set by choose(), read by Engine::send_now.
+    std::uint64_t eager_max() const { return eager_max_; }
     path::Path* control_path() const { return ctrl_ != nullptr ? ctrl_->path : nullptr; }
     // The rail for `bytes` of bulk data: the up rail that would deliver them
     // first and has room; nullptr when every up rail is at its cap.
@@ -201,6 +205,7 @@ private:
     bool in_use(const Rail& r) const { return r.up() && r.standby == standby_in_use_; }
 
     Rail* ctrl_ = nullptr;
+    std::uint64_t eager_max_ = 0;
     int nup_ = 0;
     bool standby_in_use_ = false;
 };

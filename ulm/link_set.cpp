@@ -235,9 +235,46 @@ bool LinkSet::checksummed(const Link& l, const path::Path& path) const
 // copied unless `owner` is given (then it is re-read from owner's buffer,
 // which stays untouched until the owner completes). False: the path had no
 // room; nothing was consumed.
+// emit() over an unreliable, unchecked rail with no ACK to carry (shm
+// between two ranks of a host): the header goes straight into the path's
+// buffer, behind it the payload, and nothing is kept.
+bool LinkSet::emit_plain(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, const Payload& pl)
+{
+    path::Path* path = rail.path;
+    path::TxBuffer buf;
+    buf.lane = lane_of(hdr[1]);
+    if (!path->acquire(l.rank, hlen + pl.len, buf)) {
+        return false;
+    }
+    if (sequenced(static_cast<FragType>(hdr[1]))) {
+        const std::uint64_t seq = l.next_frag_out.value();
+        ++l.next_frag_out;
+        std::memcpy(hdr + offsetof(BaseHeader, frag_seq), &seq, sizeof seq);
+    }
+    copy_header(buf.data, hdr, hlen);
+    std::byte* out = buf.data + hlen;
+    if (pl.ref != nullptr) {
+        pack(*pl.ref, pl.offset, out, pl.len);
+    } else if (pl.len > 0) {
+        std::memcpy(out, pl.bytes, pl.len);
+    }
+    const path::SendResult res = path->commit(l.rank, buf, hlen + pl.len);
+    ++l.counters.frags_sent;
+    l.counters.bytes_sent += pl.len;
+    ++rail.counters.frags_sent;
+    rail.counters.bytes_sent += pl.len;
+    if (res == path::SendResult::failed) [[unlikely]] {
+        rail_down(l, rail, "the path could not send");
+    }
+    return true;
+}
+
 bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, const Payload& pl,
                    SendMsg* owner)
 {
+    if (!l.reliable && !l.ack_due && !rail.checksum) [[likely]] {
+        return emit_plain(l, rail, hdr, hlen, pl);
+    }
     path::Path* path = rail.path;
     BaseHeader b = read_header<BaseHeader>(hdr);
     const bool seq = sequenced(b.type);
@@ -623,8 +660,8 @@ int LinkSet::push(Link& l, bool* drained)
 // Receiver: checks an arriving fragment before it is processed. False means
 // drop it (damaged, stale, a duplicate — answered here — or a link-level
 // fragment handled here). `hlen` is the whole header, AckExt included.
-bool LinkSet::accept(Link& l, path::Path& path, const BaseHeader& b, std::uint32_t hlen,
-                     path::RxFrag& frag, const std::byte* payload)
+bool LinkSet::accept_any(Link& l, path::Path& path, const BaseHeader& b, std::uint32_t hlen,
+                         path::RxFrag& frag, const std::byte* payload)
 {
     Rail* r = l.nrails == 1 && l.rails[0].path == &path ? &l.rails[0] : l.rail_of(&path);
     if (r == nullptr) [[unlikely]] {
@@ -703,11 +740,8 @@ bool LinkSet::accept(Link& l, path::Path& path, const BaseHeader& b, std::uint32
     return true;
 }
 
-void LinkSet::delivered(Link& l, const BaseHeader& b)
+void LinkSet::delivered_reliable(Link& l, const BaseHeader& b)
 {
-    if (!l.reliable) {
-        return;
-    }
     // A fragment out of order, or one that fills a hole, is acknowledged at
     // once: the sender learns of a loss (or its repair) without delay.
     const bool was_gap = l.delivered.islands() != 0;

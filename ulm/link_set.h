@@ -113,9 +113,31 @@ public:
     // Checks an arriving fragment. True: the engine processes it, then calls
     // delivered(). False: it was damaged, stale, a duplicate (answered here)
     // or a link-level fragment (ACK, probe) handled here.
+    // The common case is inline: an unreliable link over one unchecked rail
+    // (shm between two ranks of a host), and a fragment of the current
+    // epoch, addressed right, that is not link-level; it is only counted.
     bool accept(Link& l, path::Path& path, const BaseHeader& b, std::uint32_t hlen,
-                path::RxFrag& frag, const std::byte* payload);
-    void delivered(Link& l, const BaseHeader& b);
+                path::RxFrag& frag, const std::byte* payload)
+    {
+        if (l.nrails == 1 && !l.reliable) [[likely]] {
+            Rail& r = l.rails[0];
+            if (r.path == &path && !r.checksum && b.epoch == l.epoch && l.alive() &&
+                b.src == static_cast<std::uint32_t>(frag.peer) &&
+                b.dst == static_cast<std::uint32_t>(rank_) && !link_level(b.type)) [[likely]] {
+                ++l.counters.frags_received;
+                ++r.counters.frags_received;
+                r.counters.bytes_received += frag.len;
+                return true;
+            }
+        }
+        return accept_any(l, path, b, hlen, frag, payload);
+    }
+    void delivered(Link& l, const BaseHeader& b)
+    {
+        if (l.reliable) {
+            delivered_reliable(l, b);
+        }
+    }
     // After delivered(): a piece's bytes are in (the whole counts as
     // delivered once all of its pieces are).
     void piece_delivered(Link& l, const PieceHeader& h);
@@ -167,6 +189,16 @@ public:
 
 private:
     void bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths);
+    // Fragments the link handles itself (never handed to the engine).
+    static bool link_level(FragType t)
+    {
+        return t == FragType::ack || t == FragType::probe || t == FragType::probe_ack;
+    }
+    bool accept_any(Link& l, path::Path& path, const BaseHeader& b, std::uint32_t hlen,
+                    path::RxFrag& frag, const std::byte* payload);
+    void delivered_reliable(Link& l, const BaseHeader& b);
+    [[gnu::always_inline]] inline bool emit_plain(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen,
+                                                  const Payload& pl);
     bool resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounters::*why);
     bool resend_any(Link& l, SendFrag* f, std::uint64_t LinkCounters::*why);
     bool split(Link& l, SendFrag* f, Rail& rail, std::uint64_t LinkCounters::*why);

@@ -4,9 +4,8 @@ namespace ulmpi::ulm {
 
 Matcher::~Matcher() = default;
 
-Matcher::Context& Matcher::context(ContextId id)
+Matcher::Context& Matcher::context_slow(std::uint32_t v)
 {
-    std::uint32_t v = id.value();
     if (v < kDense) [[likely]] {
         if (v >= dense_.size()) {
             dense_.resize(v + 1);

@@ -146,7 +146,19 @@ private:
     };
     static constexpr std::uint32_t kDense = 4096;
 
-    Context& context(ContextId id);
+    // The context's lists: an inline lookup of a dense context that exists
+    // already (every message of the common case), else context_slow().
+    Context& context(ContextId id)
+    {
+        const std::uint32_t v = id.value();
+        if (v < dense_.size()) [[likely]] {
+            if (Context* c = dense_[v].get()) [[likely]] {
+                return *c;
+            }
+        }
+        return context_slow(v);
+    }
+    Context& context_slow(std::uint32_t v);
     template <class Fn> void for_each_context(Fn&& fn) const
     {
         for (const auto& c : dense_) {

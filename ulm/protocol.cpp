@@ -112,12 +112,8 @@ bool Engine::send_now_locked(const DataRef& data, int dst, int tag, ContextId ct
     if (!p.pending.empty() || rail == nullptr) [[unlikely]] {
         return false;
     }
-    const path::PathInfo& info = rail->path->info();
-    if (total > info.eager_limit || sizeof(EagerHeader) + total > info.max_frag) {
-        return false;
-    }
-    if (l.multi() && (total > l.eager_floor() || sizeof(EagerHeader) + total > l.frag_floor())) [[unlikely]] {
-        return false; // must fit every rail it may fail over to (start_send)
+    if (total > l.eager_max()) {
+        return false; // too large for one fragment of every rail it may fail over to
     }
     EagerHeader h;
     links_.fill_base(l, h.base, FragType::eager, flag::eager, static_cast<std::uint32_t>(total));
@@ -678,6 +674,72 @@ void Engine::maybe_free(SendMsg* s)
 // ---------------------------------------------------------------------------
 // Receive side
 
+namespace {
+
+// The match header an eager fragment stands for (what on_match() takes).
+MatchHeader match_of(const EagerHeader& e)
+{
+    MatchHeader h;
+    h.base = e.base;
+    h.base.type = FragType::match;
+    h.base.flags = static_cast<std::uint8_t>((e.base.flags | flag::eager) & ~flag::sync);
+    h.context = e.context;
+    h.tag = e.tag;
+    h.msg_seq = e.msg_seq;
+    h.msg_len = e.base.payload_len;
+    h.send_id = 0;
+    return h;
+}
+
+// A receive matched by a message from `src` (seen as `src_view`).
+[[gnu::always_inline]] inline void set_matched(RecvMsg* r, int src, int src_view, std::uint64_t rep_seq,
+                                               int tag, std::uint64_t msg_len, std::uint64_t send_id)
+{
+    r->matched = true;
+    r->peer = src;
+    r->rep_seq = rep_seq;
+    r->env = Envelope{src_view, tag, msg_len};
+    r->expected = std::min(msg_len, r->capacity);
+    r->send_id = send_id;
+    if (msg_len > r->capacity) {
+        r->error = Errc::truncated;
+    }
+}
+
+} // namespace
+
+// on_match() of an eager fragment in the common case: in sequence with
+// nothing held back, below fine locks and without replication. It matches
+// or is stored at once, without a match header (a small message's receive
+// path is mostly this). False: on_match() takes it.
+bool Engine::eager_in_order(Peer& p, path::Path& via, const EagerHeader& e, const std::byte* payload)
+{
+    if (fine_ || rep_ != nullptr || e.msg_seq != p.expected_in.value() || !p.ahead.empty()) [[unlikely]] {
+        return false;
+    }
+    const std::uint32_t plen = e.base.payload_len;
+    ++p.counters.msgs_received;
+    p.counters.bytes_received += plen;
+    RecvMsg* r = matcher_.arrive(ContextId(e.context), p.rank, e.tag);
+    if (r == nullptr) {
+        ++p.counters.unexpected;
+        Unexpected* u = store_unexpected(p.rank, &via, match_of(e), payload, plen);
+        u->rep_seq = 0;
+        matcher_.add_unexpected(u);
+    } else {
+        set_matched(r, p.rank, p.rank, 0, e.tag, plen, 0);
+        unpack(r->data, 0, payload, r->expected);
+        r->received = r->expected;
+        if (!r->released) {
+            r->complete = true; // what complete_recv() does here
+        } else {
+            complete_recv(r);
+        }
+    }
+    ++p.expected_in;
+    return true;
+}
+
 // on_frag() with the sender's lock held (none below fine locks).
 void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
 {
@@ -713,16 +775,9 @@ void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
         break;
     case FragType::eager: {
         const EagerHeader e = read_header<EagerHeader>(frag.data);
-        MatchHeader h;
-        h.base = e.base;
-        h.base.type = FragType::match;
-        h.base.flags = static_cast<std::uint8_t>((e.base.flags | flag::eager) & ~flag::sync);
-        h.context = e.context;
-        h.tag = e.tag;
-        h.msg_seq = e.msg_seq;
-        h.msg_len = e.base.payload_len;
-        h.send_id = 0;
-        on_match(p, path, h, payload, b.payload_len);
+        if (!eager_in_order(p, path, e, payload)) {
+            on_match(p, path, match_of(e), payload, b.payload_len);
+        }
         break;
     }
     case FragType::data:
@@ -862,15 +917,7 @@ void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
                              std::uint64_t rep_seq)
 {
     Peer& p = peer(src);
-    r->matched = true;
-    r->peer = src;
-    r->rep_seq = rep_seq;
-    r->env = Envelope{src_view, h.tag, h.msg_len};
-    r->expected = std::min(h.msg_len, r->capacity);
-    r->send_id = h.send_id;
-    if (h.msg_len > r->capacity) {
-        r->error = Errc::truncated;
-    }
+    set_matched(r, src, src_view, rep_seq, h.tag, h.msg_len, h.send_id);
     const std::uint8_t flags = h.base.flags;
 
     if (flags & flag::eager) {

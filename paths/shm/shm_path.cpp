@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -31,6 +32,11 @@ const rt::BoolParam cma_param{"shm_single_copy", true,
 const rt::SizeParam cma_max_param{
     "shm_single_copy_max", 2 * 1024 * 1024,
     "largest message read straight from the sender; larger ones stream through shared fragments (0: no limit)"};
+
+const rt::IntParam prefault_param{
+    "shm_prefault_peers", 32,
+    "with at most this many local ranks, MPI_Init maps the pages of every FIFO and doorbell a rank "
+    "uses (the first message to each peer then takes no page faults); more: they come at first use"};
 
 // What progress() reads before connect() (and after a failed one): a
 // doorbell nobody rings, so the poll needs no test of its own.
@@ -249,9 +255,13 @@ Status ShmPath::connect(rt::Bootstrap&)
             return st;
         }
     }
-    // Nothing of my region is touched here (shm_layout.h): its pages come
-    // when I first write a FIFO or a buffer, on my NUMA node.
+    // Nothing of my region is touched here (shm_layout.h) but my FIFOs on
+    // a small host (prefault()): its pages come when I first write a FIFO
+    // or a buffer, on my NUMA node.
     take_identity();
+    if (prefaults()) {
+        prefault(layout_.fifo_offset(me_, 0), layout_.fifo_size() * layout_.local_size);
+    }
     if (job_.spawned && job_.incarnation > 0) {
         for (Local& l : locals_) {
             if (!spawn_partner(l.rank)) {
@@ -307,6 +317,17 @@ Status ShmPath::connected(rt::Bootstrap&)
     }
     info_.has_get = cma;
     info_.get_max = cma_max_param.get();
+    if (prefaults()) {
+        // Every writer mapped its FIFOs in connect(), before the fence: the
+        // pages exist, on their writers' nodes; now map the FIFOs I read
+        // and the doorbells I ring.
+        for (std::uint32_t j = 0; j < layout_.local_size; ++j) {
+            if (j != me_ && !job_.is_spawn_slot(locals_[j].rank)) {
+                prefault(layout_.fifo_offset(j, me_), layout_.fifo_size());
+                prefault(layout_.doorbell_offset(j), layout_.doorbell_size());
+            }
+        }
+    }
     describe_ = std::string("shm: ") + std::to_string(layout_.local_size) + " local ranks, " +
                 (cma ? "single copy by process_vm_readv" : "copy in/out (" + why + ")");
 
@@ -318,6 +339,27 @@ Status ShmPath::connected(rt::Bootstrap&)
         seg_.unlink();
     }
     return Errc::ok;
+}
+
+// The first message between two ranks used to take page faults on both
+// sides (the sender's FIFO slot and the peer's doorbell, the receiver's
+// view of both): about 2 us each here, 5 of them in the first round trip.
+// On a host of few ranks (the pages grow with their square) MPI_Init maps
+// them instead; only at the wire-up of the first processes.
+bool ShmPath::prefaults() const
+{
+    return job_.incarnation == 0 && !job_.spawned &&
+           layout_.local_size <= static_cast<std::uint32_t>(std::max<std::int64_t>(prefault_param.get(), 0));
+}
+
+void ShmPath::prefault(std::size_t offset, std::size_t len)
+{
+    const std::size_t begin = offset / shm::SegmentLayout::kPage * shm::SegmentLayout::kPage;
+    const std::size_t end = std::min(seg_.size(), (offset + len + shm::SegmentLayout::kPage - 1) / shm::SegmentLayout::kPage * shm::SegmentLayout::kPage);
+    if (end > begin) {
+        // An older kernel answers EINVAL: then the first messages take the faults.
+        (void)::madvise(at(begin), end - begin, MADV_POPULATE_WRITE);
+    }
 }
 
 Status ShmPath::reset_peer(int peer, rt::Bootstrap&)

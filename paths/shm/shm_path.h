@@ -80,6 +80,9 @@ private:
     void announce(Local& l, std::uint32_t j);
     void answer_doorbell();
     void return_frag(Local& l, const shm::FragRef& ref);
+    // Maps the pages of [offset, offset + len) of the segment now.
+    bool prefaults() const;
+    void prefault(std::size_t offset, std::size_t len);
     bool flush_returns(Local& l);
 
     PathInfo info_;
