@@ -76,10 +76,15 @@ def marked():
     return found
 
 
-def reap_marked(out):
-    """Kills what is left of the job; says so in its output."""
-    time.sleep(0.05)
+def reap_marked(out, wait=3.0):
+    """Kills what is left of the job `wait` seconds after mpirun ended (a
+    re-created process, mpirun's child, dies with it through its parent
+    death signal); says so in its output."""
+    end = time.time() + wait
     left = marked()
+    while left and time.time() < end:
+        time.sleep(0.1)
+        left = marked()
     for pid in left:
         try:
             os.kill(pid, signal.SIGKILL)
