@@ -7,6 +7,7 @@ over it, and finding a host's daemon to kill.
                                         # (None: the caller holds it)
     cluster = Cluster(tool, nhosts)     # SystemExit(77) when it cannot be had
     argv = cluster.mpirun_argv(mpirun, np, limit) + program
+    argv = cluster.mpirun_base(mpirun) + options     # without -n, --timeout
     pids = cluster.daemons_on(host_index, marked_pids)
     cluster.close()
 """
@@ -105,14 +106,17 @@ class Cluster:
             raise RuntimeError("netns-cluster %s: %s%s" % (" ".join(args), p.stdout, p.stderr))
         return p.stdout
 
-    def mpirun_argv(self, mpirun, np, limit):
-        """mpirun started on the first host, SLOTS ranks a host, over udp."""
+    def mpirun_base(self, mpirun):
+        """mpirun started on the first host, SLOTS ranks a host, over udp
+        (the job's size and limit still to add)."""
         hosts = ",".join("%s:%d" % (h, SLOTS) for h in self.hosts)
         return ["ip", "netns", "exec", self.hosts[0], mpirun,
                 "--launch-agent", "ip netns exec {host}", "--boot-if", self.subnet,
                 "-H", hosts, "--param", "path_include=self,shm,udp",
-                "--param", "udp_subnet=" + self.subnet,
-                "-n", str(np), "--timeout", str(int(limit))]
+                "--param", "udp_subnet=" + self.subnet]
+
+    def mpirun_argv(self, mpirun, np, limit):
+        return self.mpirun_base(mpirun) + ["-n", str(np), "--timeout", str(int(limit))]
 
     @staticmethod
     def ranks_of(host_index, np):

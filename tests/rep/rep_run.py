@@ -2,7 +2,8 @@
 """Runs rep_check under mpirun with and without replication and compares.
 
   rep_run.py --mpirun M --exe E --np N [--replicas R ...] [--iters I]
-             [--kill-runs K --seed S] [--lose-rank] [--limit SECONDS]
+             [--kill-runs K --seed S] [--kill-each-every E] [--lose-rank]
+             [--limit SECONDS] [--hosts H]
 
 1. A run without replication gives the reference result line
    ("result=<hash> ranks=N").
@@ -11,7 +12,8 @@
 3. --kill-runs K (R >= 2): K runs in which one process, chosen with the
    iteration step from the seed, raises SIGKILL at that step; the job must
    still exit 0 with the reference result. A failing run prints the command
-   that repeats it.
+   that repeats it. --kill-each-every E: every E-th of them instead kills one
+   replica of every rank (a random one each, each at its own step).
 4. --lose-rank: every replica of one rank dies; mpirun must exit non-zero
    within the limit with a message naming the rank.
 5. --flip-check: with --replica-check, a process flips a bit of a message it
@@ -30,7 +32,15 @@
    still running 3 s after mpirun ended fails the run (it must die with
    mpirun, also when the watchdog kills mpirun).
 Every run has a watchdog (--limit): a hung job fails the test and its
-process group is killed.
+process group is killed, as is any process of the job (ULMPI_TEST_MARKER)
+left after it ended, which fails the run.
+
+--hosts H (H >= 2): every job runs across H network-namespace hosts over udp
+(tests/ft/netns_hosts.py: 2 ranks of replica 0 a host, mpirun on the first;
+needs root, else exit 77; the cluster is made once, under
+/tmp/ulmpi-netns.lock, which the script takes unless a caller holds it).
+The first replicated run also shows the map (--display-map): the replicas of
+every rank must be on different hosts.
 """
 
 import argparse
@@ -42,8 +52,47 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ft"))
+from netns_hosts import Cluster, take_lock  # noqa: E402
 
 PHASES = 8
+MARKER = uuid.uuid4().hex  # in the environment of every process of the jobs
+
+
+def marked():
+    needle = ("ULMPI_TEST_MARKER=" + MARKER).encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def reap_marked(out, wait=3.0):
+    """Kills what is left of the job `wait` seconds after mpirun ended (a
+    re-created process, mpirun's child, dies with it through its parent
+    death signal); says so in its output."""
+    end = time.time() + wait
+    left = marked()
+    while left and time.time() < end:
+        time.sleep(0.1)
+        left = marked()
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if left:
+        out += "rep_run.py: processes of the job left after mpirun ended: %s\n" % left
+    return left, out
 
 
 def run(cmd, limit):
@@ -51,22 +100,23 @@ def run(cmd, limit):
                          start_new_session=True)
     try:
         out, _ = p.communicate(timeout=limit)
+        rc = p.returncode
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         out, _ = p.communicate()
-        return None, out
-    return p.returncode, out
+        rc = None
+    left, out = reap_marked(out)
+    if left and rc == 0:
+        rc = -1
+    return rc, out
 
 
-def children(pid):
-    kids = []
+def comm_of(pid):
     try:
-        for t in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
-                kids += [int(x) for x in f.read().split()]
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
     except OSError:
-        pass
-    return kids
+        return ""
 
 
 def process_number(pid):
@@ -98,8 +148,12 @@ def run_recover(cmd, limit, back_wanted, second):
             if re.search(r"^mpirun: replica \d+ of rank \d+ is back", line):
                 state["back"] += 1
                 if state["back"] == back_wanted:
-                    for pid in children(p.pid):
-                        if pid not in state["adopted"] and process_number(pid) in second:
+                    # mpirun's children, or a host's daemon's: the marked
+                    # processes (not the re-created ones, forks whose
+                    # environment is their substitute's).
+                    for pid in marked():
+                        if pid not in state["adopted"] and process_number(pid) in second and \
+                                comm_of(pid) not in ("mpirun", "ulmpi_daemon", "ip"):
                             os.kill(pid, signal.SIGKILL)
                             state["killed"] += 1
 
@@ -116,7 +170,10 @@ def run_recover(cmd, limit, back_wanted, second):
     if left:
         lines.append("rep_run.py: re-created processes %s outlived mpirun (killed now)\n" % left)
         rc = rc if rc is None else -1
-    return rc, "".join(lines), state["killed"]
+    others, out = reap_marked("".join(lines))
+    if others and rc == 0:
+        rc = -1
+    return rc, out, state["killed"]
 
 
 def running(pid):
@@ -167,8 +224,52 @@ def main():
     ap.add_argument("--pace", type=int, default=2000)
     ap.add_argument("--only", type=int, action="append", default=[],
                     help="run only these kill/recovery runs of the seed (repeating a failure)")
+    ap.add_argument("--kill-each-every", type=int, default=0)
+    ap.add_argument("--hosts", type=int, default=0)
+    ap.add_argument("--netns-cluster", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "netns-cluster"))
     a = ap.parse_args()
-    base = [a.mpirun] + a.mpirun_arg + ["-n", str(a.np)]
+    os.environ["ULMPI_TEST_MARKER"] = MARKER
+    lock = cluster = None
+    if a.hosts >= 2:
+        lock = take_lock()
+        try:
+            cluster = Cluster(a.netns_cluster, a.hosts)
+        except BaseException:
+            if lock is not None:
+                lock.close()
+            raise
+    try:
+        return campaign(a, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+        if lock is not None:
+            lock.close()
+
+
+def placement_problems(out, np, replicas):
+    """What is wrong with mpirun's --display-map: every process listed, the
+    replicas of each rank on different hosts."""
+    hosts = {}
+    for m in re.finditer(r"^process (\d+) \(rank (\d+), replica (\d+)\) on (\S+)", out, re.M):
+        hosts.setdefault(int(m.group(2)), {})[int(m.group(3))] = m.group(4)
+    problems = []
+    for rank in range(np):
+        on = hosts.get(rank, {})
+        if len(on) != replicas:
+            problems.append("rank %d: %d replica(s) in the map" % (rank, len(on)))
+        elif len(set(on.values())) != replicas:
+            problems.append("rank %d: replicas on %s" % (rank, on))
+    return problems
+
+
+def campaign(a, cluster):
+    if cluster is None:
+        base = [a.mpirun] + a.mpirun_arg + ["-n", str(a.np)]
+    else:
+        base = cluster.mpirun_base(a.mpirun) + a.mpirun_arg + [
+            "-n", str(a.np), "--timeout", str(int(a.limit))]
     failures = 0
 
     rc, out = run(base + [a.exe, str(a.iters)], a.limit)
@@ -180,12 +281,16 @@ def main():
     print("reference: %s" % ref)
 
     for r in a.replicas:
-        cmd = base + ["--replicas", str(r), a.exe, str(a.iters)]
+        shown = ["--display-map"] if cluster is not None and r >= 2 else []
+        cmd = base + ["--replicas", str(r)] + shown + [a.exe, str(a.iters)]
         rc, out = run(cmd, a.limit)
         got = results(out)
         # mpirun writes a rank's stdout once, whatever the replicas.
         ok = rc == 0 and got == [ref] and out.count("No Errors") == 1
-        print("replicas %d: %s" % (r, "ok" if ok else "FAILED (rc=%s)" % rc))
+        problems = placement_problems(out, a.np, r) if shown else []
+        ok = ok and not problems
+        print("replicas %d: %s%s" % (r, "ok" if ok else "FAILED (rc=%s)" % rc,
+                                     "".join("; " + p for p in problems)))
         if not ok:
             print("  command: %s\n%s" % (" ".join(cmd), out))
             failures += 1
@@ -195,16 +300,24 @@ def main():
     reps = [r for r in a.replicas if r >= 2] or [2]
     for i in range(a.kill_runs):
         r = reps[i % len(reps)]
-        victim = rng.randrange(a.np * r)
-        step = rng.randrange(a.iters * PHASES)
-        cmd = base + ["--replicas", str(r), a.exe, str(a.iters), "kill=%d:%d" % (victim, step)]
+        if a.kill_each_every > 0 and i % a.kill_each_every == a.kill_each_every - 1:
+            # One replica of every rank, never two of one.
+            kills = ["kill=%d:%d" % (x + rng.randrange(r) * a.np, rng.randrange(a.iters * PHASES))
+                     for x in range(a.np)]
+            what = "one replica of every rank dies (%s)" % " ".join(kills)
+        else:
+            victim = rng.randrange(a.np * r)
+            step = rng.randrange(a.iters * PHASES)
+            kills = ["kill=%d:%d" % (victim, step)]
+            what = "process %d dies at step %d" % (victim, step)
+        cmd = base + ["--replicas", str(r), a.exe, str(a.iters)] + kills
         if a.only and i not in a.only:
             continue
         rc, out = run(cmd, a.limit)
         got = results(out)
         ok = rc == 0 and got == [ref] and out.count("No Errors") == 1
-        print("seed %d run %d: replicas %d, process %d dies at step %d: %s" %
-              (seed, i, r, victim, step, "ok" if ok else "FAILED (rc=%s)" % rc))
+        print("seed %d run %d: replicas %d, %s: %s" %
+              (seed, i, r, what, "ok" if ok else "FAILED (rc=%s)" % rc), flush=True)
         if not ok:
             print("  command: %s\n%s" % (" ".join(cmd), out))
             failures += 1
