@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <stdlib.h>
 
 namespace ulmpi::path::ofi::lib {
 namespace {
@@ -27,6 +28,15 @@ void load_once(rt::DlOnce& lib)
     for (int s = 1; s < NSIG; ++s) {
         ::sigaction(s, nullptr, &saved[s]);
     }
+    // udp;ofi_rxd sends up to FI_OFI_RXD_MAX_UNACKED packets (128) to a
+    // peer before it acknowledges; 128 datagrams of up to 1.5 KB overflow a
+    // default UDP receive buffer (208 KiB, about 2.3 KB of it per datagram)
+    // by themselves, and rxd recovers from a loss only by sending the whole
+    // window again after a timeout that doubles up to 4 s while no ACK moves.
+    // On a loaded machine that went on past the conformance suite's 40 s
+    // deadline (docs/ofi.md "rxd's window"). 32 fit; the user's value wins.
+    // rxd reads it when libfabric initializes its providers, after this.
+    ::setenv("FI_OFI_RXD_MAX_UNACKED", "32", 0);
     void* h = ::dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     for (int s = 1; s < NSIG; ++s) {
         if (s != SIGKILL && s != SIGSTOP) {

@@ -133,6 +133,10 @@ OfiPath::OfiPath(const rt::JobInfo& job, fi_info* info, const OfiOptions& opt)
     // FI_EP_RDM is reliable, and a provider never drops for lack of room (it
     // answers -FI_EAGAIN): no pacing by ULM (PathInfo::lossless).
     info_.lossless = true;
+    // Never more sends of ours in flight than the provider's transmit queue.
+    if (fi_->tx_attr->size >= 2 && fi_->tx_attr->size < opt_.tx_bufs) {
+        opt_.tx_bufs = static_cast<std::uint32_t>(fi_->tx_attr->size);
+    }
     inject_max_ = fi_->tx_attr->inject_size;
     info_.inline_max = inject_max_ > kHdr ? static_cast<std::uint32_t>(inject_max_ - kHdr) : 0;
     job_tag_ = job_hash(job.jobid);
@@ -194,6 +198,9 @@ Status OfiPath::init_resources(std::string& why)
     }
     if (int rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV); rc != 0) {
         return fail("fi_ep_bind (completion queue)", rc);
+    }
+    if (TxCredits::needed(fi_) && !credits_.open(domain_, ep_, fi_->tx_attr->size, why)) {
+        return Errc::io_error;
     }
     if (int rc = fi_enable(ep_); rc != 0) {
         return fail("fi_enable", rc);
@@ -482,6 +489,7 @@ void OfiPath::close()
         }
     }
     close_fid(ep_);
+    credits_.close();
     for (Reg& r : mrs_) {
         close_fid(r.mr);
     }
@@ -558,7 +566,13 @@ SendResult OfiPath::send_now(std::uint32_t buf, int peer, std::size_t len)
         if (len <= inject_max_) {
             {
                 rt::OptGuard g(dom_);
-                rc = fi_inject(ep_, txb(buf), len, to);
+                rc = -FI_EAGAIN; // no transmit entry left (rxd: ofi_tx_credits.h)
+                if (credits_.take()) {
+                    rc = fi_inject(ep_, txb(buf), len, to);
+                    if (rc != 0) {
+                        credits_.give_back();
+                    }
+                }
             }
             if (rc == 0) {
                 give_free_tx(buf);
@@ -570,7 +584,13 @@ SendResult OfiPath::send_now(std::uint32_t buf, int peer, std::size_t len)
             op.peer = peer;
             op.busy = true;
             op.posted = now;
-            rc = fi_send(ep_, txb(buf), len, tx_desc(), to, &op.ctx);
+            rc = -FI_EAGAIN; // no transmit entry left (rxd: ofi_tx_credits.h)
+            if (credits_.take()) {
+                rc = fi_send(ep_, txb(buf), len, tx_desc(), to, &op.ctx);
+                if (rc != 0) {
+                    credits_.give_back();
+                }
+            }
             if (rc != 0) {
                 op.busy = false;
             }

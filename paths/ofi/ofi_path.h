@@ -74,6 +74,7 @@
 #pragma once
 
 #include "paths/ofi/ofi_fabric.h"
+#include "paths/ofi/ofi_tx_credits.h"
 #include "paths/ofi/ofi_wire.h"
 #include "paths/path.h"
 #include "runtime/clock.h"
@@ -255,6 +256,7 @@ private:
     fid_av* av_ = nullptr;
     fid_cq* cq_ = nullptr; // sends, reads and receives
     fid_ep* ep_ = nullptr;
+    TxCredits credits_; // rxd's transmit entries (under dom_)
     fid_mr* tx_mr_ = nullptr;
     fid_mr* rx_mr_ = nullptr;
     std::byte* tx_mem_ = nullptr;

@@ -688,21 +688,6 @@ TEST_P(PathContract, fragments_of_every_size_arrive_intact_on_both_lanes)
 
 TEST_P(PathContract, many_fragments_in_flight_both_ways_keep_the_promised_order)
 {
-    if (std::strcmp(GetParam().path->name(), "ofi_udp") == 0 &&
-        std::getenv("ULMPI_TEST_RXD_STALL") == nullptr) {
-        // Not a capability rxd lacks, an open bug (issue 11): a stall to the
-        // watchdog. 220 runs of this test alone passed (load 10-64); inside
-        // the suite's run, beside other tests, it stalled again (2026-11-27).
-        // Three copies at once under load 20 (2026-11-27, 19:27): within one
-        // minute one rank died of SIGSEGV inside libfabric.so (rxd; a null
-        // pointer read, dmesg) and another sat in a call past the watchdog,
-        // while its peer had sent everything and heard 811 and 2378 of 3000;
-        // the next 170 runs (90 of them three at once) passed. Not diagnosed
-        // between libfabric's rxd and our path. Set ULMPI_TEST_RXD_STALL=1
-        // to run it.
-        GTEST_SKIP() << "libfabric provider udp;ofi_rxd: 3000 fragments in flight each way "
-                        "stall now and then (open bug, issue 11; ULMPI_TEST_RXD_STALL=1 runs it)";
-    }
     constexpr std::uint32_t kFrags = 3000;
     run([&](Rank& r) {
         const std::size_t max = r.info().max_frag;

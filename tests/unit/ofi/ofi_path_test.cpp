@@ -241,6 +241,63 @@ TEST_P(OfiPair, a_burst_beyond_the_send_buffers_waits_and_loses_nothing)
     EXPECT_TRUE(got == want);
 }
 
+// Rank 0 sends small fragments to a rank 1 that does not progress until the
+// path answers again; returns how many it committed (at most `cap`).
+int fill_with_small(OfiPath& p, int cap)
+{
+    const std::vector<std::byte> small = pattern(64, 1);
+    int sent = 0;
+    TxBuffer buf;
+    while (sent < cap && p.acquire(1, small.size(), buf)) {
+        std::memcpy(buf.data, small.data(), small.size());
+        EXPECT_EQ(p.commit(1, buf, small.size()), SendResult::done);
+        ++sent;
+    }
+    return sent;
+}
+
+// The provider's send queue filled by small fragments (each may go by
+// fi_inject, holding no send buffer of ours) while the peer acknowledges
+// nothing, then a large fragment: nothing is lost. libfabric 1.17's rxd
+// answers an fi_send success when it has no transmit entry left (a
+// missing -FI_EAGAIN, fixed upstream in 2025) and drops the message: the
+// stall of path_conformance's many_fragments_in_flight over udp;ofi_rxd.
+// A first pair learns how many small fragments fill the queue; a second,
+// fresh pair sends one fewer, then the large one, which takes the last
+// transmit entry, then the rest.
+TEST_P(OfiPair, a_large_fragment_after_a_full_send_queue_of_small_ones_arrives)
+{
+    OfiOptions o = options(GetParam());
+    o.tx_bufs = 4096;
+    constexpr int kCap = 20000;
+    make(o);
+    const int fill = fill_with_small(*p_[0], kCap);
+    ASSERT_GE(fill, 1); // rxm and shm answer again before a connection is up
+    ASSERT_TRUE(until([&] { return sink_[1].got.size() == static_cast<std::size_t>(fill); }))
+        << "heard " << sink_[1].got.size() << " of " << fill;
+    p_[0].reset();
+    p_[1].reset();
+    sink_[1].got.clear();
+    make(o);
+    const int first = fill_with_small(*p_[0], fill - 1);
+    ASSERT_EQ(first, fill - 1);
+    const std::size_t large = p_[0]->info().max_frag;
+    ASSERT_GT(large, p_[0]->info().inline_max); // goes by fi_send
+    const std::vector<std::byte> big = pattern(large, 2);
+    ASSERT_EQ(put(0, big), SendResult::done);
+    for (int i = 0; i < 8; ++i) {
+        ASSERT_EQ(put(0, pattern(64, 1)), SendResult::done);
+    }
+    const std::size_t want = static_cast<std::size_t>(first) + 1 + 8;
+    ASSERT_TRUE(until([&] { return sink_[1].got.size() == want; }))
+        << "heard " << sink_[1].got.size() << " of " << want << " (the large fragment "
+        << (std::any_of(sink_[1].got.begin(), sink_[1].got.end(),
+                        [&](const Got& g) { return g.bytes == big; })
+                ? "arrived)"
+                : "is lost)");
+    EXPECT_TRUE(sink_[0].down.empty());
+}
+
 // Progresses `p` on another thread (a provider serves a peer's reads of our
 // memory only while we progress, as a sender waiting for its FIN does).
 class Pump {
