@@ -1,37 +1,52 @@
 #include "ft/intra/section.h"
 
+#include "ft/intra/profile.h"
 #include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 
 #include <cstdio>
+#include <ctime>
 #include <utility>
 
 namespace ulmpi::intra {
 
 namespace {
 
-const rt::BoolParam profile_p{
-    "intra_profile", false,
-    "print at MPI_Finalize where each replica's intra-parallel sections spent their time"};
+const rt::ChoiceParam profile_p{
+    "intra_profile", "off",
+    "print at MPI_Finalize where each replica's intra-parallel sections spent their time: off, "
+    "wall (elapsed) or cpu (the thread's CPU time)",
+    "off|wall|cpu"};
 
 } // namespace
+
+rt::Nanos profile_now()
+{
+    static const bool cpu = profile_p.get() == "cpu";
+    if (!cpu) {
+        return rt::now_ns();
+    }
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<rt::Nanos>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 Section::Section(ulm::Engine& eng, rep::Replicator* rep) : eng_(eng), rep_(rep) {}
 
 void Section::report() const
 {
-    if (!profile_p.get() || stats_.sections == 0) {
+    if (profile_p.get() == "off" || stats_.sections == 0) {
         return;
     }
     const double n = static_cast<double>(stats_.sections);
     auto us = [n](std::uint64_t ns) { return static_cast<double>(ns) / n / 1000.0; };
     std::fprintf(stderr,
-                 "intra_profile: replica %d: %llu sections, per section (us): post %.1f tasks %.1f "
+                 "intra_profile: replica %d: %llu sections, per section (%s us): post %.1f tasks %.1f "
                  "send+progress %.1f wait %.1f rerun %.1f; updates complete before the wait "
                  "%llu of %llu\n",
                  rep_ != nullptr ? rep_->replica() : 0,
-                 static_cast<unsigned long long>(stats_.sections), us(stats_.ns_post),
+                 static_cast<unsigned long long>(stats_.sections), profile_p.get().c_str(), us(stats_.ns_post),
                  us(stats_.ns_tasks), us(stats_.ns_send), us(stats_.ns_wait), us(stats_.ns_rerun),
                  static_cast<unsigned long long>(stats_.rx_early),
                  static_cast<unsigned long long>(stats_.rx_total));
@@ -162,6 +177,12 @@ rt::Status Section::end()
     open_ = false;
     if (rep_ != nullptr) {
         rep_->hold_forks(false);
+        // A re-creation of a dead sibling held back while the section ran
+        // happens now, at its end: the new process starts here, between
+        // sections, with every update in (a program whose MPI calls outside
+        // sections need no progress, one rank's, would otherwise never give
+        // it a chance before MPI_Finalize).
+        eng_.progress();
     }
     tasks_.clear();
     defs_.clear();

@@ -1,5 +1,6 @@
 // Section::run_replicated: a section's tasks shared by the live replicas of
 // a rank (the outline is in section.h; docs/intra_parallelization.md).
+#include "ft/intra/profile.h"
 #include "ft/intra/schedule.h"
 #include "ft/intra/section.h"
 
@@ -234,9 +235,9 @@ rt::Status Section::run_replicated()
     }
     const bool markers = r >= 3 && n > 0;
 
-    rt::Nanos t0 = rt::now_ns();
+    rt::Nanos t0 = profile_now();
     auto lap = [&t0](std::uint64_t& into) {
-        const rt::Nanos t = rt::now_ns();
+        const rt::Nanos t = profile_now();
         into += static_cast<std::uint64_t>(t - t0);
         t0 = t;
     };
@@ -283,9 +284,15 @@ rt::Status Section::run_replicated()
         if (owner[static_cast<std::size_t>(x.task)] != self) {
             continue;
         }
-        if (!x.msg->complete && !eng_.cancel(x.msg)) {
-            eng_.wait([&] { return bool(x.msg->complete); }); // matched since: it completes
-        }
+        // cancel() is false while the receive is matched and its data
+        // flows; a transfer its sender's death cuts puts it back (then the
+        // cancel holds).
+        eng_.wait([&] {
+            if (!x.msg->complete) {
+                (void)eng_.cancel(x.msg);
+            }
+            return bool(x.msg->complete);
+        });
         if (!whole(*x.msg)) {
             have[static_cast<std::size_t>(x.task)] = 0;
         }
