@@ -173,6 +173,9 @@ int PMPI_Finalize() try {
         return raise(nullptr, e, fn, "an attribute delete callback failed (it returned %d)", e);
     }
     ftmpi_finalize(); // FT-MPI: survivors leave together
+    if (s.intra) {
+        s.intra->report(); // intra_profile
+    }
     bsend_drain();
     message_finalize();
     if (s.replicator) {

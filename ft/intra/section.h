@@ -22,19 +22,28 @@
 //    After each of its own tasks it sends that task's written parameters to
 //    every live sibling at once, so that the transfers overlap the next
 //    tasks. Then it waits for every update and for its own sends to leave.
-//  * A slot whose replica is dead (the replication layer's failure notice,
-//    Replicator::sibling_alive) sends nothing more: the receives still
-//    outstanding for its tasks are cancelled, and every such task that did
-//    not arrive whole (no update, or only part of one) is run here, its
-//    inout parameters first restored from those copies. Every survivor
-//    does so for itself, so nothing has to be agreed; with two
-//    replicas that is the lone survivor running the dead one's share.
-//    Receives are posted for a dead slot's tasks too, so that an update it
-//    sent before dying (it may have been ahead) is used, never left behind.
+//  * Deaths (the replication layer's failure notices,
+//    Replicator::sibling_alive). At end() a replica takes the slots it
+//    knows alive; the share of a slot it knows dead is split in turn over
+//    them (schedule.h: live_owner), so the survivors share it without a
+//    message when they know the same deaths. Receives are posted for a dead
+//    slot's tasks too, so that an update it sent before dying (it may have
+//    been ahead) is used, never left behind. A task whose update did not
+//    arrive whole (its sender died before or while sending it) runs here,
+//    its inout parameters first restored from those copies, and is sent to
+//    nobody.
+//  * Survivors that do not know the same deaths yet disagree on owners: a
+//    task may be sent by two of them, or by none. With three or more
+//    replicas each replica therefore ends its part with a marker to every
+//    live sibling: which tasks' updates it sent there (ULM keeps each
+//    pair's order, so they all came before it). With every live sibling's
+//    marker in, a receive still unmatched gets nothing more (it is taken
+//    back and its task runs here) and duplicates are drained. With two
+//    replicas a death leaves a lone survivor: nothing to agree on.
 //  * Without replication (rep == nullptr or R = 1) end() runs every task.
 //
-// Update messages of one task never come from two processes: only its slot
-// sends it, and ULM keeps each pair's order, so a receive always matches
+// While the survivors agree, a task's update comes from one process only
+// (its owner), and ULM keeps each pair's order, so a receive always matches
 // the update of its own section even when a sibling is sections ahead.
 #pragma once
 
@@ -56,6 +65,14 @@ struct Stats {
     std::uint64_t tasks_rerun = 0;    // run here for a dead replica
     std::uint64_t update_bytes = 0;   // sent
     std::uint64_t copied_bytes = 0;   // inout parameters copied for a possible re-run
+    // Where the time of end() went (replicated sections; intra_profile prints them)
+    std::uint64_t ns_post = 0;   // copies of inout parameters, receives posted
+    std::uint64_t ns_tasks = 0;  // own tasks
+    std::uint64_t ns_send = 0;   // updates posted and progress between own tasks
+    std::uint64_t ns_wait = 0;   // waiting for the last updates and sends
+    std::uint64_t ns_rerun = 0;  // tasks run for a dead replica
+    std::uint64_t rx_early = 0;  // updates complete before the final wait
+    std::uint64_t rx_total = 0;  // update receives posted
 };
 
 class Section {
@@ -75,6 +92,8 @@ public:
     bool in_task() const { return in_task_; }
     int arg_count(int id) const;
     const Stats& stats() const { return stats_; }
+    // intra_profile: one line on stderr with where the sections' time went.
+    void report() const;
     // Why the last call failed, in one line for the user.
     const std::string& why() const { return why_; }
 

@@ -150,7 +150,10 @@ void Replicator::try_fork()
         return;
     }
     if (forks_held_ > 0) {
-        fork_retry_at_ = rt::now_ns() + kForkRetry / 10;
+        // (An intra-parallel section is open. No new retry time: a later
+        // time, pushed on by every poll inside the section, would pass the
+        // section's end and starve the re-creation of a program that is
+        // mostly in sections; the first poll after it forks.)
         return;
     }
     if (!eng_.can_fork()) {

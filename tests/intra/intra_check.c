@@ -19,7 +19,8 @@
  * kill=R:S:T (up to 4): replica R raises SIGKILL in task T of section S
  * (before its update leaves). errors: the argument checks (MPI_ERRORS_RETURN).
  * stderr: "intra_check: rank r replica k ran N tasks" (the split; a process
- * re-created by recovery says so instead).
+ * re-created by recovery says so instead, with the first section it ran
+ * and the tasks it ran from there on: its slot's share).
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -202,9 +203,18 @@ int main(int argc, char **argv)
     for (int t = 0; t < MAXT; ++t) {
         task_no[t] = t;
     }
+    int new_at = nsec; /* a re-created process: the first section it runs */
+    long ran_before_new = 0;
     for (int s = 0; s < nsec; ++s) {
         const int n = sizes[s % NSIZES];
         cur_section = s;
+        if (new_at == nsec) {
+            int k = replica, nr = replicas;
+            MPIX_Replica_info(&k, &nr);
+            if (k != replica) {
+                new_at = s, ran_before_new = ran;
+            }
+        }
         for (int i = 0; i < n * L; ++i) {
             a[i] = (double)(((i + s * 31 + rank * 5) % 17) - 8);
         }
@@ -258,8 +268,10 @@ int main(int argc, char **argv)
     int now = replica, nrep = replicas;
     MPIX_Replica_info(&now, &nrep);
     if (now != replica) {
-        fprintf(stderr, "intra_check: rank %d replica %d (re-created from replica %d's copy)\n",
-                rank, now, replica);
+        fprintf(stderr,
+                "intra_check: rank %d replica %d (re-created from replica %d's copy) from "
+                "section %d on ran %ld tasks\n",
+                rank, now, replica, new_at, new_at < nsec ? ran - ran_before_new : 0L);
     } else {
         fprintf(stderr, "intra_check: rank %d replica %d ran %ld tasks\n", rank, replica, ran);
     }

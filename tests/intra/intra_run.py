@@ -18,6 +18,14 @@
    reference result. A failing run prints the command that repeats it.
    --kill HOW: the same for one fixed point (kill=R:S:T, several joined by
    "+" for several deaths, or intra_kill=R:N).
+   --shared (with three or more replicas and one death, kill=R:S:T): the
+   survivors share the dead replica's tasks in the sections after its
+   death: together they ran at most each task once, plus the dead one's share
+   of section S (run again where its update did not come) and of section
+   S+1 (survivors that did not know of the death yet); running the dead
+   one's share on every survivor in every later section fails the check.
+   A process re-created by recovery (two replicas) must have run exactly
+   its slot's share in every section from the first one it ran.
 4. --errors: the argument checks (intra_check errors) under --replicas 1 and 2.
 Every run has a watchdog (--limit): a hung job fails the test and its process
 group is killed.
@@ -64,6 +72,13 @@ def ran(err):
             for a, b, c in re.findall(r"intra_check: rank (\d+) replica (\d+) ran (\d+) tasks", err)}
 
 
+def recreated(err):
+    """[(rank, replica, first section, tasks run since)] of re-created processes."""
+    return [tuple(map(int, m)) for m in re.findall(
+        r"intra_check: rank (\d+) replica (\d+) \(re-created from replica \d+'s copy\) "
+        r"from section (\d+) on ran (\d+) tasks", err)]
+
+
 def updates(sections, r, k):
     """Update messages replica k sends when none dies (A: 3 written, B: 2)."""
     m = 0
@@ -87,6 +102,7 @@ def main():
                          "(for every R >= 2 that has replica R)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--errors", action="store_true")
+    ap.add_argument("--shared", action="store_true")
     ap.add_argument("--limit", type=float, default=60)
     a = ap.parse_args()
     base = [a.mpirun, "-n", str(a.np)]
@@ -144,8 +160,28 @@ def main():
             fail("--replicas %d, %s: no survivor ran the dead replica's tasks %s" %
                  (r, how, sorted(got.items())), cmd, rc, out, err)
             return
-        print("--replicas %d, %s: ok (survivors that ran more than their share: %s)" %
-              (r, how, sorted(more)))
+        # Recovery (two replicas): a re-created process takes its slot's
+        # share in every section from its first one on.
+        for rank, k, s0, n in recreated(err):
+            want = sum(share(SIZES[s % len(SIZES)], r, k) for s in range(s0, a.sections))
+            if n != want:
+                fail("--replicas %d, %s: rank %d's re-created replica %d ran %d tasks from section "
+                     "%d on, its share is %d" % (r, how, rank, k, n, s0, want), cmd, rc, out, err)
+                return
+        if a.shared and r >= 3 and how.startswith("kill=") and len(dead) == 1:
+            d, sd = dead[0], int(how.split(":")[1])
+            n_of = lambda s: SIZES[s % len(SIZES)] if s < a.sections else 0
+            bound = (sum(n_of(s) for s in range(a.sections)) + share(n_of(sd), r, d) +
+                     (r - 2) * share(n_of(sd + 1), r, d))
+            for i in range(a.np):
+                total = sum(v for (rank, _), v in got.items() if rank == i)
+                if total > bound:
+                    fail("--replicas %d, %s: rank %d's survivors ran %d tasks, more than %d: "
+                         "they did not share the dead replica's tasks" % (r, how, i, total, bound),
+                         cmd, rc, out, err)
+                    return
+        print("--replicas %d, %s: ok (survivors that ran more than their share: %s; "
+              "re-created: %s)" % (r, how, sorted(more), recreated(err)))
 
     for r in [x for x in a.replicas if x >= 2]:
         for how in a.kill:

@@ -1,7 +1,9 @@
-// intra/: the static split and the update tags, and a section without
+// intra/: the static split, its rebalancing over the live slots, the update
+// and marker tags, and a section without
 // replication (every task runs locally, in launch order; calls out of
 // place are refused). Sections under replication, with replicas killed, are
 // tested by tests/intra (suite intra) under mpirun.
+#include "ft/intra/schedule.h"
 #include "ft/intra/section.h"
 
 #include <gtest/gtest.h>
@@ -50,6 +52,77 @@ TEST(IntraSplit, update_tags_are_distinct_and_valid)
                 }
             }
         }
+    }
+}
+
+TEST(IntraSplit, a_dead_slots_share_goes_to_the_live_slots_in_blocks)
+{
+    using intra::live_owner;
+    for (int r = 1; r <= 5; ++r) {
+        const std::uint32_t all = (1u << r) - 1;
+        for (std::uint32_t live = 1; live <= all; ++live) {
+            const int m = __builtin_popcount(live);
+            for (int n = 0; n <= 300; ++n) {
+                std::vector<int> count(static_cast<std::size_t>(r), 0);
+                for (int t = 0; t < n; ++t) {
+                    const int p = owner_slot(t, n, r);
+                    const int k = live_owner(t, n, r, live);
+                    ASSERT_TRUE(live & (1u << k)) << "n " << n << " live " << live << " t " << t;
+                    if (live & (1u << p)) {
+                        ASSERT_EQ(k, p); // a live slot keeps its share
+                    }
+                    ++count[static_cast<std::size_t>(k)];
+                }
+                // Every live slot runs its share and, of each dead slot's
+                // block of len tasks, len/m or len/m + 1 of them.
+                for (int k = 0; k < r; ++k) {
+                    if (!(live & (1u << k))) {
+                        ASSERT_EQ(count[static_cast<std::size_t>(k)], 0);
+                        continue;
+                    }
+                    int lo = (k + 1) * n / r - k * n / r;
+                    int hi = lo;
+                    for (int d = 0; d < r; ++d) {
+                        if (!(live & (1u << d))) {
+                            const int len = (d + 1) * n / r - d * n / r;
+                            lo += len / m;
+                            hi += (len + m - 1) / m;
+                        }
+                    }
+                    ASSERT_GE(count[static_cast<std::size_t>(k)], lo) << n << " " << live;
+                    ASSERT_LE(count[static_cast<std::size_t>(k)], hi) << n << " " << live;
+                }
+            }
+        }
+    }
+}
+
+TEST(IntraSplit, marker_tags_are_no_update_tags)
+{
+    std::set<int> updates;
+    for (int t = 0; t < 40; ++t) {
+        for (int a = 0; a < intra::kMaxArgs - 1; ++a) {
+            updates.insert(update_tag(5, t, a));
+        }
+    }
+    std::set<int> markers;
+    for (int slot = 0; slot < 32; ++slot) {
+        const int tag = intra::marker_tag(5, slot);
+        EXPECT_GE(tag, 0);
+        EXPECT_EQ(updates.count(tag), 0u) << slot;
+        EXPECT_TRUE(markers.insert(tag).second) << slot;
+    }
+}
+
+TEST(IntraSplit, task_bits)
+{
+    intra::TaskBits b(19);
+    EXPECT_EQ(b.bytes.size(), 3u);
+    b.set(0);
+    b.set(9);
+    b.set(18);
+    for (int i = 0; i < 19; ++i) {
+        EXPECT_EQ(b.test(i), i == 0 || i == 9 || i == 18) << i;
     }
 }
 
