@@ -229,12 +229,20 @@ bool LinkSet::checksummed(const Link& l, const path::Path& path) const
     return false;
 }
 
-// Writes one fragment into path memory and commits it. The header comes
-// without its sequence number; control fragments (and ACKs) have no payload.
-// On a reliable link the fragment is kept until acknowledged: its payload is
-// copied unless `owner` is given (then it is re-read from owner's buffer,
-// which stays untouched until the owner completes). False: the path had no
-// room; nothing was consumed.
+// A filled buffer to the rail's path, counted (link_set.h).
+void LinkSet::commit(Link& l, Rail& rail, path::TxBuffer& buf, std::uint32_t hlen,
+                     std::uint32_t plen)
+{
+    const path::SendResult res = rail.path->commit(l.rank, buf, hlen + plen);
+    ++l.counters.frags_sent;
+    l.counters.bytes_sent += plen;
+    ++rail.counters.frags_sent;
+    rail.counters.bytes_sent += plen;
+    if (res == path::SendResult::failed) [[unlikely]] {
+        rail_down(l, rail, "the path could not send");
+    }
+}
+
 // emit() over an unreliable, unchecked rail with no ACK to carry (shm
 // between two ranks of a host): the header goes straight into the path's
 // buffer, behind it the payload, and nothing is kept.
@@ -258,17 +266,16 @@ bool LinkSet::emit_plain(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen
     } else if (pl.len > 0) {
         std::memcpy(out, pl.bytes, pl.len);
     }
-    const path::SendResult res = path->commit(l.rank, buf, hlen + pl.len);
-    ++l.counters.frags_sent;
-    l.counters.bytes_sent += pl.len;
-    ++rail.counters.frags_sent;
-    rail.counters.bytes_sent += pl.len;
-    if (res == path::SendResult::failed) [[unlikely]] {
-        rail_down(l, rail, "the path could not send");
-    }
+    commit(l, rail, buf, hlen, pl.len);
     return true;
 }
 
+// Writes one fragment into path memory and commits it. The header comes
+// without its sequence number; control fragments (and ACKs) have no payload.
+// On a reliable link the fragment is kept until acknowledged: its payload is
+// copied unless `owner` is given (then it is re-read from owner's buffer,
+// which stays untouched until the owner completes). False: the path had no
+// room; nothing was consumed.
 bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, const Payload& pl,
                    SendMsg* owner)
 {
@@ -337,14 +344,7 @@ bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, cons
     if (kept) {
         keep(l, rail, b, frame, full, out, pl, owner);
     }
-    const path::SendResult res = path->commit(l.rank, buf, full + pl.len);
-    ++l.counters.frags_sent;
-    l.counters.bytes_sent += pl.len;
-    ++rail.counters.frags_sent;
-    rail.counters.bytes_sent += pl.len;
-    if (res == path::SendResult::failed) [[unlikely]] {
-        rail_down(l, rail, "the path could not send");
-    }
+    commit(l, rail, buf, full, pl.len);
     return true;
 }
 

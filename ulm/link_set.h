@@ -199,6 +199,10 @@ private:
     void delivered_reliable(Link& l, const BaseHeader& b);
     [[gnu::always_inline]] inline bool emit_plain(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen,
                                                   const Payload& pl);
+    // Hands a filled buffer (header hlen, payload plen bytes) to the rail's
+    // path and counts it; a path that says it cannot send takes the rail down.
+    [[gnu::always_inline]] inline void commit(Link& l, Rail& rail, path::TxBuffer& buf,
+                                              std::uint32_t hlen, std::uint32_t plen);
     bool resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounters::*why);
     bool resend_any(Link& l, SendFrag* f, std::uint64_t LinkCounters::*why);
     bool split(Link& l, SendFrag* f, Rail& rail, std::uint64_t LinkCounters::*why);

@@ -44,28 +44,13 @@ import threading
 import time
 import uuid
 
-from netns_hosts import Cluster, take_lock
+from netns_hosts import marked_pids, open_cluster
 
 PHASES = ["ring", "coll", "any", "rndv", "shrink", "agree"]
 # ft_anywhere's pace (ms per iteration) when a daemon is killed: the job
 # then lasts beyond the latest kill moment (800 ms after ready).
 DAEMON_PACE_MS = 300
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def marked(mark):
-    needle = ("ULMPI_TEST_MARKER=" + mark).encode()
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    out.append(int(pid))
-        except OSError:
-            pass
-    return out
 
 
 class Plan:
@@ -133,7 +118,7 @@ def run_once(a, plan, cluster):
     if plan.daemon_host is not None:
         if ready.wait(limit):
             time.sleep(plan.daemon_delay)
-            pids = cluster.daemons_on(plan.daemon_host, marked(mark))
+            pids = cluster.daemons_on(plan.daemon_host, marked_pids(mark))
             for pid in pids:
                 os.kill(pid, signal.SIGKILL)
             daemon_note = " (daemon pids %s)" % pids
@@ -151,7 +136,7 @@ def run_once(a, plan, cluster):
     left = []
     deadline = time.time() + 5
     while time.time() < deadline:
-        left = marked(mark)
+        left = marked_pids(mark)
         if not left:
             break
         time.sleep(0.1)
@@ -227,8 +212,7 @@ def main():
     lock = None
     cluster = None
     if a.hosts >= 2:
-        lock = take_lock()
-        cluster = Cluster(a.netns_cluster, a.hosts)
+        lock, cluster = open_cluster(a.netns_cluster, a.hosts)
     failed = []
     t_all = time.time()
     try:

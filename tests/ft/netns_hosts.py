@@ -3,13 +3,18 @@ hosts (kill_anywhere.py, ftmpi/ftmpi_random.py): the cluster, made once
 under /tmp/ulmpi-netns.lock, the mpirun command line that spreads a job
 over it, and finding a host's daemon to kill.
 
-    lock = take_lock()                  # hold it while the cluster exists
-                                        # (None: the caller holds it)
-    cluster = Cluster(tool, nhosts)     # SystemExit(77) when it cannot be had
+    lock, cluster = open_cluster(tool, nhosts)
+                                        # take_lock() (None: the caller holds it),
+                                        # then Cluster(tool, nhosts): SystemExit(77)
+                                        # when it cannot be had (the lock let go)
     argv = cluster.mpirun_argv(mpirun, np, limit) + program
     argv = cluster.mpirun_base(mpirun) + options     # without -n, --timeout
-    pids = cluster.daemons_on(host_index, marked_pids)
+    pids = cluster.daemons_on(host_index, marked_pids(mark))
     cluster.close()
+
+marked_pids(mark) lists the processes whose environment holds
+ULMPI_TEST_MARKER=mark (every process of a job started with it, daemons and
+forked ones included), whichever host namespace they run in.
 """
 
 import fcntl
@@ -63,6 +68,33 @@ def take_lock():
     lock = open(LOCK, "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
     return lock
+
+
+def marked_pids(mark):
+    needle = ("ULMPI_TEST_MARKER=" + mark).encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def open_cluster(tool, nhosts):
+    """take_lock(), then a Cluster of nhosts hosts: (lock, cluster). When the
+    cluster cannot be made the lock is let go before the error goes up."""
+    lock = take_lock()
+    try:
+        return lock, Cluster(tool, nhosts)
+    except BaseException:
+        if lock is not None:
+            lock.close()
+        raise
 
 
 def comm_of(pid):

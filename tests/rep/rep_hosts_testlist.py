@@ -25,7 +25,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "ft"))
-from netns_hosts import Cluster, take_lock  # noqa: E402
+from netns_hosts import open_cluster  # noqa: E402
 
 
 def main():
@@ -38,13 +38,7 @@ def main():
     ap.add_argument("--netns-cluster",
                     default=os.path.join(HERE, "..", "..", "scripts", "netns-cluster"))
     a = ap.parse_args()
-    lock = take_lock()
-    try:
-        cluster = Cluster(a.netns_cluster, a.hosts)
-    except BaseException:
-        if lock is not None:
-            lock.close()
-        raise
+    lock, cluster = open_cluster(a.netns_cluster, a.hosts)
     try:
         with tempfile.TemporaryDirectory(prefix="ulmpi-rep-hosts-") as tmp:
             wrapper = os.path.join(tmp, "mpirun")

@@ -55,25 +55,14 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ft"))
-from netns_hosts import Cluster, take_lock  # noqa: E402
+from netns_hosts import marked_pids, open_cluster  # noqa: E402
 
 PHASES = 8
 MARKER = uuid.uuid4().hex  # in the environment of every process of the jobs
 
 
 def marked():
-    needle = ("ULMPI_TEST_MARKER=" + MARKER).encode()
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
+    return marked_pids(MARKER)
 
 
 def reap_marked(out, wait=3.0):
@@ -232,13 +221,7 @@ def main():
     os.environ["ULMPI_TEST_MARKER"] = MARKER
     lock = cluster = None
     if a.hosts >= 2:
-        lock = take_lock()
-        try:
-            cluster = Cluster(a.netns_cluster, a.hosts)
-        except BaseException:
-            if lock is not None:
-                lock.close()
-            raise
+        lock, cluster = open_cluster(a.netns_cluster, a.hosts)
     try:
         return campaign(a, cluster)
     finally:

@@ -36,7 +36,7 @@ import time
 from markedjob import add_common_options, leftovers, run_marked
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from netns_hosts import Cluster, take_lock  # noqa: E402
+from netns_hosts import open_cluster  # noqa: E402
 
 
 def daemon_killer(cluster, host, delay, marker, found):
@@ -117,8 +117,7 @@ def main():
     args = ap.parse_args()
     lock = cluster = None
     if args.hosts >= 2:
-        lock = take_lock()
-        cluster = Cluster(args.netns_cluster, args.hosts)
+        lock, cluster = open_cluster(args.netns_cluster, args.hosts)
     try:
         failed = sum(0 if one_run(args, k, cluster) else 1 for k in range(args.runs))
     finally:
