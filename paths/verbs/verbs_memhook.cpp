@@ -18,7 +18,7 @@ std::atomic<void*> g_ctx{nullptr};
 std::atomic<std::uint64_t> g_events{0};
 thread_local bool t_inside = false;
 
-void released(void* addr, std::size_t len)
+[[maybe_unused]] void released(void* addr, std::size_t len)
 {
     ReleaseFn fn = g_fn.load(std::memory_order_acquire);
     if (fn == nullptr || t_inside || addr == nullptr || len == 0) {
@@ -30,7 +30,7 @@ void released(void* addr, std::size_t len)
     t_inside = false;
 }
 
-long result(long r)
+[[maybe_unused]] long result(long r)
 {
     if (r < 0 && r > -4096) {
         errno = static_cast<int>(-r);
@@ -59,8 +59,12 @@ void memhook_remove()
 
 bool memhook_interposed()
 {
+#if defined(__SANITIZE_THREAD__)
+    return false; // no hooks in a ThreadSanitizer build (below)
+#else
     void* sym = ::dlsym(RTLD_DEFAULT, "munmap");
     return sym == reinterpret_cast<void*>(&::munmap);
+#endif
 }
 
 std::uint64_t memhook_events() { return g_events.load(std::memory_order_relaxed); }
@@ -69,6 +73,12 @@ std::uint64_t memhook_events() { return g_events.load(std::memory_order_relaxed)
 
 // The interposed entry points. They keep libc's contract (errno, return
 // values) and call the kernel themselves.
+//
+// Not in a ThreadSanitizer build: its runtime intercepts these calls itself
+// and maps memory before it can run instrumented code, so a program whose
+// own binary defines mmap (a test linked with paths/) died in TSan's start-up
+// calling ours. The registration cache is off there (memhook_interposed()).
+#if !defined(__SANITIZE_THREAD__)
 extern "C" {
 
 __attribute__((visibility("default"))) int munmap(void* addr, size_t len)
@@ -131,3 +141,4 @@ __attribute__((visibility("default"))) void* ulmpi_hook_mmap64(void* addr, size_
 }
 
 } // extern "C"
+#endif // !__SANITIZE_THREAD__

@@ -37,7 +37,15 @@ const rt::IntParam retry_param{"verbs_retry_count", 7,
 const rt::IntParam gid_param{"verbs_gid_index", -1,
                              "GID index of verbs ports (-1: index 0 on InfiniBand, a RoCE v2 GID on "
                              "Ethernet)"};
-const rt::BoolParam cache_param{"verbs_reg_cache", true,
+// A ThreadSanitizer build has no memory hooks (verbs_memhook.cpp), so a
+// cached registration could outlive its memory there: the cache is off by
+// default in that build.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kCacheDefault = false;
+#else
+constexpr bool kCacheDefault = true;
+#endif
+const rt::BoolParam cache_param{"verbs_reg_cache", kCacheDefault,
                                 "keep registrations of rendezvous buffers (invalidated when the "
                                 "memory is unmapped; malloc then keeps its memory)"};
 const rt::SizeParam cache_max_param{"verbs_reg_cache_max", 0,
