@@ -681,6 +681,18 @@ int Replicator::poll()
         if (from < 0 || len < 1) {
             continue;
         }
+        if (set_.dead(from)) {
+            // It came in before the engine told me of its sender's death (a
+            // notice in the same progress pass): a process that is gone asks
+            // or acknowledges nothing any more. Served, a request of a dead
+            // replica would take over the keeping meant for its new process
+            // (stop_keeping), and a later copy to that new process would go
+            // out under the dead one's numbers. (A new process reaches me
+            // only after I took in its notice: never dead here.)
+            ULMPI_DEBUG("replication: control message %u from process %d, dead: ignored",
+                        static_cast<unsigned>(msg[0]), from);
+            continue;
+        }
         const int rank = set_.logical_of(from);
         if (msg[0] == std::byte{static_cast<std::uint8_t>(Kind::ack)} && len >= sizeof(AckMsg)) {
             AckMsg a;
