@@ -385,6 +385,11 @@ void Replicator::fail(int d, const char* detail)
     if (unready_[static_cast<std::size_t>(d)]) {
         unready_[static_cast<std::size_t>(d)] = false; // a new process waits for it no more
         --unready_count_;
+        if (unready_count_ == 0) {
+            // It was the last one I waited for: I am back (else mpirun
+            // would hold every later recovery until the job's end).
+            on_ready(-1, 0);
+        }
     }
     // `holes` and orphans_ are filled through the hooks by the engine's
     // fail_peer: now, or just before when the engine heard first (then this
