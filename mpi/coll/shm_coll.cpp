@@ -21,9 +21,6 @@ namespace {
 
 constexpr int kMaxMembers = 64;
 constexpr std::uint64_t kLine = 64;
-// Slot sets: call k uses set k % kSets, so a member may run kSets - 1 calls
-// ahead of the slowest reader (bcast's root) before it waits.
-constexpr std::uint64_t kSets = 4;
 // Bcast has a ring of its own, deeper: its root does not wait for the
 // readers, and on an oversubscribed host it should get many calls done in
 // one time slice, as a point-to-point bcast does with its eager messages.
@@ -39,7 +36,7 @@ constexpr std::uint64_t kSmallRing = 256;
 // and slot sets, bcast's rings.
 std::uint64_t small_size(std::uint64_t p, std::uint64_t slot)
 {
-    return 2 * kLine * p + kSets * slot * p + kRing * slot + kSmallRing * kSmall;
+    return 2 * kLine * p + ShmColl::kSets * slot * p + kRing * slot + kSmallRing * kSmall;
 }
 
 // The whole segment: the small part, then the big slot sets (kBigSets of p
@@ -269,6 +266,11 @@ std::unique_ptr<ShmColl> ShmColl::create(Comm* c, std::uint64_t slot)
     sc->me_ = t.rank;
     sc->slot_ = slot;
     sc->chunk_ = chunk_bytes(static_cast<std::uint64_t>(t.size));
+    for (const auto& path : st.engine.paths()) {
+        if (path->info().has_get && std::strcmp(path->info().name, "shm") == 0) {
+            sc->direct_ = path.get();
+        }
+    }
     const std::uint64_t size = segment_size(static_cast<std::uint64_t>(t.size), slot, sc->chunk_);
     if (std::byte* a = world_area(c, size)) {
         sc->base_ = a;
@@ -469,9 +471,15 @@ int ShmColl::run(Comm* c, const Args& a)
     case Coll::allreduce:
         return large(a) ? s.allreduce_large(c, a) : s.allreduce(c, a);
     case Coll::allgather:
-        return large(a) ? s.allgather_large(c, a) : s.allgather(c, a);
+        if (!large(a)) {
+            return s.allgather(c, a);
+        }
+        return s.direct_size(a) ? s.allgather_direct(c, a) : s.allgather_large(c, a);
     case Coll::alltoall:
-        return large(a) ? s.alltoall_large(c, a) : s.alltoall(c, a);
+        if (!large(a)) {
+            return s.alltoall(c, a);
+        }
+        return s.direct_size(a) && !a.in_place ? s.alltoall_direct(c, a) : s.alltoall_large(c, a);
     case Coll::reduce_scatter:
     case Coll::reduce_scatter_block:
         return large(a) ? s.reduce_scatter_large(c, a) : s.reduce_scatter(c, a);

@@ -83,6 +83,9 @@ inline void flag_store(std::uint64_t* p, std::uint64_t v)
 
 class ShmColl {
 public:
+    // Slot sets: call k uses set k % kSets, so a member may run kSets - 1
+    // calls ahead of the slowest reader (bcast's root) before it waits.
+    static constexpr std::uint64_t kSets = 4;
     // Big slot sets (step k of a large call uses set k % kBigSets) and
     // bcast's big ring (kBigRing chunks; its root may run that far ahead).
     static constexpr std::uint64_t kBigSets = 4;
@@ -155,11 +158,22 @@ private:
     int allgather_large(Comm* c, const Args& a);
     int alltoall_large(Comm* c, const Args& a);
     int reduce_scatter_large(Comm* c, const Args& a);
+    // Single copy (shm_coll_direct.cpp): allgather and alltoall read each
+    // other's buffers through the shm path's get() (process_vm_readv).
+    bool direct_size(const Args& a) const; // the same answer at every member
+    int allgather_direct(Comm* c, const Args& a);
+    int alltoall_direct(Comm* c, const Args& a);
+    // Publishes a key to my `bytes` at `buf` (nullptr: not readable) and
+    // waits for every member's; true in *all_ok when every member published one.
+    int publish_key(Comm* c, const std::byte* buf, std::uint64_t bytes, bool* all_ok);
+    int read_direct(Comm* c, int j, std::uint64_t off, std::byte* to, std::uint64_t bytes);
+    int end_direct(Comm* c, int err); // nobody reads my buffer any more
 
     rt::ShmSegment seg_;
     std::byte* base_ = nullptr;
     std::uint64_t slot_ = 0;
     std::uint64_t chunk_ = 0; // per-member bytes of a big slot (0: none)
+    path::Path* direct_ = nullptr; // the shm path when it offers get()
     int p_ = 0;
     int me_ = 0;
     std::uint64_t seq_ = 0; // calls so far (the current one while it runs)

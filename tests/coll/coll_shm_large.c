@@ -8,7 +8,10 @@
  * MPI_SUM and a non-commutative user op (composition of affine maps mod
  * 2^16 packed in an int: rank order matters), every result checked exactly
  * at every rank. Random roots; several calls in a row so that members run
- * steps apart through the slot sets and bcast's ring.
+ * steps apart through the slot sets and bcast's ring. Allgather and
+ * alltoall also with a strided type at rank 0 only and plain ints elsewhere
+ * (the same signature): the single-copy path must then give way to the
+ * copies at every rank.
  *
  * Arguments: [seed] [rounds] (default 1, 60).
  */
@@ -260,7 +263,7 @@ int main(int argc, char** argv)
     for (k = 0; k < rounds; ++k) {
         /* Counts from just above the small limit to several chunks; every
          * rank draws the same numbers. */
-        unsigned what = rnd() % 6;
+        unsigned what = rnd() % 8;
         size_t count = 1025 + rnd() % 40000;
         int strided = (int)(rnd() % 2), in_place = (int)(rnd() % 2), user = (int)(rnd() % 2);
         if (mt_verbose && mt_rank == 0) {
@@ -276,7 +279,7 @@ int main(int argc, char** argv)
             t_allgather(k, count, strided, in_place);
             break;
         case 2:
-            t_alltoall(k, count / (size_t)mt_size + 1, strided, in_place);
+            t_alltoall(k, count / 2 + 1, strided, in_place);
             break;
         case 3:
             t_allreduce(k, count, user, in_place);
@@ -284,8 +287,15 @@ int main(int argc, char** argv)
         case 4:
             t_reduce_scatter(k, count / (size_t)mt_size + 1, user, in_place, 1);
             break;
-        default:
+        case 5:
             t_reduce_scatter(k, count / (size_t)mt_size + 1, user, in_place, 0);
+            break;
+        case 6: /* the same signature, strided at rank 0 only */
+            t_allgather(k, mt_rank == 0 ? count : 2 * count, mt_rank == 0, in_place);
+            break;
+        default:
+            count = count / 2 + 1;
+            t_alltoall(k, mt_rank == 0 ? count : 2 * count, mt_rank == 0, in_place);
             break;
         }
     }
