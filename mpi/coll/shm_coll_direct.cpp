@@ -33,9 +33,15 @@ namespace {
 
 const rt::SizeParam direct_min{
     "coll_shm_direct_min", 32u << 10,
-    "one-host allgather and alltoall with blocks of at least this many bytes (and above "
-    "coll_shm_max per rank) read each other's buffers in a single copy (process_vm_readv) "
-    "when the data is contiguous; 0: never"};
+    "one-host alltoall from 3 ranks with blocks of at least this many bytes (and above "
+    "coll_shm_max per rank) reads the others' send buffers in a single copy "
+    "(process_vm_readv) when the data is contiguous; 0: never"};
+
+const rt::BoolParam allgather_direct_param{
+    "coll_shm_allgather_direct", false,
+    "one-host allgather above coll_shm_max and from coll_shm_direct_min per rank reads the "
+    "others' buffers in a single copy (process_vm_readv) instead of copying through the "
+    "shared segment (slower on the machine of docs/benchmarks.md)"};
 
 // Address of a contiguous typed buffer, nullptr when it is not contiguous.
 std::byte* contiguous(const void* buf, std::uint64_t count, const Datatype* t)
@@ -47,7 +53,14 @@ std::byte* contiguous(const void* buf, std::uint64_t count, const Datatype* t)
 
 bool ShmColl::direct_size(const Args& a) const
 {
-    return direct_min.get() != 0 && a.bytes >= direct_min.get();
+    if (direct_min.get() == 0 || a.bytes < direct_min.get()) {
+        return false;
+    }
+    // Measured (docs/benchmarks.md, 2026-11-28): at 2 ranks the copies
+    // through the segment were faster up to 1 MiB, from 4 ranks on the single
+    // copy was at 1 MiB (alltoall's copies take p times more steps); for
+    // allgather the copies were faster everywhere.
+    return a.coll == Coll::alltoall ? p_ >= 3 : allgather_direct_param.get();
 }
 
 int ShmColl::publish_key(Comm* c, const std::byte* buf, std::uint64_t bytes, bool* all_ok)
