@@ -150,9 +150,10 @@ private:
     // Waits until member j raised its ready counter to seq_.
     int wait_ready(Comm* c, int j);
     // Reduces elements [lo, hi) of the step's big slots (set of step s)
-    // in rank order into out.
+    // in rank order into out; my own operand from `own` when not nullptr
+    // (then my slot need not hold that part).
     int reduce_big(Comm* c, std::uint64_t s, std::uint64_t lo, std::uint64_t hi, void* out,
-                   const Args& a);
+                   const std::byte* own, const Args& a);
     int bcast_large(Comm* c, const Args& a);
     int allreduce_large(Comm* c, const Args& a);
     int allgather_large(Comm* c, const Args& a);

@@ -137,20 +137,24 @@ int ShmColl::alltoall_large(Comm* c, const Args& a)
 }
 
 // out = x0 op (x1 op (... op x(p-1))) over elements [lo, hi) of the big
-// slots of step s, waiting for each member's data of step seq_ in turn.
+// slots of step s, waiting for each member's data of step seq_ in turn; my
+// own operand from `own` when given.
 int ShmColl::reduce_big(Comm* c, std::uint64_t s, std::uint64_t lo, std::uint64_t hi, void* out,
-                        const Args& a)
+                        const std::byte* own, const Args& a)
 {
     const std::uint64_t es = a.rtype->size;
+    auto operand = [&](int j) -> const std::byte* {
+        return j == me_ && own != nullptr ? own : big_slot(j, s) + lo * es;
+    };
     if (int e = wait_ready(c, p_ - 1)) {
         return e;
     }
-    std::memcpy(out, big_slot(p_ - 1, s) + lo * es, (hi - lo) * es);
+    std::memcpy(out, operand(p_ - 1), (hi - lo) * es);
     for (int j = p_ - 2; j >= 0; --j) {
         if (int e = wait_ready(c, j)) {
             return e;
         }
-        op_apply(a.op, big_slot(j, s) + lo * es, out, hi - lo, a.rtype);
+        op_apply(a.op, operand(j), out, hi - lo, a.rtype);
     }
     return MPI_SUCCESS;
 }
@@ -171,12 +175,20 @@ int ShmColl::allreduce_large(Comm* c, const Args& a)
             return e;
         }
         std::byte* mine = big_slot(me_, s);
-        std::memcpy(mine, in + e0 * es, n * es);
-        flag_store(ready(me_), s);
         const std::uint64_t lo = part(n, me_);
         const std::uint64_t hi = part(n, me_ + 1);
+        // The others need all but my part; I read that from my input
+        // (unless the input is the output: in place, all of it goes in).
+        const std::byte* own = a.in_place ? nullptr : in + (e0 + lo) * es;
+        if (own != nullptr) {
+            std::memcpy(mine, in + e0 * es, lo * es);
+            std::memcpy(mine + hi * es, in + (e0 + hi) * es, (n - hi) * es);
+        } else {
+            std::memcpy(mine, in + e0 * es, n * es);
+        }
+        flag_store(ready(me_), s);
         if (hi > lo) {
-            if (int e = reduce_big(c, s, lo, hi, out + (e0 + lo) * es, a)) {
+            if (int e = reduce_big(c, s, lo, hi, out + (e0 + lo) * es, own, a)) {
                 return e;
             }
             std::memcpy(mine + lo * es, out + (e0 + lo) * es, (hi - lo) * es);
@@ -221,13 +233,21 @@ int ShmColl::reduce_scatter_large(Comm* c, const Args& a)
         }
         // In place, the result overwrites the front of the vector: element
         // x of my block lands at x - first <= x, which this or an earlier
-        // step has already copied into the slot.
-        std::memcpy(big_slot(me_, seq_), in + e0 * es, n * es);
+        // step has already copied into the slot. Otherwise the others need
+        // all but my block's part, which I read from my input.
+        const std::uint64_t lo = std::min(std::max(e0, first), e0 + n); // my part: [lo, hi)
+        const std::uint64_t hi = std::max(lo, std::min(e0 + n, last));
+        std::byte* mine = big_slot(me_, seq_);
+        const std::byte* own = a.in_place ? nullptr : in + lo * es;
+        if (own != nullptr) {
+            std::memcpy(mine, in + e0 * es, (lo - e0) * es);
+            std::memcpy(mine + (hi - e0) * es, in + hi * es, (e0 + n - hi) * es);
+        } else {
+            std::memcpy(mine, in + e0 * es, n * es);
+        }
         flag_store(ready(me_), seq_);
-        const std::uint64_t lo = std::max(e0, first);
-        const std::uint64_t hi = std::min(e0 + n, last);
         if (hi > lo) {
-            if (int e = reduce_big(c, seq_, lo - e0, hi - e0, out + (lo - first) * es, a)) {
+            if (int e = reduce_big(c, seq_, lo - e0, hi - e0, out + (lo - first) * es, own, a)) {
                 return e;
             }
         }
