@@ -13,11 +13,18 @@
  * (the same signature): the single-copy path must then give way to the
  * copies at every rank.
  *
+ * The rounds run on MPI_COMM_WORLD, then half as many on the halves of a
+ * split (ranks reversed), which set up segments of their own.
+ *
  * Arguments: [seed] [rounds] (default 1, 60).
  */
 #include "mpitest.h"
 
 #define JUNK (-55555)
+
+/* The communicator under test: MPI_COMM_WORLD, then the halves of a split. */
+static MPI_Comm g_comm;
+static int g_rank, g_size;
 
 static unsigned g_rng;
 static unsigned rnd(void)
@@ -94,16 +101,16 @@ static int check_block(const char* what, int k, const int* buf, int strided, siz
 
 static void t_bcast(int k, size_t count, int strided)
 {
-    int root = (int)(rnd() % (unsigned)mt_size);
+    int root = (int)(rnd() % (unsigned)g_size);
     MPI_Datatype t = strided ? g_strided : MPI_INT;
     int* b = fill(k, root, strided, count, 1);
-    if (mt_rank != root) {
+    if (g_rank != root) {
         size_t j, n = ints_of(strided, count);
         for (j = 0; j < n; ++j) {
             b[j] = JUNK;
         }
     }
-    MT_OK(MPI_Bcast(b, (int)count, t, root, MPI_COMM_WORLD));
+    MT_OK(MPI_Bcast(b, (int)count, t, root, g_comm));
     check_block("bcast", k, b, strided, count, root, 0);
     free(b);
 }
@@ -112,18 +119,18 @@ static void t_allgather(int k, size_t count, int strided, int in_place)
 {
     MPI_Datatype t = strided ? g_strided : MPI_INT;
     size_t blk = ints_of(strided, count), j;
-    int* s = fill(k, mt_rank, strided, count, 1);
-    int* r = malloc(blk * (size_t)mt_size * sizeof(int) + sizeof(int));
+    int* s = fill(k, g_rank, strided, count, 1);
+    int* r = malloc(blk * (size_t)g_size * sizeof(int) + sizeof(int));
     int q;
-    for (j = 0; j < blk * (size_t)mt_size; ++j) {
+    for (j = 0; j < blk * (size_t)g_size; ++j) {
         r[j] = JUNK;
     }
     if (in_place) {
-        memcpy(r + blk * (size_t)mt_rank, s, blk * sizeof(int));
+        memcpy(r + blk * (size_t)g_rank, s, blk * sizeof(int));
     }
     MT_OK(MPI_Allgather(in_place ? MPI_IN_PLACE : s, (int)count, t, r, (int)count, t,
-                        MPI_COMM_WORLD));
-    for (q = 0; q < mt_size; ++q) {
+                        g_comm));
+    for (q = 0; q < g_size; ++q) {
         if (check_block(in_place ? "allgather in place" : "allgather", k, r + blk * (size_t)q,
                         strided, count, q, 0)) {
             break;
@@ -138,19 +145,19 @@ static void t_alltoall(int k, size_t count, int strided, int in_place)
     MPI_Datatype t = strided ? g_strided : MPI_INT;
     size_t blk = ints_of(strided, count);
     /* Rank q's block for rank m: elements m * count .. of q's data. */
-    int* s = fill(k, mt_rank, strided, count * (size_t)mt_size, 1);
-    int* r = malloc(blk * (size_t)mt_size * sizeof(int) + sizeof(int));
+    int* s = fill(k, g_rank, strided, count * (size_t)g_size, 1);
+    int* r = malloc(blk * (size_t)g_size * sizeof(int) + sizeof(int));
     size_t j;
     int q;
-    for (j = 0; j < blk * (size_t)mt_size; ++j) {
+    for (j = 0; j < blk * (size_t)g_size; ++j) {
         r[j] = in_place ? s[j] : JUNK;
     }
     MT_OK(MPI_Alltoall(in_place ? MPI_IN_PLACE : s, (int)count, t, r, (int)count, t,
-                       MPI_COMM_WORLD));
-    for (q = 0; q < mt_size; ++q) {
+                       g_comm));
+    for (q = 0; q < g_size; ++q) {
         if (check_block(in_place ? "alltoall in place" : "alltoall", k, r + blk * (size_t)q,
                         strided, count, q,
-                        (int)(count * (size_t)mt_rank * (strided ? 2 : 1)))) {
+                        (int)(count * (size_t)g_rank * (strided ? 2 : 1)))) {
             break;
         }
     }
@@ -164,13 +171,13 @@ static int reduced(int k, int user, int i)
     int q, acc;
     if (!user) {
         unsigned sum = 0;
-        for (q = 0; q < mt_size; ++q) {
+        for (q = 0; q < g_size; ++q) {
             sum += (unsigned)(val(k, q, i) & 0xffff);
         }
         return (int)sum;
     }
-    acc = aff(val(k, mt_size - 1, i));
-    for (q = mt_size - 2; q >= 0; --q) {
+    acc = aff(val(k, g_size - 1, i));
+    for (q = g_size - 2; q >= 0; --q) {
         acc = compose(aff(val(k, q, i)), acc);
     }
     return acc;
@@ -181,7 +188,7 @@ static int* reduce_input(int k, int user, size_t n)
     int* b = malloc((n ? n : 1) * sizeof(int));
     size_t i;
     for (i = 0; i < n; ++i) {
-        int v = val(k, mt_rank, (int)i);
+        int v = val(k, g_rank, (int)i);
         b[i] = user ? aff(v) : (v & 0xffff);
     }
     return b;
@@ -196,7 +203,7 @@ static void t_allreduce(int k, size_t count, int user, int in_place)
         memcpy(r, s, count * sizeof(int));
     }
     MT_OK(MPI_Allreduce(in_place ? MPI_IN_PLACE : s, r, (int)count, MPI_INT,
-                        user ? g_aff : MPI_SUM, MPI_COMM_WORLD));
+                        user ? g_aff : MPI_SUM, g_comm));
     for (i = 0; i < count; ++i) {
         int want = reduced(k, user, (int)i);
         if (r[i] != want) {
@@ -211,13 +218,13 @@ static void t_allreduce(int k, size_t count, int user, int in_place)
 
 static void t_reduce_scatter(int k, size_t count, int user, int in_place, int block)
 {
-    int* counts = malloc(sizeof(int) * (size_t)mt_size);
+    int* counts = malloc(sizeof(int) * (size_t)g_size);
     size_t total = 0, first = 0, i;
     int q;
-    for (q = 0; q < mt_size; ++q) {
+    for (q = 0; q < g_size; ++q) {
         /* uneven, some empty; block: all alike */
         counts[q] = block ? (int)count : (int)((count * (size_t)(q + 1) / 2) % (count + 7));
-        if (q < mt_rank) {
+        if (q < g_rank) {
             first += (size_t)counts[q];
         }
         total += (size_t)counts[q];
@@ -231,11 +238,11 @@ static void t_reduce_scatter(int k, size_t count, int user, int in_place, int bl
             memcpy(r, s, total * sizeof(int));
         }
         if (block) {
-            MT_OK(MPI_Reduce_scatter_block(sb, r, (int)count, MPI_INT, op, MPI_COMM_WORLD));
+            MT_OK(MPI_Reduce_scatter_block(sb, r, (int)count, MPI_INT, op, g_comm));
         } else {
-            MT_OK(MPI_Reduce_scatter(sb, r, counts, MPI_INT, op, MPI_COMM_WORLD));
+            MT_OK(MPI_Reduce_scatter(sb, r, counts, MPI_INT, op, g_comm));
         }
-        for (i = 0; i < (size_t)counts[mt_rank]; ++i) {
+        for (i = 0; i < (size_t)counts[g_rank]; ++i) {
             int want = reduced(k, user, (int)(first + i));
             if (r[i] != want) {
                 MT_CHECK(0, "call %d reduce_scatter%s%s%s: element %zu is %d, expected %d", k,
@@ -260,7 +267,18 @@ int main(int argc, char** argv)
     MT_OK(MPI_Op_create(aff_op, 0, &g_aff));
     MT_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &g_strided));
     MT_OK(MPI_Type_commit(&g_strided));
-    for (k = 0; k < rounds; ++k) {
+    for (k = 0; k < rounds + rounds / 2; ++k) {
+        if (k == 0 || k == rounds) {
+            /* Then on the halves of the world (ranks reversed), whose
+             * segments are made on their first call. */
+            if (k == rounds) {
+                MT_OK(MPI_Comm_split(MPI_COMM_WORLD, mt_rank % 2, -mt_rank, &g_comm));
+            } else {
+                g_comm = MPI_COMM_WORLD;
+            }
+            MT_OK(MPI_Comm_rank(g_comm, &g_rank));
+            MT_OK(MPI_Comm_size(g_comm, &g_size));
+        }
         /* Counts from just above the small limit to several chunks; every
          * rank draws the same numbers. */
         unsigned what = rnd() % 8;
@@ -285,19 +303,22 @@ int main(int argc, char** argv)
             t_allreduce(k, count, user, in_place);
             break;
         case 4:
-            t_reduce_scatter(k, count / (size_t)mt_size + 1, user, in_place, 1);
+            t_reduce_scatter(k, count / (size_t)g_size + 1, user, in_place, 1);
             break;
         case 5:
-            t_reduce_scatter(k, count / (size_t)mt_size + 1, user, in_place, 0);
+            t_reduce_scatter(k, count / (size_t)g_size + 1, user, in_place, 0);
             break;
         case 6: /* the same signature, strided at rank 0 only */
-            t_allgather(k, mt_rank == 0 ? count : 2 * count, mt_rank == 0, in_place);
+            t_allgather(k, g_rank == 0 ? count : 2 * count, g_rank == 0, in_place);
             break;
         default:
             count = count / 2 + 1;
-            t_alltoall(k, mt_rank == 0 ? count : 2 * count, mt_rank == 0, in_place);
+            t_alltoall(k, g_rank == 0 ? count : 2 * count, g_rank == 0, in_place);
             break;
         }
+    }
+    if (g_comm != MPI_COMM_WORLD) {
+        MT_OK(MPI_Comm_free(&g_comm));
     }
     MT_OK(MPI_Type_free(&g_strided));
     MT_OK(MPI_Op_free(&g_aff));
