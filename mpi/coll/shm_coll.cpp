@@ -21,9 +21,6 @@ namespace {
 
 constexpr int kMaxMembers = 64;
 constexpr std::uint64_t kLine = 64;
-// Slot sets: call k uses set k % kSets, so a member may run kSets - 1 calls
-// ahead of the slowest reader (bcast's root) before it waits.
-constexpr std::uint64_t kSets = 4;
 // Bcast has a ring of its own, deeper: its root does not wait for the
 // readers, and on an oversubscribed host it should get many calls done in
 // one time slice, as a point-to-point bcast does with its eager messages.
@@ -35,11 +32,23 @@ constexpr std::uint64_t kRing = 32;
 constexpr std::uint64_t kSmall = 256;
 constexpr std::uint64_t kSmallRing = 256;
 
-// Bytes of a communicator's segment: p members' flags and slot sets, bcast's rings.
-std::uint64_t segment_size(std::uint64_t p, std::uint64_t slot)
+// Bytes of the small part of a communicator's segment: p members' flags
+// and slot sets, bcast's rings.
+std::uint64_t small_size(std::uint64_t p, std::uint64_t slot)
 {
-    return 2 * kLine * p + kSets * slot * p + kRing * slot + kSmallRing * kSmall;
+    return 2 * kLine * p + ShmColl::kSets * slot * p + kRing * slot + kSmallRing * kSmall;
 }
+
+// The whole segment: the small part, then the big slot sets (kBigSets of p
+// chunks) and bcast's big ring (kBigRing chunks).
+std::uint64_t segment_size(std::uint64_t p, std::uint64_t slot, std::uint64_t chunk)
+{
+    return small_size(p, slot) + (ShmColl::kBigSets * p + ShmColl::kBigRing) * chunk;
+}
+
+// The big slot sets of a communicator take at most this many bytes (the
+// chunk shrinks for many members).
+constexpr std::uint64_t kBigSetsMax = 8u << 20;
 
 // MPI_COMM_WORLD's segment is the shm path's shared area once (reserve_world).
 bool world_area_taken = false;
@@ -49,16 +58,15 @@ const rt::SizeParam shm_max{
     "collectives among ranks of one host: per-rank data up to this size (alltoall: all blocks "
     "of a rank) goes through a shared-memory segment of the communicator; 0: never"};
 
-std::uint64_t load(const std::uint64_t* p)
-{
-    return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(p))
-        .load(std::memory_order_acquire);
-}
+const rt::SizeParam shm_large_max{
+    "coll_shm_large_max", 64u << 20,
+    "collectives among ranks of one host: per-rank data above coll_shm_max and up to this size "
+    "goes through the communicator's shared-memory segment in chunks; 0: never"};
 
-void store(std::uint64_t* p, std::uint64_t v)
-{
-    std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);
-}
+const rt::SizeParam shm_chunk{
+    "coll_shm_chunk", 64u << 10,
+    "bytes per rank and step of the shared-memory collectives above coll_shm_max (at most 8 "
+    "MiB / (4 ranks), whole 64-byte lines, at least 4096)"};
 
 // A reduction may work on the packed bytes: a predefined type whose extent
 // is its size (no padding, as in MPI_DOUBLE_INT).
@@ -129,6 +137,23 @@ std::uint64_t ShmColl::slot_bytes()
     return (shm_max.get() + kLine - 1) / kLine * kLine;
 }
 
+std::uint64_t ShmColl::chunk_bytes(std::uint64_t p)
+{
+    if (shm_large_max.get() == 0 || shm_max.get() == 0 || p == 0) {
+        return 0;
+    }
+    const std::uint64_t c = std::min(shm_chunk.get(), kBigSetsMax / (kBigSets * p)) / kLine * kLine;
+    return std::max<std::uint64_t>(c, 4096);
+}
+
+bool ShmColl::large(const Args& a)
+{
+    const std::uint64_t per = a.coll == Coll::alltoall
+                                  ? a.bytes * static_cast<std::uint64_t>(a.team.size)
+                                  : a.bytes;
+    return per > shm_max.get();
+}
+
 void ShmColl::reserve_world(const rt::JobInfo& job,
                             std::vector<std::unique_ptr<path::Path>>& paths)
 {
@@ -146,7 +171,8 @@ void ShmColl::reserve_world(const rt::JobInfo& job,
             return;
         }
     }
-    const std::uint64_t bytes = segment_size(static_cast<std::uint64_t>(n), slot_bytes());
+    const auto un = static_cast<std::uint64_t>(n);
+    const std::uint64_t bytes = segment_size(un, slot_bytes(), chunk_bytes(un));
     for (auto& p : paths) {
         p->reserve_shared_area(bytes);
     }
@@ -239,7 +265,13 @@ std::unique_ptr<ShmColl> ShmColl::create(Comm* c, std::uint64_t slot)
     sc->p_ = t.size;
     sc->me_ = t.rank;
     sc->slot_ = slot;
-    const std::uint64_t size = segment_size(static_cast<std::uint64_t>(t.size), slot);
+    sc->chunk_ = chunk_bytes(static_cast<std::uint64_t>(t.size));
+    for (const auto& path : st.engine.paths()) {
+        if (path->info().has_get && std::strcmp(path->info().name, "shm") == 0) {
+            sc->direct_ = path.get();
+        }
+    }
+    const std::uint64_t size = segment_size(static_cast<std::uint64_t>(t.size), slot, sc->chunk_);
     if (std::byte* a = world_area(c, size)) {
         sc->base_ = a;
         return sc;
@@ -276,9 +308,16 @@ std::unique_ptr<ShmColl> ShmColl::create(Comm* c, std::uint64_t slot)
 
 bool ShmColl::takes(Comm* c, const Args& a)
 {
-    const std::uint64_t max = shm_max.get();
     const int p = a.team.size;
-    if (a.inter || max == 0 || p < 2 || p > kMaxMembers) {
+    if (a.inter || shm_max.get() == 0 || p < 2 || p > kMaxMembers) {
+        return false;
+    }
+    // Per-member data above coll_shm_max goes in chunks, up to
+    // coll_shm_large_max (alltoall: all blocks of a member).
+    const bool big = a.coll != Coll::barrier && large(a);
+    if (big && (chunk_bytes(static_cast<std::uint64_t>(p)) == 0 ||
+                (a.coll == Coll::alltoall ? a.bytes * static_cast<std::uint64_t>(p) : a.bytes) >
+                    shm_large_max.get())) {
         return false;
     }
     switch (a.coll) {
@@ -286,19 +325,15 @@ bool ShmColl::takes(Comm* c, const Args& a)
         break;
     case Coll::bcast:
     case Coll::allgather:
-        if (a.bytes == 0 || a.bytes > max) {
+    case Coll::alltoall:
+        if (a.bytes == 0) {
             return false;
         }
         break;
     case Coll::allreduce:
     case Coll::reduce_scatter:
     case Coll::reduce_scatter_block:
-        if (a.bytes == 0 || a.bytes > max || !plain(a.rtype)) {
-            return false;
-        }
-        break;
-    case Coll::alltoall:
-        if (a.bytes == 0 || a.bytes * static_cast<std::uint64_t>(p) > max) {
+        if (a.bytes == 0 || !plain(a.rtype)) {
             return false;
         }
         break;
@@ -343,6 +378,19 @@ std::byte* ShmColl::ring_slot(std::uint64_t bytes) const
     return ring + (seq_ % kRing) * slot_;
 }
 
+std::byte* ShmColl::big_slot(int j, std::uint64_t seq) const
+{
+    const auto p = static_cast<std::uint64_t>(p_);
+    return base_ + small_size(p, slot_) +
+           ((seq % kBigSets) * p + static_cast<std::uint64_t>(j)) * chunk_;
+}
+
+std::byte* ShmColl::big_ring_slot(std::uint64_t seq) const
+{
+    const auto p = static_cast<std::uint64_t>(p_);
+    return base_ + small_size(p, slot_) + (kBigSets * p + seq % kBigRing) * chunk_;
+}
+
 template <class Pred> int ShmColl::wait(Comm* c, Pred&& pred)
 {
     if (pred()) {
@@ -373,11 +421,16 @@ int ShmColl::wait_all_ready(Comm* c)
 {
     int next = 0; // members before it are known ready
     return wait(c, [&] {
-        while (next < p_ && load(ready(next)) >= seq_) {
+        while (next < p_ && flag_load(ready(next)) >= seq_) {
             ++next;
         }
         return next == p_;
     });
+}
+
+int ShmColl::wait_ready(Comm* c, int j)
+{
+    return wait(c, [&] { return flag_load(ready(j)) >= seq_; });
 }
 
 int ShmColl::wait_free(Comm* c, std::uint64_t depth)
@@ -389,7 +442,7 @@ int ShmColl::wait_free(Comm* c, std::uint64_t depth)
     std::uint64_t least = ~std::uint64_t{0};
     const int e = wait(c, [&] {
         while (next < p_) {
-            const std::uint64_t d = load(done(next));
+            const std::uint64_t d = flag_load(done(next));
             if (d + depth < seq_) {
                 return false;
             }
@@ -404,7 +457,7 @@ int ShmColl::wait_free(Comm* c, std::uint64_t depth)
     return e;
 }
 
-void ShmColl::finish() { store(done(me_), seq_); }
+void ShmColl::finish() { flag_store(done(me_), seq_); }
 
 int ShmColl::run(Comm* c, const Args& a)
 {
@@ -414,16 +467,22 @@ int ShmColl::run(Comm* c, const Args& a)
     case Coll::barrier:
         return s.barrier(c);
     case Coll::bcast:
-        return s.bcast(c, a);
+        return large(a) ? s.bcast_large(c, a) : s.bcast(c, a);
     case Coll::allreduce:
-        return s.allreduce(c, a);
+        return large(a) ? s.allreduce_large(c, a) : s.allreduce(c, a);
     case Coll::allgather:
-        return s.allgather(c, a);
+        if (!large(a)) {
+            return s.allgather(c, a);
+        }
+        return s.direct_size(a) ? s.allgather_direct(c, a) : s.allgather_large(c, a);
     case Coll::alltoall:
-        return s.alltoall(c, a);
+        if (!large(a)) {
+            return s.alltoall(c, a);
+        }
+        return s.direct_size(a) && !a.in_place ? s.alltoall_direct(c, a) : s.alltoall_large(c, a);
     case Coll::reduce_scatter:
     case Coll::reduce_scatter_block:
-        return s.reduce_scatter(c, a);
+        return large(a) ? s.reduce_scatter_large(c, a) : s.reduce_scatter(c, a);
     default:
         return MPI_ERR_INTERN;
     }
@@ -431,7 +490,7 @@ int ShmColl::run(Comm* c, const Args& a)
 
 int ShmColl::barrier(Comm* c)
 {
-    store(ready(me_), seq_);
+    flag_store(ready(me_), seq_);
     if (int e = wait_all_ready(c)) {
         return e;
     }
@@ -452,11 +511,11 @@ int ShmColl::bcast(Comm* c, const Args& a)
             return e;
         }
         pack(a.rbuf, a.rcount, a.rtype, data, a.bytes);
-        store(flag, seq_);
+        flag_store(flag, seq_);
         finish();
         return MPI_SUCCESS;
     }
-    if (int e = wait(c, [&] { return load(flag) >= seq_; })) {
+    if (int e = wait(c, [&] { return flag_load(flag) >= seq_; })) {
         return e;
     }
     unpack(data, a.bytes, a.rbuf, a.rcount, a.rtype);
@@ -472,7 +531,7 @@ int ShmColl::publish_vector(Comm* c, const Args& a)
         return e;
     }
     std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes);
-    store(ready(me_), seq_);
+    flag_store(ready(me_), seq_);
     return wait_all_ready(c);
 }
 
@@ -528,7 +587,7 @@ int ShmColl::allgather(Comm* c, const Args& a)
     } else {
         pack(a.sbuf, a.scount, a.stype, slot(me_), bytes);
     }
-    store(ready(me_), seq_);
+    flag_store(ready(me_), seq_);
     if (int e = wait_all_ready(c)) {
         return e;
     }
@@ -557,7 +616,7 @@ int ShmColl::alltoall(Comm* c, const Args& a)
             pack(elem(a.sbuf, uj * a.scount, a.stype), a.scount, a.stype, mine + uj * bytes, bytes);
         }
     }
-    store(ready(me_), seq_);
+    flag_store(ready(me_), seq_);
     if (int e = wait_all_ready(c)) {
         return e;
     }

@@ -33,8 +33,14 @@
 // x0 op (x1 op (... op x(p-1))), so non-commutative and user-defined ops keep
 // their order and every member computes the same bits.
 //
+// Larger data (per member above coll_shm_max, up to coll_shm_large_max)
+// goes in steps of up to coll_shm_chunk bytes per member through a second
+// part of the segment: kBigSets sets of p chunks and, for bcast, a ring of
+// kBigRing chunks; each step takes a call number of its own, so the
+// counters above order the steps as they order calls (shm_coll_large.cpp).
+//
 // Which calls: blocking, intracommunicator, 2..64 members all on this host,
-// no replication and no FT-MPI mode, per-member data up to coll_shm_max
+// no replication and no FT-MPI mode, per-member data up to coll_shm_large_max
 // bytes (alltoall, reduce_scatter: all blocks of a member together), reductions on a
 // predefined type without padding, and no algorithm forced for the
 // collective (ULMPI_COLL_<NAME>). The choice depends only on what every
@@ -56,14 +62,35 @@
 #include "paths/path.h"
 #include "runtime/shm_segment.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace ulmpi::mpi::coll {
 
+// The flags of a segment: loads acquire, stores release.
+inline std::uint64_t flag_load(const std::uint64_t* p)
+{
+    return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(p))
+        .load(std::memory_order_acquire);
+}
+
+inline void flag_store(std::uint64_t* p, std::uint64_t v)
+{
+    std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);
+}
+
 class ShmColl {
 public:
+    // Slot sets: call k uses set k % kSets, so a member may run kSets - 1
+    // calls ahead of the slowest reader (bcast's root) before it waits.
+    static constexpr std::uint64_t kSets = 4;
+    // Big slot sets (step k of a large call uses set k % kBigSets) and
+    // bcast's big ring (kBigRing chunks; its root may run that far ahead).
+    static constexpr std::uint64_t kBigSets = 4;
+    static constexpr std::uint64_t kBigRing = 16;
+
     ~ShmColl();
     ShmColl(const ShmColl&) = delete;
     ShmColl& operator=(const ShmColl&) = delete;
@@ -98,6 +125,12 @@ private:
     std::uint64_t* done(int j) const;
     std::byte* slot(int j) const; // of the current call's set
     std::byte* ring_slot(std::uint64_t bytes) const; // bcast's slot of the current call
+    // Large data (shm_coll_large.cpp): member j's chunk of the big slot set
+    // of step `seq`, and bcast's big ring slot of step `seq`.
+    std::byte* big_slot(int j, std::uint64_t seq) const;
+    std::byte* big_ring_slot(std::uint64_t seq) const;
+    static std::uint64_t chunk_bytes(std::uint64_t p); // 0: no large calls
+    static bool large(const Args& a); // per-member data above coll_shm_max
     // Waits until pred() holds; an error class when a member failed or c
     // was revoked meanwhile.
     template <class Pred> int wait(Comm* c, Pred&& pred);
@@ -114,10 +147,34 @@ private:
     int allgather(Comm* c, const Args& a);
     int alltoall(Comm* c, const Args& a);
     int reduce_scatter(Comm* c, const Args& a); // and _block
+    // Waits until member j raised its ready counter to seq_.
+    int wait_ready(Comm* c, int j);
+    // Reduces elements [lo, hi) of the step's big slots (set of step s)
+    // in rank order into out; my own operand from `own` when not nullptr
+    // (then my slot need not hold that part).
+    int reduce_big(Comm* c, std::uint64_t s, std::uint64_t lo, std::uint64_t hi, void* out,
+                   const std::byte* own, const Args& a);
+    int bcast_large(Comm* c, const Args& a);
+    int allreduce_large(Comm* c, const Args& a);
+    int allgather_large(Comm* c, const Args& a);
+    int alltoall_large(Comm* c, const Args& a);
+    int reduce_scatter_large(Comm* c, const Args& a);
+    // Single copy (shm_coll_direct.cpp): allgather and alltoall read each
+    // other's buffers through the shm path's get() (process_vm_readv).
+    bool direct_size(const Args& a) const; // the same answer at every member
+    int allgather_direct(Comm* c, const Args& a);
+    int alltoall_direct(Comm* c, const Args& a);
+    // Publishes a key to my `bytes` at `buf` (nullptr: not readable) and
+    // waits for every member's; true in *all_ok when every member published one.
+    int publish_key(Comm* c, const std::byte* buf, std::uint64_t bytes, bool* all_ok);
+    int read_direct(Comm* c, int j, std::uint64_t off, std::byte* to, std::uint64_t bytes);
+    int end_direct(Comm* c, int err); // nobody reads my buffer any more
 
     rt::ShmSegment seg_;
     std::byte* base_ = nullptr;
     std::uint64_t slot_ = 0;
+    std::uint64_t chunk_ = 0; // per-member bytes of a big slot (0: none)
+    path::Path* direct_ = nullptr; // the shm path when it offers get()
     int p_ = 0;
     int me_ = 0;
     std::uint64_t seq_ = 0; // calls so far (the current one while it runs)

@@ -1,0 +1,164 @@
+// One-host allgather and alltoall with large contiguous data in a single
+// copy: every member publishes a key to its buffer (the shm path's
+// make_rkey: its pid and the address) in its small slot, and every member
+// reads the blocks it needs straight from the others' buffers with the shm
+// path's get() (process_vm_readv), into its receive buffer. Then each
+// raises its ready counter a second time (the call's second number: it
+// reads nobody's buffer any more) and waits for everybody's before it
+// returns, since the others may still be reading its buffer.
+//
+// Whether a call goes this way must be the same at every member, but the
+// layout of the buffers is local (a derived type of the same signature may
+// be strided at one member only), and so, in principle, is whether the
+// kernel lets this process read the others: a member that cannot publishes
+// no key, and when one key is missing every member falls back to the
+// chunked copies of shm_coll_large.cpp after the first number. The size
+// (coll_shm_direct_min per block and up) is known alike everywhere.
+//
+// A get() that fails (a member died under it) ends the call with an error
+// class after the second number has been raised, so that nobody waits for
+// this member.
+#include "mpi/coll/shm_coll.h"
+
+#include "mpi/coll/util.h"
+#include "mpi/state.h"
+#include "runtime/config.h"
+
+#include <cstring>
+#include <sys/uio.h>
+
+namespace ulmpi::mpi::coll {
+
+namespace {
+
+const rt::SizeParam direct_min{
+    "coll_shm_direct_min", 32u << 10,
+    "one-host alltoall from 3 ranks with blocks of at least this many bytes (and above "
+    "coll_shm_max per rank) reads the others' send buffers in a single copy "
+    "(process_vm_readv) when the data is contiguous; 0: never"};
+
+const rt::BoolParam allgather_direct_param{
+    "coll_shm_allgather_direct", false,
+    "one-host allgather above coll_shm_max and from coll_shm_direct_min per rank reads the "
+    "others' buffers in a single copy (process_vm_readv) instead of copying through the "
+    "shared segment (slower on the machine of docs/benchmarks.md)"};
+
+// Address of a contiguous typed buffer, nullptr when it is not contiguous.
+std::byte* contiguous(const void* buf, std::uint64_t count, const Datatype* t)
+{
+    return t->ref(buf, count).contiguous_base();
+}
+
+} // namespace
+
+bool ShmColl::direct_size(const Args& a) const
+{
+    if (direct_min.get() == 0 || a.bytes < direct_min.get()) {
+        return false;
+    }
+    // Measured (docs/benchmarks.md, 2026-11-28): at 2 ranks the copies
+    // through the segment were faster up to 1 MiB, from 4 ranks on the single
+    // copy was at 1 MiB (alltoall's copies take p times more steps); for
+    // allgather the copies were faster everywhere.
+    return a.coll == Coll::alltoall ? p_ >= 3 : allgather_direct_param.get();
+}
+
+int ShmColl::publish_key(Comm* c, const std::byte* buf, std::uint64_t bytes, bool* all_ok)
+{
+    if (int e = wait_free(c, kSets)) {
+        return e;
+    }
+    std::byte* at = slot(me_);
+    std::uint64_t len = 0;
+    if (buf != nullptr && direct_ != nullptr) {
+        iovec iov{const_cast<std::byte*>(buf), bytes};
+        len = direct_->make_rkey(&iov, 1, at + sizeof len, slot_ - sizeof len);
+    }
+    std::memcpy(at, &len, sizeof len);
+    flag_store(ready(me_), seq_);
+    if (int e = wait_all_ready(c)) {
+        return e;
+    }
+    *all_ok = true;
+    for (int j = 0; j < p_; ++j) {
+        std::memcpy(&len, slot(j), sizeof len);
+        *all_ok = *all_ok && len != 0;
+    }
+    return MPI_SUCCESS;
+}
+
+int ShmColl::read_direct(Comm* c, int j, std::uint64_t off, std::byte* to, std::uint64_t bytes)
+{
+    const std::byte* at = slot(j);
+    std::uint64_t len = 0;
+    std::memcpy(&len, at, sizeof len);
+    iovec iov{to, bytes};
+    const int w = c->local->world[static_cast<std::size_t>(j)];
+    if (!direct_->get(w, at + sizeof len, len, off, &iov, 1).ok()) {
+        return state().engine.peer_failed(w) ? MPIX_ERR_PROC_FAILED : MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+int ShmColl::end_direct(Comm* c, int err)
+{
+    ++seq_;
+    flag_store(ready(me_), seq_);
+    const int e = wait_all_ready(c);
+    finish();
+    return err != MPI_SUCCESS ? err : e;
+}
+
+int ShmColl::allgather_direct(Comm* c, const Args& a)
+{
+    const std::uint64_t n = a.bytes;
+    auto block = [&](int j) {
+        return contiguous(elem(a.rbuf, static_cast<std::uint64_t>(j) * a.rcount, a.rtype),
+                          a.rcount, a.rtype);
+    };
+    std::byte* src = a.in_place ? block(me_) : contiguous(a.sbuf, a.scount, a.stype);
+    std::byte* dst = contiguous(a.rbuf, a.rcount * static_cast<std::uint64_t>(p_), a.rtype);
+    bool all = false;
+    if (int e = publish_key(c, dst != nullptr ? src : nullptr, n, &all)) {
+        return e;
+    }
+    if (!all) {
+        ++seq_; // every member saw the same keys
+        return allgather_large(c, a);
+    }
+    int err = MPI_SUCCESS;
+    for (int k = 1; k < p_ && err == MPI_SUCCESS; ++k) {
+        const int j = (me_ + k) % p_;
+        err = read_direct(c, j, 0, block(j), n);
+    }
+    if (!a.in_place) {
+        std::memcpy(block(me_), src, n);
+    }
+    return end_direct(c, err);
+}
+
+int ShmColl::alltoall_direct(Comm* c, const Args& a)
+{
+    const std::uint64_t n = a.bytes; // per block
+    const auto p = static_cast<std::uint64_t>(p_);
+    const auto um = static_cast<std::uint64_t>(me_);
+    std::byte* src = contiguous(a.sbuf, a.scount * p, a.stype);
+    std::byte* dst = contiguous(a.rbuf, a.rcount * p, a.rtype);
+    bool all = false;
+    if (int e = publish_key(c, dst != nullptr ? src : nullptr, n * p, &all)) {
+        return e;
+    }
+    if (!all) {
+        ++seq_;
+        return alltoall_large(c, a);
+    }
+    int err = MPI_SUCCESS;
+    for (int k = 1; k < p_ && err == MPI_SUCCESS; ++k) {
+        const int j = (me_ + k) % p_;
+        err = read_direct(c, j, um * n, dst + static_cast<std::uint64_t>(j) * n, n);
+    }
+    std::memcpy(dst + um * n, src + um * n, n);
+    return end_direct(c, err);
+}
+
+} // namespace ulmpi::mpi::coll
