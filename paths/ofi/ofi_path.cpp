@@ -42,6 +42,7 @@ OfiPath::OfiPath(const rt::JobInfo& job, fi_info* info, const OfiOptions& opt)
     info_.can_fail = !shm;
     info_.has_get = (fi_->caps & FI_READ) != 0;
     info_.get_max = 0;
+    info_.get_depth = info_.has_get ? kGetDepth : 0;
     // FI_ORDER_SAS orders where the data lands, not when the receive
     // completes: rxm and rxd complete a message above their own eager size
     // (rxm: 16 KiB) only after its rendezvous, so a later small one
@@ -151,10 +152,14 @@ Status OfiPath::init_resources(std::string& why)
         rx_ops_[i].kind = Op::Kind::recv;
         rx_ops_[i].index = i;
     }
-    for (std::uint32_t i = 0; i < kMaxReads; ++i) {
+    for (std::uint32_t i = kMaxReads; i-- > 0;) {
         read_ops_[i].kind = Op::Kind::read;
         read_ops_[i].index = i;
-        read_ops_[i].done = true; // free (not claimed)
+        free_reads_.push_back(i);
+    }
+    gets_.resize(kGetDepth + kSyncGets);
+    for (std::uint32_t i = kGetDepth + kSyncGets; i-- > 0;) {
+        free_gets_.push_back(i);
     }
     scratch_.resize(opt_.buf_size);
     describe_ = "ofi: " + describe_info(fi_) + ", fragments up to " + std::to_string(info_.max_frag) +
@@ -250,6 +255,12 @@ void OfiPath::close()
         close_fid(r.mr);
     }
     mrs_.clear();
+    for (GetReq& q : gets_) {
+        for (fid_mr*& mr : q.locals) {
+            close_fid(mr);
+        }
+        q.locals.clear();
+    }
     close_fid(tx_mr_);
     close_fid(rx_mr_);
     close_fid(av_);
@@ -272,6 +283,11 @@ void OfiPath::close()
     backlogged_n_.store(0, std::memory_order_relaxed);
     arrived_.clear();
     arrived_hint_.store(false, std::memory_order_relaxed);
+    // Reads still under way end unreported: nothing polls the provider now.
+    get_queue_.clear();
+    gets_queued_.store(false, std::memory_order_relaxed);
+    gets_ended_.clear();
+    gets_ended_hint_.store(false, std::memory_order_relaxed);
     open_ = false;
 }
 
@@ -283,7 +299,8 @@ bool OfiPath::needs_polling() const
     // Hints, read without locks (a pass more or less of polling).
     if (free_n_.load(std::memory_order_relaxed) < tx_ops_.size() ||
         backlogged_n_.load(std::memory_order_relaxed) != 0 ||
-        arrived_hint_.load(std::memory_order_relaxed)) {
+        arrived_hint_.load(std::memory_order_relaxed) ||
+        gets_used_.load(std::memory_order_relaxed) != 0) {
         return true; // arrived_: polled by one thread, not yet handed up by the deliverer
     }
     const rt::Nanos at = exposed_at_.load(std::memory_order_relaxed);

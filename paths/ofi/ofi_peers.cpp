@@ -86,10 +86,15 @@ Status OfiPath::reset_peer(int peer, rt::Bootstrap&)
         }
     }
     {
-        rt::OptGuard g(reads_);
+        rt::OptGuard g(gets_lock_);
         for (Op& op : read_ops_) {
             if (op.peer == peer) {
                 op.peer = -1;
+            }
+        }
+        for (GetReq& q : gets_) {
+            if (q.used && q.peer == peer) {
+                q.peer = -1; // its pieces not posted yet fail (pump_gets_locked)
             }
         }
     }

@@ -56,14 +56,9 @@ void OfiPath::on_tx(Op& op, int err)
     } else if (op.kind == Op::Kind::read) {
         int peer;
         {
-            rt::OptGuard g(reads_);
-            op.done = true;
-            op.err = err;
+            rt::OptGuard g(gets_lock_);
             peer = op.peer;
-            if (op.orphan) {
-                op.orphan = false;
-                op.claimed = false;
-            }
+            on_read_done(op, err);
         }
         if (err != 0 && !key_error(err)) {
             mark_down(peer, lib::strerror(err));
@@ -259,6 +254,7 @@ int OfiPath::progress(Sink& sink)
         if (delivering_.exchange(true, std::memory_order_acquire)) {
             return poll_cq(nullptr);
         }
+        reported_ = 0;
         int delivered = deliver_arrived(sink);
         const int polled = poll_cq(nullptr, &mine_);
         // What this poll found, after what others polled before it (those
@@ -272,9 +268,11 @@ int OfiPath::progress(Sink& sink)
         delivered += deliver_arrived(sink);
         chores(sink);
         delivering_.store(false, std::memory_order_release);
+        delivered += reported_;
         return delivered > 0 ? delivered : polled;
     }
     delivered_ = 0;
+    reported_ = 0;
     if (!arrived_.empty()) [[unlikely]] {
         held_.swap(arrived_);
         for (const Arrived& a : held_) {
@@ -286,7 +284,7 @@ int OfiPath::progress(Sink& sink)
     poll_cq_plain(&sink);
     const int delivered = delivered_;
     chores_plain(sink);
-    return delivered;
+    return delivered + reported_;
 }
 
 void OfiPath::chores_plain(Sink& sink)
@@ -301,9 +299,12 @@ void OfiPath::chores_plain(Sink& sink)
     if (!backlogged_.empty()) [[unlikely]] {
         flush_backlogs();
     }
+    pump_gets();
+    report_gets(sink);
     if ((++tick_ & 255) == 0) {
         const rt::Nanos now = rt::now_ns();
         check_stuck(now);
+        check_reads(now);
         if ((tick_ & 1023) == 0 && !mrs_.empty()) {
             expire_mrs(now);
         }
@@ -329,9 +330,12 @@ void OfiPath::chores(Sink& sink)
     if (backlogged_n_.load(std::memory_order_relaxed) != 0) {
         flush_backlogs();
     }
+    pump_gets();
+    report_gets(sink);
     if ((++tick_ & 255) == 0) {
         const rt::Nanos now = rt::now_ns();
         check_stuck(now);
+        check_reads(now);
         if ((tick_ & 1023) == 0) {
             expire_mrs(now);
         }

@@ -15,7 +15,9 @@ namespace ulmpi::path::ofi {
 constexpr rt::Nanos kSecond = 1000000000;
 constexpr rt::Nanos kMrIdle = 30 * kSecond; // a cached registration unused this long goes
 constexpr rt::Nanos kReadLimit = 60 * kSecond;
-constexpr std::uint32_t kMaxReads = 64;     // fi_read operations in flight per get()
+constexpr std::uint32_t kMaxReads = 64;     // fi_read pieces in flight (all reads)
+constexpr std::uint32_t kGetDepth = 64;     // start_get() reads under way: PathInfo::get_depth
+constexpr std::uint32_t kSyncGets = 8;      // more slots, for get() beside a full depth
 // After make_rkey(), how long the path asks the waiting rank not to sleep:
 // the peer reads our memory through the provider's progress in our calls
 // (rxm over tcp), and a rank that sleeps 200 us between polls holds every
