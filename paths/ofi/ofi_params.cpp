@@ -32,7 +32,13 @@ const rt::SizeParam buf_param{"ofi_buf_size", 65536,
                               "fragment)"};
 const rt::IntParam rx_param{"ofi_rx_bufs", 64, "receive buffers the ofi path keeps posted"};
 const rt::IntParam tx_param{"ofi_tx_bufs", 64, "send buffers of the ofi path"};
-const rt::SizeParam chunk_param{"ofi_read_chunk", 1u << 20, "bytes of one fi_read of a rendezvous"};
+// One fi_read per message where the provider takes it: tcp;ofi_rxm serves
+// the reads of one connection one after another, each costing the target a
+// round of its progress, so 1 MiB pieces ran a 4 MiB stream at 0.71x Open
+// MPI's and 4 MiB ones at 0.83x (docs/benchmarks.md, 2026-11-28).
+const rt::SizeParam chunk_param{"ofi_read_chunk", 64u << 20,
+                                "bytes of one fi_read of a rendezvous (at most the provider's "
+                                "largest message)"};
 const rt::IntParam rkey_param{"ofi_rkey_cache", 256,
                               "registrations for remote reads the ofi path keeps for reuse"};
 const rt::IntParam timeout_param{

@@ -57,6 +57,9 @@ OfiPath::OfiPath(const rt::JobInfo& job, fi_info* info, const OfiOptions& opt)
         opt_.tx_bufs = static_cast<std::uint32_t>(fi_->tx_attr->size);
     }
     inject_max_ = fi_->tx_attr->inject_size;
+    if (fi_->ep_attr->max_msg_size >= 4096 && fi_->ep_attr->max_msg_size < opt_.read_chunk) {
+        opt_.read_chunk = static_cast<std::uint32_t>(fi_->ep_attr->max_msg_size);
+    }
     info_.inline_max = inject_max_ > kHdr ? static_cast<std::uint32_t>(inject_max_ - kHdr) : 0;
     job_tag_ = job_hash(job.jobid);
     peers_.resize(static_cast<std::size_t>(job.size));

@@ -111,7 +111,7 @@ struct OfiOptions {
     std::uint32_t buf_size = 65536; // send / receive buffer, our header included
     std::uint32_t rx_bufs = 64;
     std::uint32_t tx_bufs = 64;
-    std::uint32_t read_chunk = 1u << 20;
+    std::uint32_t read_chunk = 64u << 20; // (at most the provider's max_msg_size)
     std::uint32_t rkey_cache = 256; // registrations kept for remote reads
     std::uint32_t send_timeout_ms = 10000; // a send not complete this long: the peer is down
     bool everywhere = true;         // also peers on this host (else shm's)
