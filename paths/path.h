@@ -21,7 +21,11 @@
 //
 // Single copy: a path may offer get(): ULM sends a small remote key (made by
 // make_rkey on the sender) and the receiver reads the sender's memory
-// directly (process_vm_readv on shm, RDMA read on verbs).
+// directly (process_vm_readv on shm, RDMA read on verbs, fi_read on ofi).
+// A path whose reads take a network round trip also offers start_get()
+// (PathInfo::get_depth > 0): the read is posted and the call returns; the
+// path reports its end through Sink::on_get_done() from a later progress(),
+// so that ULM keeps several reads (of one message and of several) in flight.
 #pragma once
 
 #include "runtime/bootstrap.h"
@@ -52,6 +56,9 @@ struct PathInfo {
     bool can_fail = true;
     bool has_get = false;          // get() usable (single copy rendezvous)
     std::uint64_t get_max = 0;     // largest message worth a get() (0: any size)
+    // start_get() usable: reads (start_get() calls) the path keeps in
+    // flight at once before it answers `again`. 0: only get().
+    std::uint32_t get_depth = 0;
     // Arrival order of fragments to one peer, when none is lost: one order
     // for everything (a FIFO), per lane (a socket per lane), or none
     // (striped). ULM resends a fragment early only when a fragment sent after
@@ -124,6 +131,17 @@ public:
     // because of it.
     virtual void on_path_down(Path& path, int peer) = 0;
     virtual void on_path_up(Path& path, int peer) = 0;
+    // The end of a read started by path.start_get(..., token): exactly one
+    // call per read the path accepted, from its progress() (never from
+    // start_get() itself). ok: every byte landed. Otherwise what it wrote
+    // is undefined, and the path wrote nothing since: a key error
+    // (protocol: the sender's registration is gone) does not blame the
+    // path; an error of the transport also went up as on_path_down(). A
+    // sink that never calls start_get() never receives it.
+    virtual void on_get_done(Path& path, std::uint64_t token, Status st)
+    {
+        (void)path, (void)token, (void)st;
+    }
 
 protected:
     ~Sink() = default;
@@ -245,6 +263,21 @@ public:
                        std::uint64_t remote_offset, const iovec* local, int nlocal)
     {
         (void)peer, (void)rkey, (void)rkey_len, (void)remote_offset, (void)local, (void)nlocal;
+        return Errc::not_supported;
+    }
+    // get() without waiting (PathInfo::get_depth > 0). ok: the read is
+    // under way; the path keeps what it needs of the key and of `local`'s
+    // list (not the memory: that is written until the end), and reports
+    // the end once to the sink of its progress() as on_get_done(token).
+    // again: `get_depth` reads are in flight; nothing started, try after
+    // an on_get_done. Any other error: nothing started, nothing reported
+    // (a key that does not cover the read, a peer the path cannot reach).
+    virtual Status start_get(int peer, const void* rkey, std::size_t rkey_len,
+                             std::uint64_t remote_offset, const iovec* local, int nlocal,
+                             std::uint64_t token)
+    {
+        (void)peer, (void)rkey, (void)rkey_len, (void)remote_offset, (void)local, (void)nlocal,
+            (void)token;
         return Errc::not_supported;
     }
 

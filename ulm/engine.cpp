@@ -221,6 +221,9 @@ int Engine::progress()
     for (auto& p : paths_) {
         n += p->progress(*this);
     }
+    if (reads_waiting_hint_.load(std::memory_order_relaxed)) [[unlikely]] {
+        n += retry_reads();
+    }
     if (!active_.empty()) [[unlikely]] {
         for (Peer* p = active_.front(), *next; p != nullptr; p = next) {
             next = active_.next(p);
@@ -265,6 +268,9 @@ int Engine::progress_fine()
         rt::ReadGuard g(elock_);
         for (auto& p : paths_) {
             n += p->progress(*this);
+        }
+        if (reads_waiting_hint_.load(std::memory_order_acquire)) [[unlikely]] {
+            n += retry_reads(); // each read under its sender's lock
         }
         if (links_.acks_due()) {
             links_.flush_acks(false); // each link under its peer's lock

@@ -69,6 +69,7 @@
 #include "runtime/opt_lock.h"
 #include "runtime/pool.h"
 #include "ulm/desc_table.h"
+#include "ulm/direct_read.h"
 #include "ulm/ft_hooks.h"
 #include "ulm/link_set.h"
 #include "ulm/match.h"
@@ -346,6 +347,7 @@ public:
     void on_frag(path::Path& path, path::RxFrag& frag) override;
     void on_path_down(path::Path& path, int peer) override;
     void on_path_up(path::Path& path, int peer) override;
+    void on_get_done(path::Path& path, std::uint64_t token, Status st) override;
 
 private:
     // LinkOwner
@@ -399,6 +401,17 @@ private:
         deliver_matched(r, u->via, u->hdr, u->payload(), u->payload_len, u->peer, u->src, u->rep_seq);
     }
     bool read_direct(RecvMsg* r, path::Path* via, int src, const std::byte* key, std::uint32_t keylen);
+    void ask_stream(Peer& p, RecvMsg* r, std::uint64_t send_id);
+    // Reads that do not wait (direct_read.h, direct_read.cpp). start_direct:
+    // false when the path cannot (the caller reads with get() or asks for a
+    // stream); the others under the sender's peer lock.
+    bool start_direct(RecvMsg* r, path::Path* via, int src, std::uint64_t send_id,
+                      const std::byte* key, std::uint32_t keylen);
+    void pump_direct(DirectRead* d);
+    void finish_direct(DirectRead* d);
+    // Starts again the reads the paths' depth held back; returns how many
+    // went on.
+    int retry_reads();
     bool on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool checksum);
     void on_cts(Peer& p, const CtsHeader& h);
     void on_fin(Peer& p, const FinHeader& h);
@@ -437,6 +450,11 @@ private:
     rt::OptMutex match_lock_;
     rt::OptMutex active_lock_;
     std::atomic<bool> active_hint_{false}; // some peer may be on active_
+    // Reads waiting for a path's depth (direct_read.h), under reads_lock_
+    // (a leaf); the hint is read without it.
+    rt::IntrusiveList<DirectRead, &DirectRead::hook> reads_waiting_;
+    rt::OptMutex reads_lock_;
+    std::atomic<bool> reads_waiting_hint_{false};
     DescTable<SendMsg> sends_;
     DescTable<RecvMsg> recvs_;
     FailureHooks* hooks_ = nullptr;

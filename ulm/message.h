@@ -107,6 +107,9 @@ struct RecvMsg {
     bool released = false;
     bool cancelled = false;
     bool posted = false;        // on its context's posted list
+    // A single-copy read into the buffer is under way (direct_read.h): set
+    // when it starts, cleared (release) when the path has reported its end.
+    DoneFlag reading;
     Errc error = Errc::ok;
 };
 

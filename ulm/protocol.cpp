@@ -4,25 +4,14 @@
 
 #include "runtime/crc32c.h"
 #include "runtime/log.h"
+#include "ulm/direct_read.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <sched.h>
 
 namespace ulmpi::ulm {
-namespace {
-
-constexpr int kMaxIov = 64;
-
-// In front of a path's remote key in a get match fragment.
-struct GetPrefix {
-    std::uint32_t crc;     // CRC32C of the whole message (when checked)
-    std::uint32_t checked; // 1: the receiver checks the bytes it read against crc
-};
-static_assert(sizeof(GetPrefix) == 8);
-
-} // namespace
-
 // ---------------------------------------------------------------------------
 // API
 
@@ -161,6 +150,13 @@ Status Engine::irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvM
 
 void Engine::withdraw(RecvMsg& r)
 {
+    // A read under way writes into the buffer until its path reports its
+    // end (direct_read.h): only then may the owner have its memory back.
+    while (r.reading) {
+        if (progress() == 0) {
+            sched_yield();
+        }
+    }
     if (!r.complete) {
         // Another thread's pass may be completing it: take the whole engine.
         rt::WriteGuard g(elock_);
@@ -948,6 +944,9 @@ void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
     }
 
     if (flags & flag::get) {
+        if (start_direct(r, via, src, h.send_id, payload, plen)) {
+            return; // under way: on_get_done() answers and completes it
+        }
         if (read_direct(r, via, src, payload, plen)) {
             FinHeader f{};
             fill_base(p, f.base, FragType::fin, 0, 0);
@@ -959,20 +958,7 @@ void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
         }
         // The path cannot read after all (or the data did not check): ask
         // the sender to stream it.
-        r->received = 0;
-        r->id = recvs_.insert(r);
-        CtsHeader c{};
-        fill_base(p, c.base, FragType::cts, 0, 0);
-        c.send_id = h.send_id;
-        c.recv_id = r->id;
-        c.offset = 0;
-        c.length = r->expected;
-        send_ctrl(p, &c, sizeof c);
-        if (r->expected == 0) {
-            recvs_.erase(r->id);
-            r->id = 0;
-            complete_recv(r);
-        }
+        ask_stream(p, r, h.send_id);
         return;
     }
 
@@ -994,6 +980,26 @@ void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
     r->id = recvs_.insert(r);
     c.recv_id = r->id;
     send_ctrl(p, &c, sizeof c);
+}
+
+// A message the receiver meant to read (flag::get) and cannot: the sender
+// streams all of it (cts from offset 0).
+void Engine::ask_stream(Peer& p, RecvMsg* r, std::uint64_t send_id)
+{
+    r->received = 0;
+    r->id = recvs_.insert(r);
+    CtsHeader c{};
+    fill_base(p, c.base, FragType::cts, 0, 0);
+    c.send_id = send_id;
+    c.recv_id = r->id;
+    c.offset = 0;
+    c.length = r->expected;
+    send_ctrl(p, &c, sizeof c);
+    if (r->expected == 0) {
+        recvs_.erase(r->id);
+        r->id = 0;
+        complete_recv(r);
+    }
 }
 
 // The key a single-copy read needs: what the path's make_rkey writes, behind

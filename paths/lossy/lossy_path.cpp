@@ -39,6 +39,10 @@ public:
     void on_frag(Path&, RxFrag& frag) override { owner_.on_rx(up_, frag); }
     void on_path_down(Path&, int peer) override { up_.on_path_down(owner_, peer); }
     void on_path_up(Path&, int peer) override { up_.on_path_up(owner_, peer); }
+    void on_get_done(Path&, std::uint64_t token, Status st) override
+    {
+        owner_.on_get_done(up_, token, st);
+    }
 
 private:
     LossyPath& owner_;
@@ -449,6 +453,36 @@ Status LossyPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
         }
     }
     return st;
+}
+
+Status LossyPath::start_get(int peer, const void* rkey, std::size_t rkey_len,
+                            std::uint64_t remote_offset, const iovec* local, int nlocal,
+                            std::uint64_t token)
+{
+    Status st = inner_->start_get(peer, rkey, rkey_len, remote_offset, local, nlocal, token);
+    if (st.ok()) {
+        std::uint64_t bytes = 0;
+        for (int i = 0; i < nlocal; ++i) {
+            bytes += local[i].iov_len;
+        }
+        gets_started_.emplace_back(token, bytes);
+    }
+    return st;
+}
+
+void LossyPath::on_get_done(Sink& sink, std::uint64_t token, Status st)
+{
+    auto it = std::find_if(gets_started_.begin(), gets_started_.end(),
+                           [&](const auto& g) { return g.first == token; });
+    if (it != gets_started_.end()) {
+        if (st.ok()) {
+            ++counters_.gets;
+            counters_.get_bytes += it->second;
+        }
+        *it = gets_started_.back();
+        gets_started_.pop_back();
+    }
+    sink.on_get_done(*this, token, st);
 }
 
 // --- random draws ----------------------------------------------------------

@@ -47,6 +47,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ulmpi::path {
@@ -140,6 +141,10 @@ public:
     }
     Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                const iovec* local, int nlocal) override;
+    // Straight through; the end comes up through the decorator's sink, and
+    // is counted there (gets_started_ keeps each read's bytes until then).
+    Status start_get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+                     const iovec* local, int nlocal, std::uint64_t token) override;
 
     int progress(Sink& sink) override;
     const char* describe() const override;
@@ -180,6 +185,7 @@ private:
 
     // receive side
     void on_rx(Sink& sink, RxFrag& frag);
+    void on_get_done(Sink& sink, std::uint64_t token, Status st);
     RxCopy* copy_rx(RxFrag& frag, std::size_t hlen);
     void deliver(Sink& sink, const RxCopy* c);
     void free_rx(RxCopy* c);
@@ -195,6 +201,7 @@ private:
     std::uint64_t base_[2] = {0, 0};
     std::vector<std::uint64_t> streams_[2]; // generator state by peer; 0: not seeded yet
 
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> gets_started_; // (token, bytes)
     std::vector<std::unique_ptr<TxFrag>> tx_all_;
     std::vector<TxFrag*> tx_free_;
     TxFrag* tx_acquired_ = nullptr;  // handed out by acquire(), not committed yet

@@ -29,12 +29,20 @@
 //
 // Rendezvous. With FI_RMA | FI_READ, make_rkey() registers each segment of
 // the sender's buffer for remote reads (kept in a small cache by address
-// and length for reuse) and get() reads with fi_read straight into the
-// receiver's buffer, in chunks of `read_chunk`, waiting for every completion
-// (polling the send queue drives the provider's progress, so a peer reading
-// from us at the same time is served). A read refused for its key (expired
-// registration) answers an error without blaming the path; ULM then asks
-// the sender to stream.
+// and length for reuse). A read (start_get(), or get() which waits for it)
+// is planned whole first, in pieces of at most `read_chunk` bytes (a key
+// that does not cover it is refused before anything moves), and takes one
+// of `kGetDepth` read slots; its pieces are posted by fi_read straight into
+// the receiver's buffer, the reads of every slot in the order they were
+// started, while fewer than `kMaxReads` are in flight (more are posted as
+// completions free them, from progress()). So the link never waits for the
+// receiver between the pieces of one message or between messages. A
+// start_get() read ends with Sink::on_get_done from progress(). A read
+// refused for its key (expired registration) ends with `protocol` without
+// blaming the path; ULM then asks the sender to stream. Any other error
+// completion, a refused fi_read, or a read not complete in 60 s, reports
+// the path down and ends the read with an error (a piece still in flight
+// then frees its slot at its completion and writes nothing it is asked).
 //
 // Failure evidence. An error completion of a send or read to a peer, a
 // send the provider refuses outright, or a send not complete after
@@ -59,6 +67,9 @@
 //   Peer::lock   the peer's backlog: acquire(), commit(), reset_peer();
 //                progress() flushes a backlog with try_lock.
 //   mrs_lock_    the registration cache for remote reads.
+//   gets_lock_   the reads (gets_, their queue, the fi_read slots): taken
+//                to plan, post (fi_read under dom_ inside it), complete
+//                (on_tx) and end them; never held across a sink call.
 //   cq_busy_     one reader of the completion queue at a time (try: a
 //                thread that finds it busy does not wait; the reader
 //                completes everyone's sends and reads). Never held across
@@ -67,7 +78,7 @@
 //                (under its peer's lock in ULM) reads the queue while the
 //                deliverer waits for that peer lock.
 //   dom_         every call into libfabric (the provider's FI_THREAD_DOMAIN).
-//   leaves       pool_ (free send buffers), reads_ (the fi_read slots),
+//   leaves       pool_ (free send buffers),
 //                misc_ (the peers' down and up marks, backlogged_), rxq_
 //                (arrived_, repost_).
 // Counters are bumped with relaxed atomic adds when the locks are on.
@@ -87,6 +98,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ulmpi::path::ofi {
@@ -99,7 +111,7 @@ struct OfiOptions {
     std::uint32_t buf_size = 65536; // send / receive buffer, our header included
     std::uint32_t rx_bufs = 64;
     std::uint32_t tx_bufs = 64;
-    std::uint32_t read_chunk = 1u << 20;
+    std::uint32_t read_chunk = 64u << 20; // (at most the provider's max_msg_size)
     std::uint32_t rkey_cache = 256; // registrations kept for remote reads
     std::uint32_t send_timeout_ms = 10000; // a send not complete this long: the peer is down
     bool everywhere = true;         // also peers on this host (else shm's)
@@ -126,6 +138,8 @@ public:
     std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap) override;
     Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                const iovec* local, int nlocal) override;
+    Status start_get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+                     const iovec* local, int nlocal, std::uint64_t token) override;
     int progress(Sink& sink) override;
     // FT-MPI REBUILD and spawn slots used again (path.h): forget the old
     // process (its backlog, its address; operations still in flight to it
@@ -147,6 +161,7 @@ public:
     std::uint64_t refused() const { return refused_; }
     std::size_t registrations() const { return mrs_.size(); }
     std::size_t backlog() const;
+    std::size_t reads_in_flight() const; // fi_read pieces posted, not complete
 
 private:
     // The context of every operation (first: what FI_CONTEXT2 asks for).
@@ -155,12 +170,34 @@ private:
         enum class Kind : std::uint8_t { send, recv, read } kind = Kind::send;
         std::uint32_t index = 0;
         int peer = -1;
-        int err = 0; // read: the error of its completion
-        bool done = false;
+        std::uint32_t req = 0; // read: its GetReq (gets_)
         bool busy = false;    // send: posted, not complete
-        bool claimed = false; // read: a get() uses this slot (reads_)
-        bool orphan = false;  // read: its get() gave up; free the slot when done
+        bool orphan = false;  // read: its GetReq ended without it; only free the slot
         rt::Nanos posted = 0;
+    };
+    // One fi_read of a read: `len` bytes to `local` from the peer's `raddr`.
+    struct Piece {
+        std::byte* local;
+        std::uint64_t len;
+        void* desc;
+        std::uint64_t raddr;
+        std::uint64_t key;
+    };
+    // A read (a slot of gets_, under gets_lock_): planned whole, posted
+    // piece by piece.
+    struct GetReq {
+        std::vector<Piece> pieces;
+        std::vector<fid_mr*> locals; // the reader's registrations (FI_MR_LOCAL)
+        std::size_t next = 0;        // first piece not posted
+        std::uint32_t inflight = 0;  // pieces posted, not complete
+        std::uint64_t bytes = 0;
+        std::uint64_t token = 0;
+        int peer = -1;
+        Status result = Errc::ok;
+        rt::Nanos started = 0;
+        bool used = false;
+        bool sync = false; // get(): its caller waits for `ended`; nothing reported
+        bool ended = false;
     };
     struct Pending {
         std::uint32_t buf;
@@ -239,6 +276,25 @@ private:
     bool serves(int r) const;
     Insert insert_peer(int r, rt::Bootstrap& boot);
     Status register_mr(const void* addr, std::size_t len, std::uint64_t access, fid_mr*& out);
+    // Reads (ofi_rma.cpp). plan_get: the pieces of a read, checked against
+    // the key, and the reader's registrations (into `req`).
+    Status plan_get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+                    const iovec* local, int nlocal, GetReq& req);
+    // Takes a slot for a planned read and posts what it can: the slot's
+    // index, or ~0 when every slot is taken.
+    std::uint32_t enqueue_get(GetReq& planned);
+    // Posts queued pieces while read slots are free (gets_lock_ held).
+    void pump_gets_locked();
+    void pump_gets();
+    // A piece completed (on_tx), under gets_lock_.
+    void on_read_done(Op& op, int err);
+    // The read ended (gets_lock_ held): registrations closed, counted,
+    // ended (get()) or queued for on_get_done (start_get()).
+    void end_get(std::uint32_t i);
+    // Reads in flight past kReadLimit end with `timeout`, the path down.
+    void check_reads(rt::Nanos now);
+    // Hands ended start_get() reads to the sink.
+    void report_gets(Sink& sink);
     fid_mr* cached_mr(const void* addr, std::size_t len);
     void expire_mrs(rt::Nanos now);
     void check_stuck(rt::Nanos now);
@@ -266,12 +322,22 @@ private:
     std::vector<Op> tx_ops_;
     std::vector<Op> rx_ops_;
     std::vector<Op> read_ops_;
+    std::vector<std::uint32_t> free_reads_; // read_ops_ not in flight
+    std::vector<GetReq> gets_;               // kGetDepth + kSyncGets slots
+    std::vector<std::uint32_t> free_gets_;
+    std::deque<std::uint32_t> get_queue_;    // reads with pieces to post, in order
+    std::vector<std::uint32_t> gets_ended_;  // start_get() reads to report
+    std::vector<std::pair<std::uint64_t, Status>> reports_; // report_gets()' own
+    std::atomic<std::uint32_t> gets_used_{0};     // slots taken (gets_lock_)
+    std::atomic<bool> gets_queued_{false};        // get_queue_ not empty (gets_lock_)
+    std::atomic<bool> gets_ended_hint_{false};    // gets_ended_ not empty (gets_lock_)
     std::vector<std::uint32_t> free_tx_;
     std::vector<std::uint32_t> repost_;
     std::vector<Arrived> arrived_; // receives completed while no sink was at hand
     std::vector<Arrived> held_;    // arrived_ being delivered
     std::vector<Arrived> mine_;    // polled by the deliverer itself (locks on)
     int delivered_ = 0;
+    int reported_ = 0; // on_get_done calls of this progress() (the deliverer's)
     std::vector<int> backlogged_; // peers whose backlog is not empty
     std::vector<Peer> peers_;
     std::vector<std::byte> scratch_;
@@ -288,7 +354,7 @@ private:
     mutable rt::OptMutex dom_;
     mutable rt::OptMutex mrs_lock_;
     mutable rt::OptMutex pool_;
-    mutable rt::OptMutex reads_;
+    mutable rt::OptMutex gets_lock_;
     mutable rt::OptMutex misc_;
     mutable rt::OptMutex rxq_;
     // What the idle passes of several threads test without a lock (each

@@ -248,6 +248,12 @@ public:
     }
     void on_path_down(path::Path&, int peer) override { downs.push_back(peer); }
     void on_path_up(path::Path&, int peer) override { ups.push_back(peer); }
+    // start_get() ends, in the order the path reported them.
+    std::vector<std::pair<std::uint64_t, rt::Errc>> gets_done;
+    void on_get_done(path::Path&, std::uint64_t token, rt::Status st) override
+    {
+        gets_done.emplace_back(token, st.code());
+    }
 
 private:
     void fail(const std::string& what)
@@ -947,6 +953,64 @@ TEST_P(PathContract, get_reads_the_peers_memory_and_refuses_wrong_keys)
             EXPECT_FALSE(r.path->get(r.peer, k.data(), 0, 0, &liov, 1).ok())
                 << "an empty key must be refused";
             EXPECT_EQ(r.path->counters().gets, ok_gets) << "a refused get is not counted";
+            if (r.info().get_depth == 0) {
+                EXPECT_EQ(r.path->start_get(r.peer, k.data(), k.size(), 0, &liov, 1, 1),
+                          rt::Errc::not_supported);
+            } else {
+                // The same reads started at once, each ended once through
+                // the sink, every byte where it belongs.
+                const Read reads[] = {{0, kDescribed}, {999, 5000}, {300900, 200}, {500000, 1000},
+                                      {1, 1}};
+                std::vector<std::vector<std::byte>> locals;
+                for (const Read& rd : reads) {
+                    locals.emplace_back(rd.len, std::byte{0});
+                }
+                std::size_t started = 0;
+                for (std::size_t i = 0; i < std::size(reads); ++i) {
+                    const Read rd = reads[i];
+                    std::byte* l = locals[i].data();
+                    iovec two[2] = {{l, rd.len / 2}, {l + rd.len / 2, rd.len - rd.len / 2}};
+                    rt::Status st = r.path->start_get(r.peer, k.data(), k.size(), rd.offset, two, 2,
+                                                      100 + i);
+                    while (st == rt::Errc::again) { // the path's depth is full: wait for an end
+                        const std::size_t ended = r.sink->gets_done.size();
+                        EXPECT_TRUE(r.pump([&] { return r.sink->gets_done.size() > ended; }));
+                        st = r.path->start_get(r.peer, k.data(), k.size(), rd.offset, two, 2, 100 + i);
+                    }
+                    EXPECT_TRUE(st.ok()) << "start_get of " << rd.len << " at " << rd.offset << ": "
+                                         << rt::errc_name(st.code());
+                    started += st.ok() ? 1 : 0;
+                }
+                EXPECT_TRUE(r.pump([&] { return r.sink->gets_done.size() >= started; }))
+                    << r.sink->gets_done.size() << " of " << started << " reads ended";
+                std::vector<int> seen(std::size(reads), 0);
+                for (const auto& [token, code] : r.sink->gets_done) {
+                    EXPECT_EQ(code, rt::Errc::ok) << "read " << token;
+                    if (token >= 100 && token < 100 + std::size(reads)) {
+                        ++seen[token - 100];
+                    } else {
+                        ADD_FAILURE() << "a read ended that was never started: " << token;
+                    }
+                }
+                for (std::size_t i = 0; i < std::size(reads); ++i) {
+                    EXPECT_EQ(seen[i], 1) << "read " << i << " ended " << seen[i] << " times";
+                    for (std::size_t b = 0; b < reads[i].len; ++b) {
+                        if (locals[i][b] != packed_byte(reads[i].offset + b)) {
+                            ADD_FAILURE() << "start_get at " << reads[i].offset << ": byte " << b
+                                          << " differs";
+                            break;
+                        }
+                    }
+                }
+                // Past the described memory: refused at once, never reported.
+                const std::size_t ended = r.sink->gets_done.size();
+                EXPECT_FALSE(r.path->start_get(r.peer, k.data(), k.size(), kDescribed - 999, &liov, 1, 7)
+                                 .ok());
+                for (int i = 0; i < 20; ++i) {
+                    r.path->progress(*r.sink);
+                }
+                EXPECT_EQ(r.sink->gets_done.size(), ended) << "a refused read was reported";
+            }
             if (::testing::Test::HasFailure()) {
                 verdict = kFailed;
             }

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <sched.h>
 #include <thread>
+#include <utility>
 
 namespace ulmpi::test {
 namespace {
@@ -48,6 +49,11 @@ public:
     }
     void on_path_down(path::Path&, int peer) override { down.push_back(peer); }
     void on_path_up(path::Path&, int peer) override { up.push_back(peer); }
+    std::vector<std::pair<std::uint64_t, rt::Errc>> gets_done;
+    void on_get_done(path::Path&, std::uint64_t token, rt::Status st) override
+    {
+        gets_done.emplace_back(token, st.code());
+    }
 };
 
 std::vector<std::byte> pattern(std::size_t n, int seed)
@@ -364,6 +370,73 @@ TEST_P(OfiPair, a_remote_read_lands_straight_in_the_readers_segments)
         EXPECT_FALSE(p_[1]->get(0, key, klen, 0, &over, 1).ok());
     }
     EXPECT_EQ(p_[1]->get(0, key, 3, 0, &over, 1).code(), rt::Errc::protocol); // torn key
+    EXPECT_TRUE(sink_[1].down.empty());
+}
+
+// start_get(): more reads than the path's depth started at once (the path
+// answers again when full, and takes more as reads end), every one ended
+// once through the sink, the pieces in flight never above kMaxReads, every
+// byte in place. The owner of the memory progresses on another thread.
+TEST_P(OfiPair, reads_started_without_waiting_pipeline_up_to_the_paths_depth)
+{
+    OfiOptions o = options(GetParam());
+    o.read_chunk = 16384; // several pieces per read
+    make(o);
+    if (!p_[0]->has_rma()) {
+        GTEST_SKIP() << "libfabric provider " << GetParam()
+                     << " lacks the capability FI_RMA | FI_READ | FI_REMOTE_READ here";
+    }
+    const std::uint32_t depth = p_[1]->info().get_depth;
+    ASSERT_GT(depth, 0u);
+    const std::size_t n = depth + 16, each = 40000;
+    std::vector<std::byte> a = pattern(n * each, 5);
+    iovec src{a.data(), a.size()};
+    std::byte key[256];
+    const std::size_t klen = p_[0]->make_rkey(&src, 1, key, sizeof key);
+    ASSERT_GT(klen, 0u);
+    std::vector<std::byte> b(n * each);
+    std::size_t started = 0, agains = 0, most = 0;
+    {
+        Pump pump(*p_[0], sink_[0]);
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (sink_[1].gets_done.size() < n && std::chrono::steady_clock::now() < end) {
+            while (started < n) {
+                iovec dst{b.data() + started * each, each};
+                const rt::Status st = p_[1]->start_get(0, key, klen, started * each, &dst, 1, started);
+                if (st == rt::Errc::again) {
+                    ++agains;
+                    break;
+                }
+                ASSERT_TRUE(st.ok()) << rt::errc_name(st.code());
+                ++started;
+            }
+            most = std::max(most, p_[1]->reads_in_flight());
+            if (p_[1]->progress(sink_[1]) == 0) {
+                sched_yield();
+            }
+        }
+    }
+    ASSERT_EQ(sink_[1].gets_done.size(), n);
+    EXPECT_GT(agains, 0u) << "more reads than the depth were never refused";
+    EXPECT_GT(most, 1u) << "the pieces went one at a time";
+    EXPECT_LE(most, 64u);
+    std::vector<int> seen(n, 0);
+    for (const auto& [token, code] : sink_[1].gets_done) {
+        EXPECT_EQ(code, rt::Errc::ok) << "read " << token;
+        ASSERT_LT(token, n);
+        ++seen[token];
+    }
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int k) { return k == 1; }));
+    EXPECT_TRUE(b == a);
+    EXPECT_EQ(p_[1]->counters().gets, n);
+    EXPECT_EQ(p_[1]->counters().get_bytes, n * each);
+    // A read past the key: refused at once, never reported.
+    iovec over{b.data(), b.size()};
+    EXPECT_EQ(p_[1]->start_get(0, key, klen, 1, &over, 1, 999).code(), rt::Errc::protocol);
+    for (int i = 0; i < 10; ++i) {
+        pump();
+    }
+    EXPECT_EQ(sink_[1].gets_done.size(), n);
     EXPECT_TRUE(sink_[1].down.empty());
 }
 

@@ -379,6 +379,91 @@ TEST(Engine, rendezvous_falls_back_to_copy_when_get_fails)
     c.e(1).release(r);
 }
 
+// A path that starts reads without waiting (start_get, depth 2): the reads
+// of several messages are under way at once, each message is answered with
+// one fin once its last slice has ended, and nothing streams.
+TEST(Engine, async_reads_of_several_messages_are_in_flight_at_once)
+{
+    ScopedSizeParam min("ulm_single_copy_min", 0);
+    ClusterOptions o;
+    o.mem.has_get = true;
+    o.mem.get_depth = 2;
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    constexpr int kMsgs = 6;
+    std::vector<std::vector<std::byte>> out, in;
+    std::vector<RecvMsg*> r;
+    std::vector<SendMsg*> s;
+    for (int i = 0; i < kMsgs; ++i) {
+        out.push_back(pattern(20000 + 1000 * static_cast<std::size_t>(i), 20 + i));
+        in.emplace_back(out.back().size());
+    }
+    for (int i = 0; i < kMsgs; ++i) {
+        r.push_back(post_recv(c.e(1), in[static_cast<std::size_t>(i)], 0, kTag));
+    }
+    for (int i = 0; i < kMsgs; ++i) {
+        s.push_back(post_send(c.e(0), out[static_cast<std::size_t>(i)], 1, kTag));
+    }
+    ASSERT_TRUE(c.run_until([&] {
+        return std::all_of(r.begin(), r.end(), [](RecvMsg* x) { return bool(x->complete); }) &&
+               std::all_of(s.begin(), s.end(), [](SendMsg* x) { return bool(x->complete); });
+    }));
+    for (int i = 0; i < kMsgs; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        EXPECT_TRUE(same_bytes(in[k], out[k])) << "message " << i;
+        EXPECT_EQ(r[k]->error, Errc::ok);
+        EXPECT_FALSE(r[k]->reading);
+    }
+    EXPECT_EQ(c.path(1).max_gets_queued(), 2u) << "the reads fill the path's depth";
+    EXPECT_EQ(c.path(1).gets(), static_cast<std::size_t>(kMsgs));
+    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), static_cast<std::size_t>(kMsgs));
+    EXPECT_EQ(frags(c.fabric, FragType::cts, 1, 0).size(), 0u);
+    EXPECT_EQ(frags(c.fabric, FragType::data, 0, 1).size(), 0u);
+    for (int i = 0; i < kMsgs; ++i) {
+        c.e(0).release(s[static_cast<std::size_t>(i)]);
+        c.e(1).release(r[static_cast<std::size_t>(i)]);
+    }
+    EXPECT_EQ(c.e(0).live_sends(), 0u);
+}
+
+// The path fails in the middle of a read (its first slices landed, a
+// later one ends with an error, others are still in flight): once every
+// slice has ended the receiver asks for a stream from byte 0, and the
+// message arrives whole, without a fin.
+TEST(Engine, an_async_read_failing_mid_way_streams_the_message_instead)
+{
+    ScopedSizeParam min("ulm_single_copy_min", 0);
+    ClusterOptions o;
+    o.mem.has_get = true;
+    o.mem.get_depth = 3;
+    o.mem.fail_get_after = 2;
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    // Receiver: 2 x 50 bytes every 150 (400 segments: several slices).
+    const ulm::Run rrun[] = {{0, 50}, {75, 50}};
+    const std::uint64_t rprefix[] = {0, 50, 100};
+    const Layout rlay{100, 150, 2, rrun, rprefix, false};
+    auto msg = pattern(20000, 31);
+    std::vector<std::byte> dst(200 * 150, std::byte{0});
+    RecvMsg* r = nullptr;
+    ASSERT_TRUE(c.e(1).irecv(DataRef{dst.data(), 200, &rlay}, 0, kTag, ContextId(0), &r).ok());
+    SendMsg* s = post_send(c.e(0), msg, 1, kTag);
+    ASSERT_TRUE(c.run_until([&] { return r->complete && s->complete; }));
+    EXPECT_EQ(r->error, Errc::ok);
+    EXPECT_EQ(c.path(1).gets(), 2u);
+    EXPECT_GT(c.path(1).gets_failed(), 0u);
+    std::vector<std::byte> got(20000);
+    ulm::pack(DataRef{dst.data(), 200, &rlay}, 0, got.data(), 20000);
+    EXPECT_TRUE(same_bytes(got, msg));
+    auto cts = frags(c.fabric, FragType::cts, 1, 0);
+    ASSERT_EQ(cts.size(), 1u);
+    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u);
+    EXPECT_EQ(data_bytes_logged(c.fabric, 0, 1), 20000u);
+    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), 0u);
+    c.e(0).release(s);
+    c.e(1).release(r);
+}
+
 TEST(Engine, single_copy_handles_noncontiguous_send_and_receive_layouts)
 {
     ScopedSizeParam min("ulm_single_copy_min", 0);

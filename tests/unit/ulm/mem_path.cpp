@@ -2,6 +2,7 @@
 
 #include "ulm/wire.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ulmpi::test {
@@ -47,6 +48,7 @@ MemPath::MemPath(MemFabric& fabric, int rank, MemPathOptions opt)
     info_.reliable_default = opt_.reliable;
     info_.has_get = opt_.has_get;
     info_.get_max = opt_.get_max;
+    info_.get_depth = opt_.has_get ? opt_.get_depth : 0;
     info_.order = opt_.claim_order.value_or(opt_.order == Order::fifo ? path::PathInfo::Order::total
                                                                        : path::PathInfo::Order::none);
 }
@@ -222,23 +224,52 @@ std::size_t MemPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::siz
 rt::Status MemPath::get(int, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                         const iovec* local, int nlocal)
 {
-    if (fail_get_) {
-        return rt::Errc::io_error;
+    const auto* k = static_cast<const std::byte*>(rkey);
+    return copy_get(std::vector<std::byte>(k, k + rkey_len), remote_offset,
+                    std::vector<iovec>(local, local + nlocal));
+}
+
+rt::Status MemPath::start_get(int, const void* rkey, std::size_t rkey_len,
+                              std::uint64_t remote_offset, const iovec* local, int nlocal,
+                              std::uint64_t token)
+{
+    if (opt_.get_depth == 0) {
+        return rt::Errc::not_supported;
     }
     if (rkey_len % sizeof(KeyEntry) != 0) {
         return rt::Errc::protocol;
     }
-    std::vector<KeyEntry> keys(rkey_len / sizeof(KeyEntry));
-    std::memcpy(keys.data(), rkey, rkey_len);
+    if (reads_.size() >= opt_.get_depth) {
+        return rt::Errc::again;
+    }
+    const auto* k = static_cast<const std::byte*>(rkey);
+    reads_.push_back(Read{std::vector<std::byte>(k, k + rkey_len), remote_offset,
+                          std::vector<iovec>(local, local + nlocal), token});
+    max_queued_ = std::max(max_queued_, reads_.size());
+    return rt::Errc::ok;
+}
+
+rt::Status MemPath::copy_get(const std::vector<std::byte>& key, std::uint64_t remote_offset,
+                             const std::vector<iovec>& local)
+{
+    if (fail_get_ || reads_ended_++ >= opt_.fail_get_after) {
+        ++gets_failed_;
+        return rt::Errc::io_error;
+    }
+    if (key.size() % sizeof(KeyEntry) != 0) {
+        return rt::Errc::protocol;
+    }
+    std::vector<KeyEntry> keys(key.size() / sizeof(KeyEntry));
+    std::memcpy(keys.data(), key.data(), key.size());
     std::size_t ki = 0;
     std::uint64_t koff = remote_offset;
     while (ki < keys.size() && koff >= keys[ki].len) {
         koff -= keys[ki].len;
         ++ki;
     }
-    for (int i = 0; i < nlocal; ++i) {
-        auto* dst = static_cast<std::byte*>(local[i].iov_base);
-        std::size_t left = local[i].iov_len;
+    for (const iovec& l : local) {
+        auto* dst = static_cast<std::byte*>(l.iov_base);
+        std::size_t left = l.iov_len;
         while (left > 0) {
             if (ki >= keys.size()) {
                 return rt::Errc::protocol; // reading past the described memory
@@ -297,8 +328,17 @@ void MemPath::deliver(Frag* f, path::Sink& sink)
 int MemPath::progress(path::Sink& sink)
 {
     std::lock_guard lock(fabric_.mu);
+    int ended = 0;
+    if (!reads_.empty()) {
+        // One read ends per call, copied now (fail_get as it is now).
+        Read rd = std::move(reads_.front());
+        reads_.pop_front();
+        const rt::Status st = copy_get(rd.key, rd.offset, rd.local);
+        sink.on_get_done(*this, rd.token, st);
+        ended = 1;
+    }
     if (paused_ || inbox_.empty()) {
-        return 0;
+        return ended;
     }
     // Only fragments queued now; those the sink sends to us meanwhile wait
     // for the next call (they are appended behind these).
@@ -325,7 +365,7 @@ int MemPath::progress(path::Sink& sink)
         bytes += f->len;
         deliver(f, sink);
     }
-    return static_cast<int>(n);
+    return static_cast<int>(n) + ended;
 }
 
 } // namespace ulmpi::test

@@ -11,6 +11,11 @@
 //   max_per_progress  deliver at most this many fragments per progress()
 //   paused            deliver nothing (fragments wait: a delay)
 //   has_get/fail_get  single-copy reads (memcpy from the sender's memory)
+//   get_depth         start_get() too: reads queued (at most this many, then
+//                     again), each copied and reported (on_get_done) by a
+//                     later progress(), one per call; fail_get is read then,
+//                     so a test can fail a path in the middle of a read;
+//                     fail_get_after fails every read after that many
 //   reliable          PathInfo::reliable_default (ULM acknowledges and
 //                     retransmits), and then seeded faults on committed
 //                     fragments: drop, duplicate, corrupt (one byte flipped)
@@ -66,6 +71,8 @@ struct MemPathOptions {
     std::uint32_t max_frag = 4096;
     bool has_get = false;
     std::uint64_t get_max = 0; // PathInfo::get_max
+    std::uint32_t get_depth = 0; // PathInfo::get_depth (start_get)
+    std::size_t fail_get_after = ~std::size_t{0}; // reads (get or start_get) that succeed
     std::size_t capacity = 0; // 0: unlimited
     Order order = Order::fifo;
     // What info() claims about order; default: total for fifo, none otherwise.
@@ -104,6 +111,9 @@ public:
     std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap) override;
     rt::Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                    const iovec* local, int nlocal) override;
+    rt::Status start_get(int peer, const void* rkey, std::size_t rkey_len,
+                         std::uint64_t remote_offset, const iovec* local, int nlocal,
+                         std::uint64_t token) override;
     int progress(path::Sink& sink) override;
 
     // Test controls.
@@ -118,6 +128,9 @@ public:
     // engine broke the contract.
     std::size_t contract_violations() const { return violations_; }
     std::size_t gets() const { return gets_; }
+    // start_get() reads queued at most at once, and ended with an error.
+    std::size_t max_gets_queued() const { return max_queued_; }
+    std::size_t gets_failed() const { return gets_failed_; }
     struct Faults {
         std::size_t dropped = 0;
         std::size_t duplicated = 0;
@@ -137,6 +150,19 @@ private:
     Frag* new_frag(std::size_t len);
     void free_frag(Frag* f);
     void deliver(Frag* f, path::Sink& sink);
+    // get()'s copy, for get() and start_get() at their end.
+    rt::Status copy_get(const std::vector<std::byte>& key, std::uint64_t remote_offset,
+                        const std::vector<iovec>& local);
+    struct Read {
+        std::vector<std::byte> key;
+        std::uint64_t offset = 0;
+        std::vector<iovec> local;
+        std::uint64_t token = 0;
+    };
+    std::deque<Read> reads_;
+    std::size_t max_queued_ = 0;
+    std::size_t gets_failed_ = 0;
+    std::size_t reads_ended_ = 0;
 
     MemFabric& fabric_;
     int rank_;
