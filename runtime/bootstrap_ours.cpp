@@ -564,6 +564,11 @@ Status OurBootstrap::replica_fork(int rank, int incarnation, std::string& why)
 
 Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
 {
+    // A process group of its own, as every process the launcher starts: the
+    // launcher (mpirun, or the daemon of this host) signals a rank's group
+    // by the rank's pid (its failure, the job's end), and the substitute's
+    // group is the substitute's (its failure must not take this one along).
+    (void)::setpgid(0, 0);
     // The substitute's connection is its own: this copy of it only goes.
     ::close(fd_);
     fd_ = -1;
