@@ -299,6 +299,19 @@ struct BodyEncoder {
         w.i32(m.err_fd);
         w.str(m.reason);
     }
+    void operator()(const Adopt& m)
+    {
+        w.u8(static_cast<std::uint8_t>(m.step));
+        w.i32(m.incarnation);
+        w.u32(m.pid);
+        w.i32(m.out_fd);
+        w.i32(m.err_fd);
+    }
+    void operator()(const Adopted& m)
+    {
+        w.i32(m.err);
+        w.str(m.reason);
+    }
 };
 
 // A list of strings; every entry takes at least 4 bytes, which bounds n.
@@ -585,6 +598,26 @@ bool decode_body(MsgType type, Reader& r, Body& body, std::string& why)
         body = std::move(m);
         return true;
     }
+    case MsgType::adopt: {
+        Adopt m;
+        std::uint8_t step = 0;
+        if (!r.u8(step) || step < 1 || step > static_cast<std::uint8_t>(AdoptStep::take) ||
+            !r.i32(m.incarnation) || m.incarnation < 1 || !r.u32(m.pid) || !r.i32(m.out_fd) ||
+            !r.i32(m.err_fd)) {
+            break;
+        }
+        m.step = static_cast<AdoptStep>(step);
+        body = m;
+        return true;
+    }
+    case MsgType::adopted: {
+        Adopted m;
+        if (!r.i32(m.err) || !r.str(m.reason, kMaxText)) {
+            break;
+        }
+        body = std::move(m);
+        return true;
+    }
     }
     if (why.empty()) {
         why = std::string(msg_type_name(type)) + " body is malformed or truncated";
@@ -637,6 +670,8 @@ const char* msg_type_name(MsgType t) noexcept
     case MsgType::spawn_result: return "SPAWN_RESULT";
     case MsgType::group_fence: return "GROUP_FENCE";
     case MsgType::replica: return "REPLICA";
+    case MsgType::adopt: return "ADOPT";
+    case MsgType::adopted: return "ADOPTED";
     }
     return "UNKNOWN";
 }

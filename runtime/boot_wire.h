@@ -71,6 +71,18 @@
 //     SHUTDOWN    (empty)                                -> daemon: kill what is
 //                 left, remove /dev/shm/ulmpi-<jobid>*, answer BYE, exit
 //     BYE         u32 refused u32 shm_removed            daemon -> mpirun, last
+//     ADOPT       u8 step i32 incarnation u32 pid i32 out_fd i32 err_fd
+//                                                        -> daemon (replica recovery,
+//                 docs/replication.md; header rank: the process re-created):
+//                 step expect: a rank of this host (the substitute) forks a new
+//                 process for it: its HELLO is to be taken here; step take: that
+//                 process (pid; the daemon, a child subreaper, is or becomes its
+//                 parent) said REPLICA adopt: open its stdout/stderr read ends
+//                 (numbers in its own descriptor table) through /proc, and from
+//                 then on it is a rank of this host (OUTPUT, EXITED, SIGNAL);
+//                 answered ADOPTED
+//     ADOPTED     i32 err str reason                     daemon -> mpirun: the
+//                 answer to ADOPT take (err 0: taken; else an errno and why)
 //
 // A connection is trusted only after a HELLO (or DAEMON_HELLO) carrying the
 // job secret; until then its frames are limited to kMaxHelloFrame bytes.
@@ -92,7 +104,8 @@ struct sockaddr_storage;
 
 namespace ulmpi::rt::wire {
 
-inline constexpr std::uint8_t kWireVersion = 2;
+// 3: ADOPT and ADOPTED (a daemon adopts a re-created replica).
+inline constexpr std::uint8_t kWireVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 12;
 inline constexpr std::size_t kMaxFrame = 64u << 20;  // a FENCE_DONE of a big job
 inline constexpr std::size_t kMaxHelloFrame = 4096;  // before the secret is checked
@@ -140,8 +153,10 @@ enum class MsgType : std::uint8_t {
     spawn_result = 24,
     group_fence = 25,
     replica = 26,
+    adopt = 27,
+    adopted = 28,
 };
-inline constexpr MsgType kLastMsgType = MsgType::replica;
+inline constexpr MsgType kLastMsgType = MsgType::adopted;
 const char* msg_type_name(MsgType t) noexcept;
 
 using Secret = std::array<std::uint8_t, 16>;
@@ -307,10 +322,24 @@ struct Replica {
     std::string reason;
 };
 
+// mpirun -> the daemon of the substitute's host (see ADOPT above).
+enum class AdoptStep : std::uint8_t { expect = 1, take = 2 };
+struct Adopt {
+    AdoptStep step = AdoptStep::expect;
+    std::int32_t incarnation = 0; // of the new process
+    std::uint32_t pid = 0;        // take: the new process
+    std::int32_t out_fd = -1;     // take: in the new process's descriptor table
+    std::int32_t err_fd = -1;
+};
+struct Adopted {
+    std::int32_t err = 0; // 0: the daemon has it; else an errno
+    std::string reason;
+};
+
 using Body = std::variant<Hello, Welcome, Refused, Put, Fence, FenceDone, Get, Value, Abort,
                           Finalize, Event, DaemonHello, Launch, Spawned, Output, Exited,
                           RankClosed, StdinData, Signal, Shutdown, Bye, Respawn, Spawn,
-                          SpawnResult, GroupFence, Replica>;
+                          SpawnResult, GroupFence, Replica, Adopt, Adopted>;
 
 struct Message {
     std::int32_t rank = -1; // header rank field

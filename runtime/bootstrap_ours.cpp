@@ -564,6 +564,11 @@ Status OurBootstrap::replica_fork(int rank, int incarnation, std::string& why)
 
 Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
 {
+    // A process group of its own, as every process the launcher starts: the
+    // launcher (mpirun, or the daemon of this host) signals a rank's group
+    // by the rank's pid (its failure, the job's end), and the substitute's
+    // group is the substitute's (its failure must not take this one along).
+    (void)::setpgid(0, 0);
     // The substitute's connection is its own: this copy of it only goes.
     ::close(fd_);
     fd_ = -1;
@@ -619,15 +624,17 @@ Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
         why = "mpirun refused the new process: " + a.reason;
         return Errc::not_supported;
     }
-    // mpirun (a child subreaper) becomes our parent when the short-lived
-    // process between the substitute and us exits; from then on we die with
-    // mpirun, as the processes it forked do (a watchdog that kills mpirun
+    // The launcher (mpirun, or the daemon of this host; a child subreaper)
+    // becomes our parent when the short-lived process between the
+    // substitute and us exits; from then on we die with it, as the
+    // processes it forked do (a watchdog that kills mpirun
     // must not leave a new replica running).
     for (int i = 0; i < 2000 && ::getppid() != launcher_; ++i) {
         ::usleep(500);
     }
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher_) {
-        why = "the new process was not adopted by mpirun (pid " + std::to_string(launcher_) + ")";
+        why = "the new process was not adopted by its launcher (mpirun or its host's daemon, pid " +
+              std::to_string(launcher_) + ")";
         return Errc::not_supported;
     }
     // Notices the substitute had queued but not handed out are gone with its

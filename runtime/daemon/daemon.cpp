@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -245,8 +246,10 @@ void Daemon::on_up_frame(wire::Message& m)
         done_ = true;
         exit_status_ = 0;
         return;
+    case wire::MsgType::adopt: adopt(m.rank, std::get<wire::Adopt>(m.body)); return;
     case wire::MsgType::welcome:
     case wire::MsgType::refused:
+    case wire::MsgType::replica:
     case wire::MsgType::value:
     case wire::MsgType::fence_done:
     case wire::MsgType::event:
@@ -355,6 +358,15 @@ void Daemon::launch(const wire::Launch& l)
             replicated = true; // mpirun --replicas: the job lives on failures too
         }
     }
+    if (replicated && !spawn && !subreaper_) {
+        // A replica re-created by recovery is forked by its substitute; as an
+        // orphan it becomes our child (adopt()).
+        subreaper_ = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+        if (!subreaper_) {
+            ULMPI_WARN("cannot be a child subreaper (%s): replicas of this host are not "
+                       "re-created", std::strerror(errno));
+        }
+    }
     if ((ft != FtMode::none || replicated) && !stop && !spawn) {
         std::string bad;
         if (!board_.create(static_cast<int>(l.size), static_cast<int>(l.num_nodes), bad).ok()) {
@@ -438,6 +450,73 @@ void Daemon::launch(const wire::Launch& l)
         board_.close_fd();
         shm_.close();
     }
+}
+
+void Daemon::drain_stdout(int rank)
+{
+    for (Rank& r : ranks_) {
+        if (r.rank == rank && !r.reaped) {
+            read_output(r, 1, true);
+        }
+    }
+}
+
+void Daemon::adopt(int rank, const wire::Adopt& a)
+{
+    if (!relay_) {
+        return; // no LAUNCH yet: mpirun asks only for a rank of a launched host
+    }
+    if (a.step == wire::AdoptStep::expect) {
+        // Its HELLO is taken here (a connection of an earlier process of the
+        // rank no longer speaks for it).
+        relay_->add_rank(rank);
+        return;
+    }
+    wire::Adopted ans;
+    int out = -1;
+    int err = -1;
+    if (!subreaper_) {
+        ans.err = EPERM;
+        ans.reason = "the daemon of its host is not a child subreaper";
+    } else {
+        auto open_fd = [&](int fd) {
+            const std::string path = "/proc/" + std::to_string(a.pid) + "/fd/" + std::to_string(fd);
+            return ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        };
+        out = open_fd(a.out_fd);
+        err = out >= 0 ? open_fd(a.err_fd) : -1;
+        if (out < 0 || err < 0) {
+            ans.err = errno;
+            ans.reason = std::string("cannot open its output through /proc on host ") +
+                         args_.host + ": " + std::strerror(errno);
+            if (out >= 0) {
+                ::close(out);
+            }
+            out = -1;
+        }
+    }
+    if (ans.err == 0) {
+        // The rank's earlier process (ended, reaped) says its last words
+        // first: mpirun ends its streams before it takes the new ones.
+        for (Rank& r : ranks_) {
+            if (r.rank == rank) {
+                read_output(r, 1, true);
+                read_output(r, 2, true);
+                close_stream(r, 1);
+                close_stream(r, 2);
+            }
+        }
+        Rank r;
+        r.rank = rank;
+        r.pid = static_cast<pid_t>(a.pid);
+        r.out_fd = out;
+        r.err_fd = err;
+        r.adopted = true;
+        ranks_.push_back(r);
+        drain_until_ = 0; // a rank runs again
+        ULMPI_DEBUG("adopted rank %d (incarnation %d): pid %u", rank, a.incarnation, a.pid);
+    }
+    up(wire::encode(wire::Message{rank, std::move(ans)}));
 }
 
 void Daemon::close_stream(Rank& r, int stream)
@@ -541,6 +620,9 @@ void Daemon::signal_ranks(int sig, int only_rank)
     for (const Rank& r : ranks_) {
         if (r.pid > 0 && (only_rank < 0 || r.rank == only_rank)) {
             mpirun::signal_group(r.pid, sig);
+            if (r.adopted && !r.reaped) {
+                (void)::kill(r.pid, sig); // (its own group since it took the rank over)
+            }
         }
     }
 }

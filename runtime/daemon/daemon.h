@@ -25,7 +25,16 @@
 //     ranks inherit it, and every EVENT from mpirun is marked on it after
 //     it went down to the ranks' connections;
 //   * ends the ranks' stray output holders 1 s after the last rank ended, as
-//     mpirun does.
+//     mpirun does;
+//   * in a replicated job (--replicas), is a child subreaper and adopts the
+//     process a substitute of this host forks for its dead sibling (replica
+//     recovery, docs/replication.md): ADOPT expect from mpirun lets that
+//     process connect as the re-created rank; ADOPT take (its pid and the
+//     numbers of its pipes' read ends) makes it a rank of this host: its
+//     pipes are opened through /proc/<pid>/fd/N, as mpirun does on its own
+//     host, and from then on it is reaped, reported (OUTPUT, EXITED) and
+//     signalled as the ranks the daemon started; ADOPTED answers. The
+//     rank's earlier process's streams end first.
 //
 // It ends at SHUTDOWN (kill what is left, remove /dev/shm/ulmpi-<jobid>*,
 // BYE, exit 0), or when it loses mpirun (connection closed or timed out by
@@ -66,6 +75,7 @@ public:
     int run();
 
     void up(wire::Bytes frame) override;
+    void drain_stdout(int rank) override;
 
 private:
     struct Rank {
@@ -77,6 +87,7 @@ private:
         int in_fd = -1;     // the stdin rank's pipe
         std::string in_buf; // STDIN data not written yet
         bool in_eof = false;
+        bool adopted = false; // a re-created replica (ADOPT take)
     };
 
     bool connect_up(std::string& why);
@@ -90,6 +101,7 @@ private:
     void reap();
     void signal_ranks(int sig, int only_rank = -1);
     void on_event(const wire::Event& ev);
+    void adopt(int rank, const wire::Adopt& a);
     void flush_up(bool block); // block: wait up to kByeWaitMs for room
     void read_up();
     // Kills what is left, removes the job's files; BYE when mpirun asked.
@@ -108,6 +120,7 @@ private:
     std::vector<Rank> ranks_;
     NoticeBoard board_; // fault-tolerant jobs only
     HostSegmentFd shm_; // this host's shared memory (its ranks map it)
+    bool subreaper_ = false; // replicated job: re-created replicas become our children
     bool launched_ = false;
     bool listening_ = false; // the ranks' socket (first LAUNCH)
     bool done_ = false;

@@ -106,8 +106,11 @@ void Relay::handle(ConnId id, Conn& c, wire::Message& m)
     case wire::MsgType::respawn: // mpirun decides (FT-MPI REBUILD)
     case wire::MsgType::spawn:   // and MPI_Comm_spawn
     case wire::MsgType::group_fence:
-    case wire::MsgType::replica: // mpirun refuses it for a host with a daemon
     case wire::MsgType::finalize: up_.up(wire::encode(m)); return;
+    case wire::MsgType::replica: // replica recovery (mpirun decides)
+        up_.drain_stdout(m.rank);
+        up_.up(wire::encode(m));
+        return;
     default: drop(id, std::string("a rank sent ") + wire::msg_type_name(type)); return;
     }
 }

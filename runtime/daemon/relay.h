@@ -17,6 +17,12 @@
 //
 // When a rank's connection ends, RANK_CLOSED goes up for each rank it
 // introduced, after every frame it sent.
+//
+// Replica recovery: a REPLICA frame of a rank goes up after what the rank
+// wrote to its stdout (Uplink::drain_stdout); mpirun's answers come down
+// by rank as the others do. The process a substitute forks connects as
+// the re-created rank, which add_rank() (at mpirun's ADOPT expect) makes
+// one of this host's.
 #pragma once
 
 #include "runtime/boot_wire.h"
@@ -36,6 +42,10 @@ public:
     public:
         virtual ~Uplink() = default;
         virtual void up(wire::Bytes frame) = 0;
+        // What `rank` has written to its stdout so far goes up now, before
+        // the frame that follows: a substitute's REPLICA (it flushed, then
+        // asked; mpirun starts the new process's output where it stands).
+        virtual void drain_stdout(int rank) { (void)rank; }
     };
 
     Relay(const wire::Secret& secret, std::vector<int> my_ranks, mpirun::KvServer::Sink& down,

@@ -104,7 +104,7 @@ void Monitor::judge_exit(int rank, int status)
         wire::Event ev;
         ev.kind = wire::EventKind::rank_failed;
         ev.rank = rank;
-        ev.node = map_.rank(rank).node;
+        ev.node = ranks_[static_cast<std::size_t>(rank)].node;
         ev.incarnation = ranks_[static_cast<std::size_t>(rank)].incarnation;
         ev.detail = e.detail;
         kv_->broadcast(ev);
@@ -128,7 +128,7 @@ void Monitor::announce_rank(int rank, const std::string& detail, bool fences)
     // connection may still run).
     if (!r.reaped && r.pid > 0) {
         if (r.remote) {
-            int node = map_.rank(rank).node;
+            int node = r.node;
             ConnId conn = daemons_[static_cast<std::size_t>(node)].conn;
             if (conn >= 0) {
                 listener_.send(conn, wire::encode(wire::Message{rank, wire::Signal{SIGKILL}}));
@@ -143,7 +143,7 @@ void Monitor::announce_rank(int rank, const std::string& detail, bool fences)
     wire::Event ev;
     ev.kind = wire::EventKind::rank_failed;
     ev.rank = rank;
-    ev.node = map_.rank(rank).node;
+    ev.node = r.node;
     ev.incarnation = r.incarnation;
     ev.detail = detail;
     kv_->broadcast(ev);
@@ -182,11 +182,13 @@ void Monitor::clear_notice(int rank, int incarnation)
 
 void Monitor::announce_host(int node, const std::string& detail)
 {
-    if (respawnable_) {
+    if (respawnable_ || placement_changed(node)) {
         // REBUILD starts its ranks again elsewhere (respawn.cpp): a notice
         // per rank, which the new process's clears; a host mark would stay
         // and fail the new processes too (every rank counts them on it).
-        for (int r : map_.host(node).ranks) {
+        // Likewise when re-created replicas run elsewhere than the job map
+        // (which the ranks go by) says: a notice for each rank that ran there.
+        for (int r : ranks_on(node)) {
             announce_rank(r, detail);
         }
         return;
@@ -198,9 +200,30 @@ void Monitor::announce_host(int node, const std::string& detail)
     kv_->broadcast(ev);
     announced_.push_back(ev);
     board_.mark_node(node);
-    for (int r : map_.host(node).ranks) {
+    for (int r : ranks_on(node)) {
         kv_->rank_failed(r);
     }
+}
+
+std::vector<int> Monitor::ranks_on(int node) const
+{
+    std::vector<int> out;
+    for (int r = 0; r < map_.size(); ++r) {
+        if (ranks_[static_cast<std::size_t>(r)].node == node) {
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
+bool Monitor::placement_changed(int node) const
+{
+    for (int r = 0; r < map_.size(); ++r) {
+        if ((map_.rank(r).node == node) != (ranks_[static_cast<std::size_t>(r)].node == node)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void Monitor::rank_lost(int rank, const std::string& reason)

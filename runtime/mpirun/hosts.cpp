@@ -194,8 +194,8 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
         return;
     }
     if (const auto* o = std::get_if<wire::Output>(&m.body)) {
-        if (rank == nullptr || !rank->rout) {
-            return;
+        if (rank == nullptr || !rank->rout || n.node != rank->node) {
+            return; // (an earlier process of a rank re-created on another host)
         }
         bool& open = o->stream == 1 ? rank->rout_open : rank->rerr_open;
         OutputSink& lines = o->stream == 1 ? *rank->rout : *rank->rerr;
@@ -210,8 +210,14 @@ void Monitor::on_daemon_msg(const KvServer::Note& n)
         return;
     }
     if (const auto* e = std::get_if<wire::Exited>(&m.body)) {
-        if (rank != nullptr && !rank->reaped) {
+        if (rank != nullptr && !rank->reaped && rank->remote && n.node == rank->node) {
             remote_exit(r, e->status);
+        }
+        return;
+    }
+    if (const auto* a = std::get_if<wire::Adopted>(&m.body)) {
+        if (rank != nullptr) {
+            on_adopted(n.node, r, *a);
         }
         return;
     }
@@ -255,7 +261,8 @@ void Monitor::host_lost(int node, const std::string& reason)
     bool first = !d.lost;
     d.lost = true;
     std::vector<int> lost; // ranks still running there: they are the failed ones
-    for (int r : map_.host(node).ranks) {
+    const std::vector<int> here = ranks_on(node);
+    for (int r : here) {
         Rank& rank = ranks_[static_cast<std::size_t>(r)];
         if (!rank.reaped && !policy_.failed(r)) {
             lost.push_back(r);
@@ -298,7 +305,7 @@ void Monitor::host_lost(int node, const std::string& reason)
                     kFailureGrace);
         }
     }
-    for (int r : map_.host(node).ranks) {
+    for (int r : here) {
         kv_->rank_gone(r);
     }
 }

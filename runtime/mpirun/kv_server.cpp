@@ -9,8 +9,12 @@ namespace ulmpi::rt::mpirun {
 KvServer::KvServer(const wire::Secret& secret, std::vector<std::int32_t> node_of_rank,
                    std::uint32_t universe_size, Sink& sink)
     : secret_(secret), node_of_rank_(std::move(node_of_rank)), universe_size_(universe_size),
-      sink_(sink), ranks_(node_of_rank_.size())
+      sink_(sink), ranks_(node_of_rank_.size()), place_(node_of_rank_),
+      places_(node_of_rank_.size())
 {
+    for (std::size_t r = 0; r < node_of_rank_.size(); ++r) {
+        places_[r].push_back(node_of_rank_[r]);
+    }
 }
 
 void KvServer::expect_daemons(std::vector<std::string> host_of_node)
@@ -108,7 +112,7 @@ void KvServer::on_hello(ConnId id, Conn& c, const wire::Message& m)
     }
     // A rank of a host with a daemon comes through that daemon, and a daemon
     // relays only the ranks of its own host.
-    int node = node_of_rank_[idx(h.rank)];
+    int node = place_[idx(h.rank)];
     bool via_daemon = static_cast<std::size_t>(node) < daemon_host_.size() &&
                       !daemon_host_[static_cast<std::size_t>(node)].empty() &&
                       !ranks_[idx(h.rank)].moved;
@@ -225,8 +229,11 @@ void KvServer::handle(ConnId id, Conn& c, wire::Message& m)
         case wire::MsgType::spawned:
         case wire::MsgType::output:
         case wire::MsgType::exited:
+        case wire::MsgType::adopted:
         case wire::MsgType::rank_closed:
-            if (m.rank < 0 || m.rank >= size() || node_of_rank_[idx(m.rank)] != c.daemon_node) {
+            // (A rank's earlier process on another host may still send its
+            // last words after a re-created replica moved the rank.)
+            if (m.rank < 0 || m.rank >= size() || !ran_on(m.rank, c.daemon_node)) {
                 drop(id, std::string(wire::msg_type_name(type)) + " for rank " +
                              std::to_string(m.rank) + ", which is not on this host");
                 return;
@@ -433,6 +440,25 @@ void KvServer::rank_moved(int rank)
     if (rank >= 0 && rank < size()) {
         ranks_[idx(rank)].moved = true;
     }
+}
+
+void KvServer::rank_placed(int rank, int node)
+{
+    if (rank < 0 || rank >= size() || node < 0) {
+        return;
+    }
+    place_[idx(rank)] = node;
+    ranks_[idx(rank)].moved = false;
+    auto& been = places_[idx(rank)];
+    if (std::find(been.begin(), been.end(), node) == been.end()) {
+        been.push_back(node);
+    }
+}
+
+bool KvServer::ran_on(int rank, int node) const
+{
+    const auto& been = places_[idx(rank)];
+    return std::find(been.begin(), been.end(), node) != been.end();
 }
 
 void KvServer::check_fence()

@@ -43,10 +43,11 @@
 // Daemons. The daemon of a remote host opens with DAEMON_HELLO (the job
 // secret, its node and host name, which must be one expect_daemons() named).
 // Its connection then carries the HELLO and later frames of that host's
-// ranks, and only of those; a relayed HELLO that is refused refuses that rank
+// ranks (those of the job map, and a rank placed there by rank_placed),
+// and only of those; a relayed HELLO that is refused refuses that rank
 // alone (REFUSED with its rank), not the connection. RANK_CLOSED ends one
 // rank's part of the connection as on_close() ends all of them. The daemon's
-// own reports (SPAWNED, OUTPUT, EXITED, BYE) become `daemon_msg` notes, in
+// own reports (SPAWNED, OUTPUT, EXITED, ADOPTED, BYE) become `daemon_msg` notes, in
 // the order they arrived among the other notes; the connection's loss a
 // `daemon_lost` note.
 #pragma once
@@ -93,7 +94,7 @@ public:
             conn_lost,
             fence_stuck,
             daemon_hello, // node, conn
-            daemon_msg,   // node, conn, msg (SPAWNED, OUTPUT, EXITED, BYE; msg.rank)
+            daemon_msg,   // node, conn, msg (SPAWNED, OUTPUT, EXITED, ADOPTED, BYE; msg.rank)
             daemon_lost,  // node: its connection closed or broke
             respawn,      // rank: to start again, code: as that incarnation
             spawn,        // rank: the asking root; msg: the SPAWN frame
@@ -131,6 +132,12 @@ public:
     // The rank's host is lost: its new processes start on mpirun's host and
     // say HELLO here, not through a daemon.
     void rank_moved(int rank);
+    // The rank's next process runs on host `node` of the job map (a replica
+    // re-created by a substitute there): its HELLO comes through that
+    // node's daemon, or directly for mpirun's own host. WELCOME still
+    // gives every rank's node of the job map. The daemons of the hosts it
+    // ran on before may still report about its earlier processes.
+    void rank_placed(int rank, int node);
     int incarnation(int rank) const { return ranks_[idx(rank)].incarnation; }
     // Ranks from `first` on are spawn slots (see above).
     void reserve_slots(int first);
@@ -211,6 +218,9 @@ private:
     Sink& sink_;
     std::unordered_map<ConnId, Conn> conns_;
     std::vector<RankState> ranks_;
+    std::vector<int> place_;               // by rank: the node its process runs on
+    std::vector<std::vector<int>> places_; // by rank: every node it ran on
+    bool ran_on(int rank, int node) const;
     std::vector<std::string> daemon_host_;  // by node; "" : no daemon
     std::vector<ConnId> daemon_conn_;       // by node
     std::map<std::pair<int, std::string>, wire::Bytes> store_; // every value ever put

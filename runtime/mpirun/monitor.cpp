@@ -50,7 +50,7 @@ Monitor::~Monitor()
 std::string Monitor::who(int rank) const
 {
     const Rank& r = ranks_[static_cast<std::size_t>(rank)];
-    std::string where = r.remote ? " on " + host_name(map_.rank(rank).node) : "";
+    std::string where = r.remote ? " on " + host_name(r.node) : "";
     if (opts_.replicas > 1) {
         const int n = map_.size() / opts_.replicas;
         return "process " + std::to_string(rank) + " (rank " + std::to_string(rank % n) +
@@ -139,6 +139,9 @@ bool Monitor::setup()
     kv_->expect_daemons(std::move(host_of_node));
     listener_.attach(*kv_);
     ranks_.resize(static_cast<std::size_t>(map_.total()));
+    for (int r = 0; r < map_.total(); ++r) {
+        ranks_[static_cast<std::size_t>(r)].node = map_.rank(r).node;
+    }
     if (map_.total() > map_.size()) {
         kv_->reserve_slots(map_.size());
         policy_.set_unborn(map_.size());
@@ -251,8 +254,7 @@ void Monitor::handle_notes(std::vector<KvServer::Note>& notes, bool deferred_par
         case Kind::conn_lost: {
             const Rank& r = ranks_[static_cast<std::size_t>(n.rank)];
             // A host that is gone has said what there is to say.
-            if (!ending_ && !(r.remote && daemons_[static_cast<std::size_t>(
-                                              map_.rank(n.rank).node)].lost)) {
+            if (!ending_ && !(r.remote && daemons_[static_cast<std::size_t>(r.node)].lost)) {
                 rank_lost(n.rank, "lost its connection to mpirun before MPI_Finalize");
             }
             break;
@@ -435,7 +437,7 @@ void Monitor::check_timers(Nanos now)
                 continue;
             }
             bool waiting = false;
-            for (int r : map_.host(d.node).ranks) {
+            for (int r : ranks_on(d.node)) {
                 waiting = waiting || !ranks_[static_cast<std::size_t>(r)].reaped;
             }
             if (waiting) {

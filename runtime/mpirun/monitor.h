@@ -99,7 +99,10 @@ private:
     struct Rank {
         pid_t pid = -1;
         bool reaped = false;
-        bool remote = false; // started by the daemon of its host
+        bool remote = false; // started (or adopted) by the daemon of its host
+        // The host its process runs on: the job map's, or its substitute's
+        // once a replica was re-created (replica_adopt.cpp).
+        int node = -1;
         // Started again on mpirun's host because its own host was lost
         // (respawn.cpp): it keeps its place in the job map, uses no shm.
         bool moved = false;
@@ -163,6 +166,11 @@ private:
     void on_replica(const KvServer::Note& n);
     void replica_fork(int from, int d, int incarnation);
     void replica_adopt(int d, const wire::Replica& q);
+    // The new process is taken (its output streams made, mpirun's or its
+    // host's daemon's child): it becomes process d.
+    void replica_taken(int d, pid_t pid, int out_fd, int err_fd);
+    // ADOPTED from the daemon of the new process's host.
+    void on_adopted(int node, int d, const wire::Adopted& a);
     bool recovery_busy() const;
     std::uint64_t merged_seen(int process) const;
     void check_adoption(Nanos now);
@@ -205,6 +213,11 @@ private:
     Nanos next_deadline() const;
     std::string who(int rank) const; // "rank 3 (pid 1234)", "rank 3 (pid 1234 on h2)"
     std::string host_name(int node) const { return map_.host(node).name; }
+    // The ranks whose process runs (or ran last) on host `node`.
+    std::vector<int> ranks_on(int node) const;
+    // A rank of the job map's host `node` runs elsewhere now, or one of
+    // another host runs there (re-created replicas).
+    bool placement_changed(int node) const;
 
     const Options& opts_;
     const JobMap& map_;
@@ -242,8 +255,12 @@ private:
         int rank = -1;          // the process re-created
         int incarnation = 0;
         int from = -1;          // its substitute
+        int node = -1;          // the substitute's host: the new process's
+        bool remote = false;    // that host has a daemon, which adopts it
+        bool asked = false;     // ADOPT take sent to that daemon, ADOPTED awaited
+        std::uint32_t pid = 0;  // of the new process (asked)
         std::uint64_t out_offset = 0; // where its stdout starts in the rank's output
-        Nanos deadline = 0;     // for its REPLICA adopt
+        Nanos deadline = 0;     // for its REPLICA adopt (and the daemon's ADOPTED)
         bool adopted = false;
         bool back = false;
     };

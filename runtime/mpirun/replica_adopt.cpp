@@ -6,20 +6,30 @@
 //   new process HELLO as d (its own connection), REPLICA adopt(pid, fds)
 //               -> granted;  later REPLICA back
 //
-// fork: d must have failed, its old process be reaped, both be on mpirun's
-// host, and no other recovery be under way (one at a time: a new process
-// must hear of every earlier one, docs/replication.md). mpirun then drains
-// the substitute's stdout (the substitute waits for the answer, so nothing
-// more comes) to know where the new process's stdout starts in the rank's
-// merged output, makes the key-value service wait for d again, clears d's
-// mark on the notice board, and answers granted.
-// adopt: the new process is the substitute's grandchild; mpirun is a child
-// subreaper (Monitor::run), so it becomes mpirun's child when its parent
-// (the substitute's short-lived first child) exits, and its exit status is
-// judged as any rank's. Its stdout and stderr are pipes it made; mpirun opens
-// their read ends through /proc/<pid>/fd.
-// A granted fork whose process has not said adopt within kAdoptWait is a
-// failure of d, announced as any.
+// fork: d must have failed, its old process be reaped, the substitute's
+// host be there (mpirun's own, or a host whose daemon is connected), and
+// no other recovery be under way (one at a time: a new process must hear of
+// every earlier one, docs/replication.md). The dead process may have run on
+// any host: the new one runs on the substitute's, which becomes the rank's
+// host for mpirun (Rank::node: messages, kills, the daemon that judges it,
+// a lost host) and for the key-value service (where its HELLO comes from,
+// KvServer::rank_placed); WELCOME keeps giving the job map. mpirun then
+// makes sure it knows where the new process's stdout starts in the rank's
+// merged output (the substitute flushed and waits for the answer: mpirun
+// drains its pipe, or its daemon sends what it wrote before it relays the
+// frame), makes the key-value service wait for d again, clears d's mark on
+// the notice boards, tells the substitute's daemon to take d's HELLO (ADOPT
+// expect, before the answer on the same connection) and answers granted.
+// adopt: the new process is the substitute's grandchild. On mpirun's host,
+// mpirun is a child subreaper (Monitor::run), so it becomes mpirun's child
+// when its parent (the substitute's short-lived first child) exits, and its
+// exit status is judged as any rank's; its stdout and stderr are pipes it
+// made, whose read ends mpirun opens through /proc/<pid>/fd. On a daemon's
+// host the daemon does the same (ADOPT take -> ADOPTED; runtime/daemon/
+// daemon.h), and the new process is from then on one of its ranks: OUTPUT,
+// EXITED, SIGNAL as for the others.
+// A granted fork whose process has not said adopt (or whose daemon has not
+// taken it) within kAdoptWait is a failure of d, announced as any.
 #include "runtime/log.h"
 #include "runtime/mpirun/exit_codes.h"
 #include "runtime/mpirun/monitor.h"
@@ -109,9 +119,12 @@ void Monitor::replica_fork(int from, int d, int incarnation)
     }
     Rank& r = ranks_[static_cast<std::size_t>(d)];
     const Rank& s = ranks_[static_cast<std::size_t>(from)];
-    if (r.remote || s.remote) {
-        refuse("recovery re-creates replicas on mpirun's own host only");
-        return;
+    if (s.remote) {
+        const Daemon& dm = daemons_[static_cast<std::size_t>(s.node)];
+        if (dm.lost || dm.conn < 0) {
+            refuse("the host of process " + std::to_string(from) + " is lost");
+            return;
+        }
     }
     if (!policy_.failed(d) || incarnation <= kv_->incarnation(d)) {
         refuse("process " + std::to_string(d) + " (incarnation " + std::to_string(incarnation) +
@@ -124,7 +137,8 @@ void Monitor::replica_fork(int from, int d, int incarnation)
     }
     // Everything the substitute printed before the fork is in its pipe
     // (it flushed, and waits for this answer): that is where the new
-    // process's stdout starts.
+    // process's stdout starts. (A remote substitute's daemon sent it up
+    // before the request.)
     if (s.out) {
         for (int i = 0; i < 64 && s.out->open(); ++i) {
             const std::uint64_t before = merged_seen(from);
@@ -138,12 +152,24 @@ void Monitor::replica_fork(int from, int d, int incarnation)
     adopt_.rank = d;
     adopt_.incarnation = incarnation;
     adopt_.from = from;
+    adopt_.node = s.node;
+    adopt_.remote = s.remote;
     adopt_.out_offset = merged_seen(from);
     adopt_.deadline = now_ns() + kAdoptWait;
     r.incarnation = incarnation;
     kv_->rank_respawned(d, incarnation); // fences wait for the new process
+    kv_->rank_placed(d, s.node);         // which says HELLO on the substitute's host
     clear_notice(d, incarnation);
     policy_.revive(d);
+    if (s.remote) {
+        // Before the answer, on the same connection: the daemon takes the
+        // new process's HELLO.
+        wire::Adopt a;
+        a.step = wire::AdoptStep::expect;
+        a.incarnation = incarnation;
+        listener_.send(daemons_[static_cast<std::size_t>(s.node)].conn,
+                       wire::encode(wire::Message{d, a}));
+    }
     kv_->send_to(from, answer(wire::ReplicaOp::granted));
 }
 
@@ -159,11 +185,30 @@ std::uint64_t Monitor::merged_seen(int process) const
 
 void Monitor::replica_adopt(int d, const wire::Replica& q)
 {
-    if (adopt_.rank != d || adopt_.adopted || q.incarnation != adopt_.incarnation || q.pid == 0) {
+    if (adopt_.rank != d || adopt_.adopted || adopt_.asked ||
+        q.incarnation != adopt_.incarnation || q.pid == 0) {
         kv_->send_to(d, answer(wire::ReplicaOp::refused, "no recovery of this process is under way"));
         return;
     }
-    Rank& r = ranks_[static_cast<std::size_t>(d)];
+    if (adopt_.remote) {
+        // Its host's daemon opens its pipes and makes it its child; the
+        // answer waits for ADOPTED (on_adopted).
+        const Daemon& dm = daemons_[static_cast<std::size_t>(adopt_.node)];
+        if (dm.lost || dm.conn < 0) {
+            kv_->send_to(d, answer(wire::ReplicaOp::refused, "its host is lost"));
+            return;
+        }
+        wire::Adopt a;
+        a.step = wire::AdoptStep::take;
+        a.incarnation = adopt_.incarnation;
+        a.pid = q.pid;
+        a.out_fd = q.out_fd;
+        a.err_fd = q.err_fd;
+        listener_.send(dm.conn, wire::encode(wire::Message{d, a}));
+        adopt_.asked = true;
+        adopt_.pid = q.pid;
+        return;
+    }
     auto open_fd = [&](int fd) {
         const std::string path = "/proc/" + std::to_string(q.pid) + "/fd/" + std::to_string(fd);
         return ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -181,9 +226,43 @@ void Monitor::replica_adopt(int d, const wire::Replica& q)
         kv_->send_to(d, answer(wire::ReplicaOp::refused, why));
         return;
     }
+    replica_taken(d, static_cast<pid_t>(q.pid), out, err);
+}
+
+void Monitor::on_adopted(int node, int d, const wire::Adopted& a)
+{
+    if (adopt_.rank != d || !adopt_.asked || adopt_.adopted || node != adopt_.node) {
+        // Its adoption was given up meanwhile (kAdoptWait): the process,
+        // never answered, ends by itself, and its end is not judged.
+        ULMPI_DEBUG("host %s: ADOPTED for process %d, whose adoption is over",
+                    host_name(node).c_str(), d);
+        return;
+    }
+    if (a.err != 0) {
+        adopt_.asked = false;
+        kv_->send_to(d, answer(wire::ReplicaOp::refused, a.reason));
+        return;
+    }
+    replica_taken(d, static_cast<pid_t>(adopt_.pid), -1, -1);
+}
+
+void Monitor::replica_taken(int d, pid_t pid, int out_fd, int err_fd)
+{
+    Rank& r = ranks_[static_cast<std::size_t>(d)];
+    // The dead process's last words: its pipes still drained (mpirun's
+    // host), or the end of its streams (a daemon's host; its daemon ended
+    // them before ADOPTED when it is the same host, and later frames of
+    // another host about it are not taken, on_daemon_msg).
     for (auto* st : {&r.out, &r.err}) {
         if (*st) {
-            retired_.push_back(std::move(*st)); // the dead process's last words
+            retired_.push_back(std::move(*st));
+        }
+    }
+    for (auto [lines, open] : {std::pair{r.rout.get(), &r.rout_open},
+                               std::pair{r.rerr.get(), &r.rerr_open}}) {
+        if (lines != nullptr && *open) {
+            lines->finish();
+            *open = false;
         }
     }
     const int nl = map_.size() / opts_.replicas;
@@ -191,17 +270,26 @@ void Monitor::replica_adopt(int d, const wire::Replica& q)
     if (auto& m = merged_out_[static_cast<std::size_t>(d % nl)]) {
         m->restart(d / nl, adopt_.out_offset);
     }
-    r.out = std::make_unique<OutputStream>(out, out_sink(d, STDOUT_FILENO));
-    r.err = std::make_unique<OutputStream>(err, out_sink(d, STDERR_FILENO));
-    r.pid = static_cast<pid_t>(q.pid);
+    r.remote = adopt_.remote;
+    r.node = adopt_.node;
+    if (r.remote) {
+        r.rout = std::make_unique<OutputSink>(out_sink(d, STDOUT_FILENO));
+        r.rerr = std::make_unique<OutputSink>(out_sink(d, STDERR_FILENO));
+        r.rout_open = r.rerr_open = true;
+    } else {
+        r.out = std::make_unique<OutputStream>(out_fd, out_sink(d, STDOUT_FILENO));
+        r.err = std::make_unique<OutputStream>(err_fd, out_sink(d, STDERR_FILENO));
+        rank_of_pid_[pid] = d;
+    }
+    r.pid = pid;
     r.reaped = false;
     r.lost_deadline = 0;
-    rank_of_pid_[r.pid] = d;
     adopt_.adopted = true;
     kv_->send_to(d, answer(wire::ReplicaOp::granted));
     report("replica " + std::to_string(d / nl) + " of rank " + std::to_string(d % nl) +
-           " re-created: process " + std::to_string(d) + " is pid " + std::to_string(q.pid) +
-           " (incarnation " + std::to_string(adopt_.incarnation) + "), forked from process " +
+           " re-created: process " + std::to_string(d) + " is pid " + std::to_string(pid) +
+           (r.remote ? " on host " + host_name(r.node) : std::string()) + " (incarnation " +
+           std::to_string(adopt_.incarnation) + "), forked from process " +
            std::to_string(adopt_.from));
 }
 

@@ -76,7 +76,7 @@ void Monitor::on_respawn(int rank, int incarnation)
     }
     ++r.restarts;
     if (r.remote) {
-        const Daemon& d = daemons_[static_cast<std::size_t>(map_.rank(rank).node)];
+        const Daemon& d = daemons_[static_cast<std::size_t>(r.node)];
         if (d.lost || d.conn < 0) {
             // The rank's host is gone: the new process starts on mpirun's
             // host (which is there as long as the job is). It keeps its
@@ -172,7 +172,7 @@ void Monitor::start_again(int rank)
 void Monitor::start_again_remote(int rank, const std::string& peers)
 {
     Rank& r = ranks_[static_cast<std::size_t>(rank)];
-    const int node = map_.rank(rank).node;
+    const int node = r.node;
     const Daemon& d = daemons_[static_cast<std::size_t>(node)];
     for (auto [lines, open] : {std::pair{r.rout.get(), &r.rout_open},
                                std::pair{r.rerr.get(), &r.rerr_open}}) {

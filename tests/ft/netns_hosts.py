@@ -9,6 +9,8 @@ over it, and finding a host's daemon to kill.
                                         # when it cannot be had (the lock let go)
     argv = cluster.mpirun_argv(mpirun, np, limit) + program
     argv = cluster.mpirun_base(mpirun) + options     # without -n, --timeout
+    argv = cluster.mpirun_base(mpirun, first=1, slots=8) + options
+                                        # no rank on mpirun's host (first), 8 a host
     pids = cluster.daemons_on(host_index, marked_pids(mark))
     cluster.close()
 
@@ -138,10 +140,11 @@ class Cluster:
             raise RuntimeError("netns-cluster %s: %s%s" % (" ".join(args), p.stdout, p.stderr))
         return p.stdout
 
-    def mpirun_base(self, mpirun):
-        """mpirun started on the first host, SLOTS ranks a host, over udp
-        (the job's size and limit still to add)."""
-        hosts = ",".join("%s:%d" % (h, SLOTS) for h in self.hosts)
+    def mpirun_base(self, mpirun, first=0, slots=SLOTS):
+        """mpirun started on the first host, `slots` ranks a host from host
+        `first` on (first=1: none on mpirun's host, every process under a
+        daemon), over udp (the job's size and limit still to add)."""
+        hosts = ",".join("%s:%d" % (h, slots) for h in self.hosts[first:])
         return ["ip", "netns", "exec", self.hosts[0], mpirun,
                 "--launch-agent", "ip netns exec {host}", "--boot-if", self.subnet,
                 "-H", hosts, "--param", "path_include=self,shm,udp",

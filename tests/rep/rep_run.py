@@ -35,6 +35,17 @@ Every run has a watchdog (--limit): a hung job fails the test and its
 process group is killed, as is any process of the job (ULMPI_TEST_MARKER)
 left after it ended, which fails the run.
 
+--remote-only (with --hosts): mpirun's host runs no process, every process
+runs under a host's daemon (--hosts 2: all on the second host, shm between
+them, so a recovery re-creates replicas there). Every re-created process
+must be named on its host by mpirun ("re-created: process p is pid N on
+host h"), and with --tag-output its own "is back" log line must come
+labelled with its rank ("[r] ulmpi: rank r replica k: ... is back").
+--kill-recreated (recovery runs): once the replicas are back, the driver
+kills the re-created processes instead of the original ones: mpirun must
+judge their deaths (a line naming each pid, "died from signal 9") and the
+originals re-create them again (two "is back" lines a rank).
+
 --hosts H (H >= 2): every job runs across H network-namespace hosts over udp
 (tests/ft/netns_hosts.py: 2 ranks of replica 0 a host, mpirun on the first;
 needs root, else exit 77; the cluster is made once, under
@@ -119,14 +130,15 @@ def process_number(pid):
     return None
 
 
-def run_recover(cmd, limit, back_wanted, second):
+def run_recover(cmd, limit, back_wanted, second, recreated=False):
     """Runs cmd; once mpirun has said `back_wanted` replicas are back, kills
     the processes mpirun started for the process numbers in `second` (not
-    the re-created ones). Returns (rc, output, killed)."""
+    the re-created ones), or with `recreated` the re-created ones. Returns
+    (rc, output, killed, the pids killed)."""
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
     lines = []
-    state = {"back": 0, "adopted": set(), "killed": 0}
+    state = {"back": 0, "adopted": set(), "killed": 0, "pids": []}
 
     def reader():
         for line in p.stdout:
@@ -136,7 +148,15 @@ def run_recover(cmd, limit, back_wanted, second):
                 state["adopted"].add(int(m.group(1)))
             if re.search(r"^mpirun: replica \d+ of rank \d+ is back", line):
                 state["back"] += 1
-                if state["back"] == back_wanted:
+                if state["back"] == back_wanted and recreated:
+                    for pid in sorted(state["adopted"]):
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                            state["killed"] += 1
+                            state["pids"].append(pid)
+                        except OSError:
+                            pass
+                elif state["back"] == back_wanted:
                     # mpirun's children, or a host's daemon's: the marked
                     # processes (not the re-created ones, forks whose
                     # environment is their substitute's).
@@ -162,7 +182,28 @@ def run_recover(cmd, limit, back_wanted, second):
     others, out = reap_marked("".join(lines))
     if others and rc == 0:
         rc = -1
-    return rc, out, state["killed"]
+    return rc, out, state["killed"], state["pids"]
+
+
+def recreation_problems(out, remote, tagged, killed):
+    """What is wrong with the re-created processes in mpirun's output: each
+    named on its host (remote), its own "is back" line labelled with its
+    rank (tagged), each killed one's death judged by mpirun (killed)."""
+    problems = []
+    made = re.findall(r"^mpirun: replica (\d+) of rank (\d+) re-created: process \d+ is pid "
+                      r"(\d+)( on host \S+)?", out, re.M)
+    for k, r, pid, host in made:
+        if remote and not host:
+            problems.append("process pid %s (replica %s of rank %s) not named on its host" %
+                            (pid, k, r))
+        if tagged and not re.search(r"^\[%s\] ulmpi: rank %s replica %s: .*replica %s of rank %s "
+                                    r"is back" % (r, r, k, k, r), out, re.M):
+            problems.append("no labelled \"is back\" line of replica %s of rank %s" % (k, r))
+    for pid in killed:
+        if not re.search(r"^mpirun: process \d+ \(rank \d+, replica \d+; pid %d%s\) died from "
+                         r"signal 9" % (pid, " on \S+" if remote else ""), out, re.M):
+            problems.append("the death of re-created pid %d was not judged" % pid)
+    return problems
 
 
 def running(pid):
@@ -215,6 +256,8 @@ def main():
                     help="run only these kill/recovery runs of the seed (repeating a failure)")
     ap.add_argument("--kill-each-every", type=int, default=0)
     ap.add_argument("--hosts", type=int, default=0)
+    ap.add_argument("--remote-only", action="store_true")
+    ap.add_argument("--kill-recreated", action="store_true")
     ap.add_argument("--netns-cluster", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "netns-cluster"))
     a = ap.parse_args()
@@ -251,7 +294,8 @@ def campaign(a, cluster):
     if cluster is None:
         base = [a.mpirun] + a.mpirun_arg + ["-n", str(a.np)]
     else:
-        base = cluster.mpirun_base(a.mpirun) + a.mpirun_arg + [
+        place = {"first": 1, "slots": a.np * 3} if a.remote_only else {}
+        base = cluster.mpirun_base(a.mpirun, **place) + a.mpirun_arg + [
             "-n", str(a.np), "--timeout", str(int(a.limit))]
     failures = 0
 
@@ -316,19 +360,23 @@ def campaign(a, cluster):
             first[x] = rng.randrange(2)
         step = rng.randrange(max(1, a.iters * PHASES // 4))
         kills = ["kill=%d:%d" % (x + first[x] * n, step) for x in ranks]
-        second = set() if a.recover_once else set(x + (1 - first[x]) * n for x in ranks)
+        second = set() if a.recover_once or a.kill_recreated else \
+            set(x + (1 - first[x]) * n for x in ranks)
         cmd = base + ["--replicas", "2", a.exe, str(a.iters), "pace=%d" % a.pace] + kills
         if a.only and i not in a.only:
             continue
-        rc, out, killed = run_recover(cmd, a.limit, len(ranks), second)
+        rc, out, killed, pids = run_recover(cmd, a.limit, len(ranks), second, a.kill_recreated)
         got = results(out)
         backs = len(re.findall(r"^mpirun: replica \d+ of rank \d+ is back", out, re.M))
+        wanted = len(ranks) * (2 if a.kill_recreated else 1)
+        problems = recreation_problems(out, a.remote_only, "--tag-output" in a.mpirun_arg, pids)
         ok = (rc == 0 and got == [ref] and out.count("No Errors") == 1 and
-              backs >= len(ranks) and killed == len(second))
+              backs >= wanted and not problems and
+              killed == (len(ranks) if a.kill_recreated else len(second)))
         print("seed %d recovery run %d: ranks %s lose replica %s at step %d, %d back, %d "
               "others killed: %s" %
               (seed, i, ranks, [first[x] for x in ranks], step, backs, killed,
-               "ok" if ok else "FAILED (rc=%s)" % rc))
+               "ok" if ok else "FAILED (rc=%s)" % rc) + "".join("; " + p for p in problems))
         if not ok:
             print("  command: %s\n%s" % (" ".join(cmd), out))
             failures += 1

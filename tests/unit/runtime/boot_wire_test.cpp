@@ -401,6 +401,31 @@ TEST(BootWire, daemon_messages_round_trip)
         ASSERT_TRUE(decode(frame, kMaxFrame, m, used, why).ok()) << msg_type_name(type_of(b));
         EXPECT_EQ(type_of(m.body), type_of(b));
     }
+    // Replica recovery on a daemon's host: ADOPT expect / take, ADOPTED.
+    Adopt ad;
+    ad.step = AdoptStep::take;
+    ad.incarnation = 2;
+    ad.pid = 4321;
+    ad.out_fd = 7;
+    ad.err_fd = 9;
+    frame = encode(Message{5, ad});
+    ASSERT_TRUE(decode(frame, kMaxFrame, m, used, why).ok()) << why;
+    EXPECT_EQ(m.rank, 5);
+    const auto& ga = std::get<Adopt>(m.body);
+    EXPECT_EQ(ga.step, AdoptStep::take);
+    EXPECT_EQ(ga.incarnation, 2);
+    EXPECT_EQ(ga.pid, 4321u);
+    EXPECT_EQ(ga.out_fd, 7);
+    EXPECT_EQ(ga.err_fd, 9);
+    frame[kHeaderBytes] = std::byte{3}; // no such step
+    EXPECT_EQ(decode(frame, kMaxFrame, m, used, why).code(), ulmpi::rt::Errc::protocol);
+    ad.incarnation = 0; // a new process is a later incarnation
+    frame = encode(Message{5, ad});
+    EXPECT_EQ(decode(frame, kMaxFrame, m, used, why).code(), ulmpi::rt::Errc::protocol);
+    frame = encode(Message{5, Adopted{13, "cannot open /proc/4321/fd/7"}});
+    ASSERT_TRUE(decode(frame, kMaxFrame, m, used, why).ok()) << why;
+    EXPECT_EQ(std::get<Adopted>(m.body).err, 13);
+    EXPECT_EQ(std::get<Adopted>(m.body).reason, "cannot open /proc/4321/fd/7");
     // A LAUNCH whose counts promise more than the frame holds is refused.
     frame = encode(Message{-1, l});
     frame.resize(frame.size() - 3);

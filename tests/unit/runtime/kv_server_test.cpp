@@ -458,6 +458,52 @@ TEST_F(KvDaemonTest, relayed_hello_that_fails_refuses_the_rank_not_the_daemon)
     EXPECT_TRUE(sink.closed.count(7));
 }
 
+TEST_F(KvDaemonTest, a_rank_placed_on_another_host_says_hello_there)
+{
+    // A replica re-created by its substitute on h1 (node 1) for rank 0 of
+    // node 0, and one re-created on mpirun's host (node 0) for rank 2 of h1.
+    daemon_hello(7, 1, "h1");
+    hello(1, 0);
+    hello(7, 2, secret(), false);
+    kv.take_notes();
+    kv.rank_failed(0);
+    kv.rank_respawned(0, 1);
+    kv.rank_placed(0, 1);
+    auto got = hello(8, 0); // not directly any more
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<Refused>(got[0].body));
+    got = hello(7, 0, secret(), false);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<Welcome>(got[0].body));
+    EXPECT_EQ(std::get<Welcome>(got[0].body).node_of_rank, (std::vector<std::int32_t>{0, 0, 1}))
+        << "WELCOME gives the job map";
+    // The daemon reports about it as about its own ranks.
+    feed(7, Message{0, Adopted{0, ""}});
+    feed(7, Message{0, Exited{0}});
+    auto notes = kv.take_notes();
+    ASSERT_EQ(notes.size(), 3u);
+    EXPECT_EQ(notes[0].kind, Kind::hello);
+    EXPECT_TRUE(std::holds_alternative<Adopted>(notes[1].msg.body));
+    EXPECT_EQ(notes[1].node, 1);
+    EXPECT_FALSE(sink.closed.count(7));
+    kv.rank_failed(2);
+    kv.rank_respawned(2, 1);
+    kv.rank_placed(2, 0);
+    got = hello(7, 2, secret(), false); // not through h1 any more
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<Refused>(got[0].body));
+    got = hello(9, 2);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<Welcome>(got[0].body));
+    // The last words of its earlier process on h1 still come from there.
+    feed(7, Message{2, Output{1, {}}});
+    EXPECT_FALSE(sink.closed.count(7));
+    EXPECT_EQ(kv.conn_of(2), 9);
+    // A host it never ran on may not report about it.
+    feed(7, Message{1, Exited{0}});
+    EXPECT_TRUE(sink.closed.count(7));
+}
+
 TEST_F(KvDaemonTest, daemon_without_secret_or_not_expected_is_refused)
 {
     Secret bad = secret();

@@ -34,7 +34,14 @@ public:
     }
     void close(ConnId conn) override { closed.insert(conn); }
     void up(Bytes frame) override { upstream.insert(upstream.end(), frame.begin(), frame.end()); }
+    void drain_stdout(int rank) override
+    {
+        drained.push_back(rank);
+        drained_at.push_back(upstream.size()); // before or after the frame went up
+    }
     std::map<ConnId, Bytes> down;
+    std::vector<int> drained;
+    std::vector<std::size_t> drained_at;
     Bytes upstream;
     std::set<ConnId> closed;
 };
@@ -130,4 +137,40 @@ TEST_F(RelayTest, mpirun_refusing_a_rank_closes_its_connection_without_rank_clos
     EXPECT_TRUE(fake.closed.count(1));
     EXPECT_TRUE(parse(fake.upstream).empty());
     EXPECT_EQ(relay.conn_of(4), -1);
+}
+
+TEST_F(RelayTest, a_replica_request_goes_up_after_the_substitutes_stdout)
+{
+    hello(1, 4);
+    relay.from_up(Message{4, Welcome{6, {1, 1, 1, 1, 1, 1}}});
+    parse(fake.upstream);
+    parse(fake.down[1]);
+    Replica q;
+    q.op = ReplicaOp::fork;
+    q.rank = 0;
+    q.incarnation = 1;
+    feed(1, Message{4, q});
+    ASSERT_EQ(fake.drained, std::vector<int>{4});
+    EXPECT_EQ(fake.drained_at[0], 0u) << "its stdout first, then the request";
+    auto up = parse(fake.upstream);
+    ASSERT_EQ(up.size(), 1u);
+    EXPECT_EQ(std::get<Replica>(up[0].body).op, ReplicaOp::fork);
+    // mpirun's answer comes down to the substitute.
+    Replica a;
+    a.op = ReplicaOp::granted;
+    relay.from_up(Message{4, a});
+    auto down = parse(fake.down[1]);
+    ASSERT_EQ(down.size(), 1u);
+    EXPECT_EQ(std::get<Replica>(down[0].body).op, ReplicaOp::granted);
+    // Process 0 (another host's in the job map) is re-created here: once
+    // added (ADOPT expect), its HELLO is taken and goes up.
+    hello(7, 0);
+    EXPECT_EQ(relay.refused_count(), 1u) << "not before mpirun said so";
+    relay.add_rank(0);
+    hello(8, 0);
+    up = parse(fake.upstream);
+    ASSERT_EQ(up.size(), 1u);
+    EXPECT_EQ(up[0].rank, 0);
+    EXPECT_TRUE(std::holds_alternative<Hello>(up[0].body));
+    EXPECT_EQ(relay.conn_of(0), 8);
 }
