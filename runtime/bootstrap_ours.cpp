@@ -198,6 +198,12 @@ public:
     Status replica_fork(int rank, int incarnation, std::string& why) override;
     Status become_replica(int rank, int incarnation, std::string& why) override;
     Status replica_back() override;
+    void forget(int rank) override
+    {
+        std::erase_if(cache_, [rank](const auto& kv) { return kv.first.first == rank; });
+    }
+    void moved(int rank, int node) override;
+    Status sync() override;
     bool failed_now(int rank) const override
     {
         return !board_.valid() || board_.failed_incarnation(rank) >= notices_.known(rank);
@@ -577,9 +583,15 @@ Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
         job_.incarnation_of_rank[static_cast<std::size_t>(rank)] = incarnation;
     }
     notices_.revived(rank, incarnation);
+    // Where every process runs is what the substitute knew (the moves of
+    // earlier re-creations, which mpirun's job map may not hold); and I run
+    // on its host.
+    const std::vector<int> nodes = job_.node_of_rank;
     if (Status st = connect_hello(why); !st.ok()) {
         return st;
     }
+    job_.node_of_rank = nodes;
+    moved(rank, job_.node_id);
     // Standard output and error of its own: pipes whose read ends mpirun
     // opens through /proc (it answers once it has them).
     int out[2] = {-1, -1};
@@ -782,6 +794,32 @@ Status OurBootstrap::wait_for(wire::MsgType want, wire::Message& out, int timeou
             return st;
         }
     }
+}
+
+void OurBootstrap::moved(int rank, int node)
+{
+    const auto n = job_.node_of_rank.size();
+    if (rank < 0 || static_cast<std::size_t>(rank) >= n || node < 0) {
+        return;
+    }
+    if (job_.placed_node_of_rank.size() != n) {
+        job_.placed_node_of_rank = job_.node_of_rank;
+    }
+    job_.node_of_rank[static_cast<std::size_t>(rank)] = node;
+}
+
+Status OurBootstrap::sync()
+{
+    // mpirun handles one connection's frames in order: once it answered a
+    // GET sent after them, it holds every PUT before (the key is never put).
+    wire::Get g;
+    g.rank = job_.rank;
+    g.key = "ulmpi.sync";
+    if (Status st = send(std::move(g)); !st.ok()) {
+        return st;
+    }
+    wire::Message m;
+    return wait_for(wire::MsgType::value, m, -1);
 }
 
 Status OurBootstrap::put(std::string_view key, const void* data, std::size_t len)
