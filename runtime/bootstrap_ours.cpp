@@ -47,6 +47,10 @@ namespace ulmpi::rt {
 namespace {
 
 constexpr int kHandshakeTimeoutMs = 60000;
+// mpirun answers a REPLICA fork at once (granted, busy, refused); a
+// substitute on a daemon's host whose daemon does not relay the answer
+// down gives the re-creation up after this long rather than hang.
+constexpr int kReplicaAnswerMs = 5000;
 constexpr int kAbortWaitMs = 2000;
 
 bool env_int(const char* name, int& out, bool required, std::string& why)
@@ -554,9 +558,12 @@ Status OurBootstrap::replica_fork(int rank, int incarnation, std::string& why)
         return st;
     }
     wire::Message reply;
-    if (Status st = wait_for(wire::MsgType::replica, reply, -1); !st.ok()) {
-        why = "no answer from mpirun";
-        return st;
+    if (Status st = wait_for(wire::MsgType::replica, reply, kReplicaAnswerMs); !st.ok()) {
+        why = st.code() == Errc::timeout
+                  ? "no answer from mpirun within " + std::to_string(kReplicaAnswerMs / 1000) +
+                        " s (a daemon's host?)"
+                  : "no answer from mpirun";
+        return st.code() == Errc::timeout ? Errc::not_supported : st;
     }
     const auto& a = std::get<wire::Replica>(reply.body);
     if (a.op == wire::ReplicaOp::granted) {
