@@ -49,8 +49,9 @@ namespace {
 constexpr int kHandshakeTimeoutMs = 60000;
 // mpirun answers a REPLICA fork at once (granted, busy, refused); a
 // substitute on a daemon's host whose daemon does not relay the answer
-// down gives the re-creation up after this long rather than hang.
-constexpr int kReplicaAnswerMs = 5000;
+// down gives the re-creation up after this long rather than hang (the
+// whole job waits for it meanwhile). An answer that comes later is dropped.
+constexpr int kReplicaAnswerMs = 2000;
 constexpr int kAbortWaitMs = 2000;
 
 bool env_int(const char* name, int& out, bool required, std::string& why)
@@ -244,6 +245,7 @@ private:
     std::map<std::pair<int, std::string>, std::vector<std::byte>, std::less<>> cache_;
     bool finalized_ = false;
     bool lost_ = false;
+    bool replica_late_ = false; // a REPLICA fork's answer did not come in time
     NoticeBoard board_;
     std::uint64_t board_seen_ = 0;
     NoticeFilter notices_;        // which rank_failed notices are news
@@ -559,6 +561,7 @@ Status OurBootstrap::replica_fork(int rank, int incarnation, std::string& why)
     }
     wire::Message reply;
     if (Status st = wait_for(wire::MsgType::replica, reply, kReplicaAnswerMs); !st.ok()) {
+        replica_late_ = st.code() == Errc::timeout;
         why = st.code() == Errc::timeout
                   ? "no answer from mpirun within " + std::to_string(kReplicaAnswerMs / 1000) +
                         " s (a daemon's host?)"
@@ -782,6 +785,10 @@ Status OurBootstrap::wait_for(wire::MsgType want, wire::Message& out, int timeou
             }
             if (const auto* e = std::get_if<wire::Event>(&out.body)) {
                 queue_event(*e);
+                continue;
+            }
+            if (got == wire::MsgType::replica && replica_late_) {
+                replica_late_ = false; // the answer to a fork given up on (replica_fork)
                 continue;
             }
             if (got == wire::MsgType::refused) {
