@@ -227,18 +227,28 @@ public:
     //   become(): in the new process (a copy of the forking one): this path
     //     now serves process `rank`. Nothing is sent to or read from any
     //     peer but `ready` (the forking process) until connect_peer(peer).
-    // can_become(): the path can do both (shm, self); a path that cannot is
-    // closed in the new process if it reaches no peer, else recovery is
-    // refused.
+    //     The new process runs on the forking process's host, which may not
+    //     be where `rank` was placed (rt::JobInfo::same_segment): a path
+    //     that cannot serve `rank` there reaches nobody afterwards (shm:
+    //     the host's segment has no region for it). A path whose addresses
+    //     are the process's own (udp: its sockets) leaves the forking
+    //     process's alone, makes new ones and put()s them as `rank`'s
+    //     (become_publishes()); the forking process reads them in
+    //     connect_peer() once they are stored (Bootstrap::sync), and every
+    //     other peer after its reset_peer() (Bootstrap::forget).
+    // can_become(): the path can do both (shm, self, udp); a path that
+    // cannot is closed in the new process if it reaches no peer, else
+    // recovery is refused.
     virtual bool can_become() const { return false; }
+    virtual bool become_publishes() const { return false; }
     virtual Status wipe_peer(int peer)
     {
         (void)peer;
         return Errc::not_supported;
     }
-    virtual Status become(int rank, int ready)
+    virtual Status become(int rank, int ready, rt::Bootstrap& boot)
     {
-        (void)rank, (void)ready;
+        (void)rank, (void)ready, (void)boot;
         return Errc::not_supported;
     }
 

@@ -48,6 +48,26 @@ struct JobInfo {
     std::string host;    // my host's name in the job map (not gethostname())
     std::string jobid;   // unique per job; names shared-memory files
     std::vector<int> node_of_rank; // host index of every rank (size entries)
+    // Where the job map placed every rank, once a rank has moved (a replica
+    // re-created by fork on its substitute's host: Bootstrap::moved); empty
+    // while none has, when node_of_rank says it.
+    std::vector<int> placed_node_of_rank;
+    // Whether ranks a and b share a host's shared-memory segment: they run
+    // on one host now, and each on the host the job map placed it on (the
+    // segment has a region for every rank placed there, and none for a
+    // rank that moved in).
+    bool same_segment(int a, int b) const
+    {
+        const auto n = node_of_rank.size();
+        if (a < 0 || b < 0 || static_cast<std::size_t>(a) >= n || static_cast<std::size_t>(b) >= n) {
+            return false;
+        }
+        const auto ua = static_cast<std::size_t>(a);
+        const auto ub = static_cast<std::size_t>(b);
+        const std::vector<int>& placed = placed_node_of_rank.size() == n ? placed_node_of_rank : node_of_rank;
+        return node_of_rank[ua] == node_of_rank[ub] && placed[ua] == node_of_rank[ua] &&
+               placed[ub] == node_of_rank[ub];
+    }
     int universe_size = 1;
     int appnum = 0;
     // > 0 for a process respawned by fault recovery, or spawned into a
@@ -191,6 +211,17 @@ public:
         (void)rank;
         return true;
     }
+    // Values rank `rank` put are stale: it was replaced by a process that
+    // puts its own; the next get() of them asks the launcher again.
+    virtual void forget(int rank) { (void)rank; }
+    // Rank `rank` runs on host `node` from now on (a replica re-created by
+    // fork runs on its substitute's host): job().node_of_rank says so, and
+    // job().placed_node_of_rank keeps where the job map put every rank.
+    virtual void moved(int rank, int node) { (void)rank, (void)node; }
+    // Returns once the launcher has every value this process put() before
+    // the call, so that a peer told afterwards (by any other way) reads
+    // them with get().
+    virtual Status sync() { return Errc::ok; }
     // The forked process: every live process knows it (the launcher says so
     // and lets the next recovery start).
     virtual Status replica_back() { return Errc::not_supported; }

@@ -47,6 +47,12 @@ namespace ulmpi::rt {
 namespace {
 
 constexpr int kHandshakeTimeoutMs = 60000;
+// mpirun answers a fork at once on its host, and after a round trip to the
+// daemon on another (it has the daemon expect the new process first); a
+// loaded machine can take seconds. Without an answer the substitute gives
+// the re-creation up (a lost answer must not stop the job); an answer
+// that comes later is dropped. The whole job waits for it meanwhile.
+constexpr int kReplicaAnswerMs = 15000;
 constexpr int kAbortWaitMs = 2000;
 
 bool env_int(const char* name, int& out, bool required, std::string& why)
@@ -198,6 +204,12 @@ public:
     Status replica_fork(int rank, int incarnation, std::string& why) override;
     Status become_replica(int rank, int incarnation, std::string& why) override;
     Status replica_back() override;
+    void forget(int rank) override
+    {
+        std::erase_if(cache_, [rank](const auto& kv) { return kv.first.first == rank; });
+    }
+    void moved(int rank, int node) override;
+    Status sync() override;
     bool failed_now(int rank) const override
     {
         return !board_.valid() || board_.failed_incarnation(rank) >= notices_.known(rank);
@@ -234,6 +246,7 @@ private:
     std::map<std::pair<int, std::string>, std::vector<std::byte>, std::less<>> cache_;
     bool finalized_ = false;
     bool lost_ = false;
+    bool replica_late_ = false; // a REPLICA fork's answer did not come in time
     NoticeBoard board_;
     std::uint64_t board_seen_ = 0;
     NoticeFilter notices_;        // which rank_failed notices are news
@@ -548,9 +561,13 @@ Status OurBootstrap::replica_fork(int rank, int incarnation, std::string& why)
         return st;
     }
     wire::Message reply;
-    if (Status st = wait_for(wire::MsgType::replica, reply, -1); !st.ok()) {
-        why = "no answer from mpirun";
-        return st;
+    if (Status st = wait_for(wire::MsgType::replica, reply, kReplicaAnswerMs); !st.ok()) {
+        replica_late_ = st.code() == Errc::timeout;
+        why = st.code() == Errc::timeout
+                  ? "no answer from mpirun within " + std::to_string(kReplicaAnswerMs / 1000) +
+                        " s"
+                  : "no answer from mpirun";
+        return st.code() == Errc::timeout ? Errc::not_supported : st;
     }
     const auto& a = std::get<wire::Replica>(reply.body);
     if (a.op == wire::ReplicaOp::granted) {
@@ -582,9 +599,15 @@ Status OurBootstrap::become_replica(int rank, int incarnation, std::string& why)
         job_.incarnation_of_rank[static_cast<std::size_t>(rank)] = incarnation;
     }
     notices_.revived(rank, incarnation);
+    // Where every process runs is what the substitute knew (the moves of
+    // earlier re-creations, which mpirun's job map may not hold); and I run
+    // on its host.
+    const std::vector<int> nodes = job_.node_of_rank;
     if (Status st = connect_hello(why); !st.ok()) {
         return st;
     }
+    job_.node_of_rank = nodes;
+    moved(rank, job_.node_id);
     // Standard output and error of its own: pipes whose read ends mpirun
     // opens through /proc (it answers once it has them).
     int out[2] = {-1, -1};
@@ -772,6 +795,10 @@ Status OurBootstrap::wait_for(wire::MsgType want, wire::Message& out, int timeou
                 queue_event(*e);
                 continue;
             }
+            if (got == wire::MsgType::replica && replica_late_) {
+                replica_late_ = false; // the answer to a fork given up on (replica_fork)
+                continue;
+            }
             if (got == wire::MsgType::refused) {
                 return Errc::peer_failed;
             }
@@ -789,6 +816,32 @@ Status OurBootstrap::wait_for(wire::MsgType want, wire::Message& out, int timeou
             return st;
         }
     }
+}
+
+void OurBootstrap::moved(int rank, int node)
+{
+    const auto n = job_.node_of_rank.size();
+    if (rank < 0 || static_cast<std::size_t>(rank) >= n || node < 0) {
+        return;
+    }
+    if (job_.placed_node_of_rank.size() != n) {
+        job_.placed_node_of_rank = job_.node_of_rank;
+    }
+    job_.node_of_rank[static_cast<std::size_t>(rank)] = node;
+}
+
+Status OurBootstrap::sync()
+{
+    // mpirun handles one connection's frames in order: once it answered a
+    // GET sent after them, it holds every PUT before (the key is never put).
+    wire::Get g;
+    g.rank = job_.rank;
+    g.key = "ulmpi.sync";
+    if (Status st = send(std::move(g)); !st.ok()) {
+        return st;
+    }
+    wire::Message m;
+    return wait_for(wire::MsgType::value, m, -1);
 }
 
 Status OurBootstrap::put(std::string_view key, const void* data, std::size_t len)

@@ -144,6 +144,10 @@ Status Engine::init(rt::Bootstrap& boot, std::vector<std::unique_ptr<path::Path>
         !st.ok()) {
         return st;
     }
+    rail_node_.assign(static_cast<std::size_t>(size_), -1);
+    for (int r = 0; r < size_; ++r) {
+        rail_node_[static_cast<std::size_t>(r)] = node_of(r);
+    }
     // A respawned process: peers replaced before it started are in later
     // incarnations too.
     for (std::size_t r = 0; r < job.incarnation_of_rank.size(); ++r) {
@@ -654,6 +658,9 @@ rt::Status Engine::replace_peer(int rank, int incarnation)
     }
     rt::WriteGuard g(elock_); // the link and the paths' state for the peer
     reset_peer(rank, incarnation);
+    // What the old process published is stale: the paths read the new
+    // process's (connect_replaced) from the launcher.
+    boot_->forget(rank);
     Link& l = links_[rank];
     l.life = Link::Lifetime::replacing;
     for (int i = 0; i < l.nrails; ++i) {
@@ -681,6 +688,24 @@ rt::Status Engine::connect_replaced(int rank)
     }
     rt::WriteGuard g(elock_); // the link and the paths' state for the peer
     Link& l = links_[rank];
+    const int node = node_of(rank);
+    if (l.life == Link::Lifetime::replacing &&
+        node != rail_node_[static_cast<std::size_t>(rank)]) {
+        // The new process runs on another host than the one this link's
+        // paths were chosen for (a replica re-created by fork): every path
+        // reads what it needs, and the link takes those that reach it there.
+        for (auto& p : paths_) {
+            (void)p->connect_peer(rank, *boot_);
+        }
+        if (!links_.rebind(l, paths_)) {
+            ULMPI_ERROR("rank %d: no path reaches the new process of rank %d on host %d", rank_,
+                        rank, node);
+            return Errc::unreachable;
+        }
+        rail_node_[static_cast<std::size_t>(rank)] = node;
+        ULMPI_DEBUG("rank %d: the new process of rank %d runs on host %d: %d path(s), first %s",
+                    rank_, rank, node, l.nrails, l.rails[0].path->info().name);
+    }
     for (int i = 0; i < l.nrails; ++i) {
         if (Status st = l.rails[i].path->connect_peer(rank, *boot_); !st.ok()) {
             ULMPI_ERROR("rank %d: path %s cannot connect to the new process of rank %d (%s)",
@@ -713,15 +738,39 @@ bool Engine::can_fork() const
     return true;
 }
 
+bool Engine::fork_publishes() const
+{
+    for (int r = 0; r < size_; ++r) {
+        const Link& l = links_[r];
+        for (int i = 0; i < l.nrails; ++i) {
+            if (l.rails[i].path->become_publishes()) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+int Engine::node_of(int rank) const
+{
+    const std::vector<int>& nodes = boot_->job().node_of_rank;
+    return rank >= 0 && static_cast<std::size_t>(rank) < nodes.size()
+               ? nodes[static_cast<std::size_t>(rank)]
+               : -1;
+}
+
 rt::Status Engine::prepare_fork(int rank, int incarnation)
 {
     if (Status st = replace_peer(rank, incarnation); !st.ok()) {
         return st;
     }
-    Link& l = links_[rank];
-    for (int i = 0; i < l.nrails; ++i) {
-        if (Status st = l.rails[i].path->wipe_peer(rank); !st.ok()) {
-            return st;
+    // Every path the new process may use (also one that did not reach the
+    // dead process: the new one runs here, maybe not where it ran).
+    for (auto& p : paths_) {
+        if (p->can_become()) {
+            if (Status st = p->wipe_peer(rank); !st.ok()) {
+                return st;
+            }
         }
     }
     return Errc::ok;
@@ -751,7 +800,7 @@ rt::Status Engine::become(int rank, int incarnation, int ready, int ready_incarn
     for (std::size_t k = 0; k < paths_.size(); ++k) {
         path::Path& p = *paths_[k];
         if (p.can_become()) {
-            if (Status st = p.become(rank, ready); !st.ok()) {
+            if (Status st = p.become(rank, ready, *boot_); !st.ok()) {
                 return st;
             }
         } else if (!used[k]) {
@@ -774,6 +823,7 @@ rt::Status Engine::become(int rank, int incarnation, int ready, int ready_incarn
         if (r != rank_ && inc[static_cast<std::size_t>(r)] > 0) {
             links_.set_peer_incarnation(links_[r], inc[static_cast<std::size_t>(r)]);
         }
+        rail_node_[static_cast<std::size_t>(r)] = node_of(r);
     }
     return Errc::ok;
 }

@@ -284,6 +284,10 @@ public:
     // replace_peer() resets the link (reset_peer) and every path that
     // reached the peer (path::Path::reset_peer); connect_replaced() connects
     // those paths to the new process. not_supported: a path cannot.
+    // A new process on another host than the one the link's paths were
+    // chosen for (a replica re-created by fork: Bootstrap::moved) has them
+    // chosen again: connect_replaced() asks every path, and the link binds
+    // those that reach it now (udp where shm was, and back).
     rt::Status replace_peer(int peer, int incarnation);
     // A process that joined a running job, before its first progress call:
     // the peer is in that incarnation (its link has carried nothing yet).
@@ -306,6 +310,10 @@ public:
     //     connect_replaced(peer). Paths that cannot become and reach no peer
     //     are closed.
     bool can_fork() const;
+    // Whether the new process publishes addresses of its own (a path in use
+    // whose become() put()s them): the forking process then waits until
+    // they are stored before connect_replaced().
+    bool fork_publishes() const;
     rt::Status prepare_fork(int peer, int incarnation);
     rt::Status become(int rank, int incarnation, int ready, int ready_incarnation);
     // A process spawned into a slot of the job after the wire-up
@@ -438,6 +446,9 @@ private:
     int size_ = 1;
     std::vector<std::unique_ptr<path::Path>> paths_;
     LinkSet links_;
+    // Per peer: the host it ran on when its link's paths were chosen.
+    std::vector<int> rail_node_;
+    int node_of(int peer) const;
     std::vector<Peer> peers_;
     rt::IntrusiveList<Peer, &Peer::active_hook> active_;
     Matcher matcher_;

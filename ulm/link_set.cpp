@@ -219,6 +219,27 @@ void LinkSet::bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& path
     l.choose();
 }
 
+bool LinkSet::rebind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths)
+{
+    const int peer_incarnation = l.peer_incarnation;
+    const std::uint8_t epoch = l.epoch;
+    l.rails.reset();
+    l.nrails = 0;
+    l.reliable = false;
+    l.time_all = false;
+    l.ack_rail = nullptr;
+    bind(l, paths);
+    l.peer_incarnation = peer_incarnation;
+    l.epoch = epoch;
+    std::size_t need = 0;
+    for (int k = 0; k < l.nrails; ++k) {
+        if (l.rails[k].reliable) {
+            need = std::max<std::size_t>({need, l.rails[k].path->info().eager_limit, 256});
+        }
+    }
+    return l.nrails > 0 && need <= copy_pool_.block_size();
+}
+
 bool LinkSet::checksummed(const Link& l, const path::Path& path) const
 {
     for (int i = 0; i < l.nrails; ++i) {

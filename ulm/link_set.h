@@ -186,6 +186,11 @@ public:
         l.nrails = 0;
         bind(l, paths);
     }
+    // A link just reset (nothing in flight) whose peer moved to another
+    // host binds the paths that reach it there, in the same incarnation.
+    // False: none does (or a reliable one would need larger kept copies
+    // than the wire-up sized).
+    bool rebind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths);
 
 private:
     void bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& paths);

@@ -45,6 +45,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <poll.h>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -157,8 +159,8 @@ void Replicator::try_fork()
         return;
     }
     if (!eng_.can_fork()) {
-        give_up_fork("a path in use cannot be handed to a forked process (recovery works over shm "
-                     "between processes of one host)");
+        give_up_fork("a path in use cannot be handed to a forked process (recovery works over "
+                     "shm, self and udp; not verbs or ofi)");
         return;
     }
     const int incarnation = inc_[static_cast<std::size_t>(d)] + 1;
@@ -180,7 +182,15 @@ void Replicator::try_fork()
         give_up_fork(std::string("cannot reset the link to it (") + rt::errc_name(p.code()) + ")");
         return;
     }
+    // The new process runs here: the paths to it are chosen from here.
+    boot_.moved(d, boot_.job().node_id);
     const rt::Nanos t0 = rt::now_ns();
+    // The new process makes addresses of its own (udp sockets) and puts
+    // them as d's: I read them only once it says they are stored.
+    int told[2] = {-1, -1};
+    if (eng_.fork_publishes() && ::pipe2(told, O_CLOEXEC) != 0) {
+        rt::fatal("replication: pipe: %s", std::strerror(errno));
+    }
     std::fflush(nullptr);
     const pid_t mid = ::fork();
     if (mid == 0) {
@@ -188,8 +198,14 @@ void Replicator::try_fork()
         if (c != 0) {
             ::_exit(c > 0 ? 0 : 1); // the grandchild is mpirun's to reap (a subreaper)
         }
-        become_new(d, incarnation);
+        if (told[0] >= 0) {
+            ::close(told[0]);
+        }
+        become_new(d, incarnation, told[1]);
         return;
+    }
+    if (told[1] >= 0) {
+        ::close(told[1]);
     }
     if (mid > 0) {
         int status = 0;
@@ -197,6 +213,17 @@ void Replicator::try_fork()
         }
     }
     fork_for_ = -1;
+    if (told[0] >= 0) {
+        const bool ok = mid > 0 && wait_told(told[0]);
+        ::close(told[0]);
+        if (!ok) {
+            // It died (mpirun announces it) or hangs (mpirun gives up on
+            // it): d stays dead, and nobody keeps messages for it any more.
+            fork_for_ = d;
+            give_up_fork("the new process did not publish its addresses");
+            return;
+        }
+    }
     if (!eng_.connect_replaced(d).ok()) {
         rt::fatal("replication: cannot connect to the re-created replica");
     }
@@ -222,7 +249,34 @@ void Replicator::try_fork()
                 l, me_, d, incarnation, static_cast<long long>((rt::now_ns() - t0) / 1000));
 }
 
-void Replicator::become_new(int d, int incarnation)
+bool Replicator::wait_told(int told)
+{
+    // As long as mpirun waits for the new process to connect (kAdoptWait).
+    constexpr int kWaitMs = 10000;
+    const rt::Nanos until = rt::now_ns() + rt::Nanos{kWaitMs} * 1'000'000;
+    for (;;) {
+        const rt::Nanos left = until - rt::now_ns();
+        if (left <= 0) {
+            return false;
+        }
+        pollfd p{told, POLLIN, 0};
+        const int n = ::poll(&p, 1, static_cast<int>(left / 1'000'000) + 1);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        char b = 0;
+        const ssize_t r = ::read(told, &b, 1);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        return r == 1; // 0: it closed the pipe (died) before saying so
+    }
+}
+
+void Replicator::become_new(int d, int incarnation, int told)
 {
     const int s = eng_.phys_rank();
     const int s_incarnation = boot_.job().incarnation;
@@ -282,6 +336,17 @@ void Replicator::become_new(int d, int incarnation)
         rt::log(rt::LogLevel::error, "replication: the re-created replica %d of rank %d cannot "
                 "take over its paths (%s)", set_.replica_of(d), me_, rt::errc_name(st.code()));
         ::_exit(1);
+    }
+    if (told >= 0) {
+        // My addresses are stored at mpirun before the substitute (and,
+        // after its notice, every other process) reads them.
+        const char b = 1;
+        if (!boot_.sync().ok() || ::write(told, &b, 1) != 1) {
+            rt::log(rt::LogLevel::error, "replication: the re-created replica %d of rank %d "
+                    "cannot tell its substitute its addresses", set_.replica_of(d), me_);
+            ::_exit(1);
+        }
+        ::close(told);
     }
     std::sort(orphans_.begin(), orphans_.end(),
               [](const ulm::RecvMsg* a, const ulm::RecvMsg* b) { return a->rep_seq > b->rep_seq; });
@@ -401,6 +466,12 @@ void Replicator::on_notice(int from, int d, int incarnation)
     // substitute fork: read it first.
     eng_.check_events();
     fail(d, "re-created");
+    // The new process is a fork of the substitute (`from`): it runs on its
+    // host, and the paths to it are chosen from there (connect_replaced).
+    const std::vector<int>& nodes = boot_.job().node_of_rank;
+    if (static_cast<std::size_t>(from) < nodes.size()) {
+        boot_.moved(d, nodes[static_cast<std::size_t>(from)]);
+    }
     if (!eng_.replace_peer(d, incarnation).ok() || !eng_.connect_replaced(d).ok()) {
         boot_.abort(1, "replication: process " + std::to_string(eng_.phys_rank()) +
                            " cannot connect to the re-created process " + std::to_string(d));

@@ -202,7 +202,12 @@ private:
     static rt::Nanos fork_delay(); // rep_fork_delay_ms
     void try_fork();
     void give_up_fork(const std::string& why);
-    void become_new(int d, int incarnation);
+    // `told`: a pipe to the substitute, written once the new process's
+    // addresses are stored (-1: it waits for none; Engine::fork_publishes).
+    void become_new(int d, int incarnation, int told);
+    // The substitute: waits until the new process says its addresses are
+    // stored (one byte on `told`). False: it died or hung before.
+    static bool wait_told(int told);
     void on_notice(int from, int d, int incarnation);
     void on_welcome(int from, int d, int incarnation);
     void on_ready(int p, int incarnation);

@@ -23,7 +23,7 @@ public:
     bool can_reach(int peer) const override { return peer == rank_; }
     bool can_become() const override { return true; }
     Status wipe_peer(int) override { return Errc::ok; }
-    Status become(int rank, int) override
+    Status become(int rank, int, rt::Bootstrap&) override
     {
         rank_ = rank;
         return Errc::ok;

@@ -129,7 +129,10 @@ ShmPath::~ShmPath() { close(); }
 bool ShmPath::can_reach(int peer) const
 {
     int l = local_index(peer);
-    return l >= 0 && static_cast<std::uint32_t>(l) != me_ && open_;
+    // Once a rank moved (a replica re-created on its substitute's host),
+    // only ranks on their own host's segment share it.
+    return l >= 0 && static_cast<std::uint32_t>(l) != me_ && open_ && placed_ &&
+           (job_.placed_node_of_rank.empty() || job_.same_segment(job_.rank, peer));
 }
 
 Status ShmPath::attach_segment()
@@ -399,14 +402,18 @@ Status ShmPath::connect_peer(int peer, rt::Bootstrap&)
     if (j < 0 || static_cast<std::uint32_t>(j) == me_ || !open_) {
         return Errc::invalid_arg;
     }
-    locals_[static_cast<std::size_t>(j)].ready = true;
+    // (Not when it runs on another host now: its place here stays unread.)
+    locals_[static_cast<std::size_t>(j)].ready = can_reach(peer);
     return Errc::ok;
 }
 
 Status ShmPath::wipe_peer(int peer)
 {
     const int j = local_index(peer);
-    if (j < 0 || static_cast<std::uint32_t>(j) == me_ || !open_) {
+    if (j < 0 || !open_) {
+        return Errc::ok; // placed on another host: nothing of it here
+    }
+    if (static_cast<std::uint32_t>(j) == me_ && placed_) {
         return Errc::invalid_arg;
     }
     // Its FIFOs towards every peer and its buffers: the region of the dead
@@ -415,11 +422,26 @@ Status ShmPath::wipe_peer(int peer)
     return Errc::ok;
 }
 
-Status ShmPath::become(int rank, int ready)
+Status ShmPath::become(int rank, int ready, rt::Bootstrap&)
 {
+    if (!open_) {
+        return Errc::ok;
+    }
     const int me = local_index(rank);
-    if (me < 0 || !open_) {
-        return Errc::invalid_arg;
+    if (me < 0) {
+        // Placed on another host: no region here. The mapping stays (a
+        // process forked from me later may be placed here), but nothing
+        // of the forking process's place is mine: no FIFO read, no buffer.
+        placed_ = false;
+        for (Local& l : locals_) {
+            l.ready = false;
+            l.returns.clear();
+        }
+        pending_returns_ = 0;
+        nactive_.store(0, std::memory_order_relaxed);
+        rings_seen_.store(0, std::memory_order_relaxed);
+        doorbell_ = &quiet_bell_;
+        return Errc::ok;
     }
     // The forking process cleared this region (wipe_peer) and its own FIFO
     // towards it (reset_peer); every other peer clears its FIFO towards us
@@ -428,6 +450,7 @@ Status ShmPath::become(int rank, int ready)
     // Its doorbell was wiped with the region: nothing rang it yet, and
     // every peer rings it again before it sends (reset_peer).
     me_ = static_cast<std::uint32_t>(me);
+    placed_ = true;
     take_identity();
     for (Local& l : locals_) {
         l.ready = l.rank == ready;

@@ -35,7 +35,7 @@ public:
     Status connect_peer(int peer, rt::Bootstrap& boot) override;
     bool can_become() const override { return true; }
     Status wipe_peer(int peer) override;
-    Status become(int rank, int ready) override;
+    Status become(int rank, int ready, rt::Bootstrap& boot) override;
     bool can_reach(int peer) const override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
@@ -111,6 +111,11 @@ private:
     rt::OptMutex doorbell_lock_;
     std::string describe_;
     bool open_ = false;
+    // False in a forked process that became a rank this host's segment has
+    // no region for (placed on another host: path.h, become()): it reaches
+    // nobody, and polls a doorbell of its own that nobody rings.
+    bool placed_ = true;
+    shm::DoorbellHead quiet_bell_{};
 };
 
 } // namespace ulmpi::path

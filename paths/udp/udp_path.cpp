@@ -265,6 +265,17 @@ Status UdpPath::open(rt::Bootstrap& boot)
         ULMPI_ERROR("udp path: %s", why.c_str());
         return Errc::io_error;
     }
+    if (Status st = open_sockets(); !st.ok()) {
+        return st;
+    }
+    std::vector<std::byte> rec = udp::encode_endpoints(mine_);
+    return boot.put(udp_addr_key(opt_.rail), rec.data(), rec.size());
+}
+
+// Two sockets per chosen interface, bound to a port the kernel picks; their
+// endpoints in mine_.
+Status UdpPath::open_sockets()
+{
     socks_.clear();
     socks_.resize(ifaces_.size() * 2);
     mine_.assign(ifaces_.size(), udp::Endpoint{});
@@ -316,8 +327,7 @@ Status UdpPath::open(rt::Bootstrap& boot)
             }
         }
     }
-    std::vector<std::byte> rec = udp::encode_endpoints(mine_);
-    return boot.put(udp_addr_key(opt_.rail), rec.data(), rec.size());
+    return Errc::ok;
 }
 
 // Reads rank r's addresses and makes its routes; false when it published
@@ -369,7 +379,12 @@ bool UdpPath::load_peer(int r, rt::Bootstrap& boot, std::uint32_t& mtu)
         }
     }
     p.pairs = udp::make_pairs(mine_, p.eps);
-    p.reach = opt_.everywhere || other_host;
+    // A peer on my host whose shared-memory segment I have no place in
+    // (or it has none in mine: a replica re-created by fork on another
+    // host than the one it was placed on) is reached over udp too.
+    const bool no_segment = r != job_.rank && !job_.placed_node_of_rank.empty() &&
+                            !job_.same_segment(job_.rank, r);
+    p.reach = opt_.everywhere || other_host || no_segment;
     return true;
 }
 
@@ -414,16 +429,27 @@ Status UdpPath::connect(rt::Bootstrap& boot)
     window_[1] = fit(opt_.window);
     window_[0] = fit(opt_.control_window != 0 ? opt_.control_window : opt_.window);
     probe_ns_ = opt_.probe_us * 1000;
+    datagram_ = datagram;
+    mtu_ = mtu;
+    fit_sockets();
+    flow_ = std::make_unique<rt::OptMutex[]>(static_cast<std::size_t>(n));
+    open_ = true;
+    ULMPI_INFO("udp: %s; reaches %d of %d ranks", describe(), reachable, n);
+    return Errc::ok;
+}
+
+void UdpPath::fit_sockets()
+{
     // GSO: the kernel refuses segments longer than the route's MTU, and a
     // batch of one datagram (loopback's 64 KiB ones) gains nothing.
     gso_segs_ = 0;
     if (std::strcmp(gso_why_, "on") == 0) {
-        if (datagram + 28 > mtu) {
+        if (datagram_ + 28 > mtu_) {
             gso_why_ = "off: datagrams exceed the MTU";
-        } else if (kMaxBatch / datagram < 2) {
+        } else if (kMaxBatch / datagram_ < 2) {
             gso_why_ = "off: one datagram fills a batch";
         } else {
-            gso_segs_ = static_cast<int>(std::min<std::size_t>(kMaxGsoSegs, kMaxBatch / datagram));
+            gso_segs_ = static_cast<int>(std::min<std::size_t>(kMaxGsoSegs, kMaxBatch / datagram_));
             for (Sock& s : socks_) {
                 if (s.lane == Lane::bulk) {
                     s.batch.bytes = std::make_unique<std::byte[]>(kMaxBatch);
@@ -434,7 +460,7 @@ Status UdpPath::connect(rt::Bootstrap& boot)
     // GRO: worth its bounce copy only when several datagrams fit 64 KiB;
     // otherwise (loopback) the payload is scattered straight into the user
     // buffer after a peek.
-    if (gro() && kMaxBatch / datagram < 2) {
+    if (gro() && kMaxBatch / datagram_ < 2) {
         for (Sock& s : socks_) {
             int zero = 0;
             if (s.gro) {
@@ -456,13 +482,9 @@ Status UdpPath::connect(rt::Bootstrap& boot)
             s.whole.assign(65536, std::byte{0});
         }
     }
-    flow_ = std::make_unique<rt::OptMutex[]>(static_cast<std::size_t>(n));
-    open_ = true;
-    ULMPI_INFO("udp: %s; reaches %d of %d ranks", describe(), reachable, n);
-    return Errc::ok;
 }
 
-void UdpPath::close()
+void UdpPath::close_sockets()
 {
     for (Sock& s : socks_) {
         if (s.fd >= 0) {
@@ -478,7 +500,70 @@ void UdpPath::close()
     for (auto& t : tx_all_) {
         tx_free_.push_back(t.get());
     }
+}
+
+void UdpPath::close()
+{
+    close_sockets();
     open_ = false;
+}
+
+Status UdpPath::wipe_peer(int)
+{
+    return Errc::ok; // nothing of a peer lives in memory shared with it
+}
+
+// Replica recovery, in the new process (path.h, become()): the sockets are
+// the forking process's (closing them here leaves them to it), and so is
+// everything staged on them and every peer's flow-control state.
+Status UdpPath::become(int rank, int ready, rt::Bootstrap& boot)
+{
+    if (!open_) {
+        return Errc::ok;
+    }
+    if (rank != job_.rank) {
+        return Errc::invalid_arg; // the bootstrap made this process `rank` first
+    }
+    close_sockets();
+    if (Status st = open_sockets(); !st.ok()) {
+        open_ = false;
+        return st;
+    }
+    fit_sockets();
+    std::vector<std::byte> rec = udp::encode_endpoints(mine_);
+    if (Status st = boot.put(udp_addr_key(opt_.rail), rec.data(), rec.size()); !st.ok()) {
+        open_ = false;
+        return st;
+    }
+    // Every peer's route from my new sockets (my address for myself), its
+    // reach from where I run now, and fresh flow-control marks.
+    for (int r = 0; r < job_.size; ++r) {
+        PeerAddr& p = peers_[static_cast<std::size_t>(r)];
+        if (r == rank || p.eps.empty()) {
+            p = PeerAddr{};
+            std::uint32_t mtu = mtu_;
+            if (r == rank) {
+                (void)load_peer(r, boot, mtu);
+            }
+            continue;
+        }
+        PeerAddr fresh;
+        fresh.eps = std::move(p.eps);
+        fresh.to[0] = std::move(p.to[0]);
+        fresh.to[1] = std::move(p.to[1]);
+        fresh.pairs = udp::make_pairs(mine_, fresh.eps);
+        const bool other_host = job_.node_of_rank.size() == static_cast<std::size_t>(job_.size) &&
+                                job_.node_of_rank[static_cast<std::size_t>(r)] != job_.node_id;
+        const bool no_segment = !job_.placed_node_of_rank.empty() && !job_.same_segment(rank, r);
+        fresh.reach = opt_.everywhere || other_host || no_segment;
+        fresh.held = r != ready;
+        p = std::move(fresh);
+    }
+    credit_due_.clear();
+    down_due_.clear();
+    any_credit_due_.store(false, std::memory_order_relaxed);
+    any_down_due_.store(false, std::memory_order_relaxed);
+    return Errc::ok;
 }
 
 Status UdpPath::reset_peer(int peer, rt::Bootstrap&)
@@ -504,6 +589,7 @@ Status UdpPath::connect_peer(int peer, rt::Bootstrap& boot)
         return Errc::invalid_arg;
     }
     if (peers_[static_cast<std::size_t>(peer)].reach) {
+        peers_[static_cast<std::size_t>(peer)].held = false; // a new process's peer
         return Errc::ok; // known since the wire-up
     }
     // A process spawned into a slot after the wire-up (MPI_Comm_spawn): its
@@ -873,6 +959,10 @@ bool UdpPath::acquire(int peer, std::size_t len, TxBuffer& out)
         return false; // ULM never asks for more than info().max_frag
     }
     PeerAddr& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.held) [[unlikely]] {
+        bump(counters_.send_again); // a new process's peer that does not know it yet
+        return false;
+    }
     bool open = false;
     udp::Pair pair;
     {
@@ -996,6 +1086,10 @@ SendResult UdpPath::send(int peer, const iovec* iov, int iovcnt, Lane lane)
     if (total > info_.max_frag || !can_reach(peer)) {
         return SendResult::failed;
     }
+    if (peers_[static_cast<std::size_t>(peer)].held) [[unlikely]] {
+        bump(counters_.send_again);
+        return SendResult::again;
+    }
     if (iovcnt > 63) {
         return Path::send(peer, iov, iovcnt, lane); // through a staging buffer
     }
@@ -1083,8 +1177,9 @@ bool UdpPath::accept(const Sock& s, const std::byte* d, std::size_t len, const s
 {
     udp::Verdict verdict = udp::check_header(d, len, static_cast<std::uint8_t>(s.lane), token_,
                                              job_.rank, job_.size, &src);
-    if (verdict == udp::Verdict::ok && !known_source(src, s.lane, from)) {
-        verdict = udp::Verdict::address;
+    if (verdict == udp::Verdict::ok &&
+        (!known_source(src, s.lane, from) || peers_[static_cast<std::size_t>(src)].held)) {
+        verdict = udp::Verdict::address; // (held: read once connect_peer() says it knows me)
     }
     if (verdict == udp::Verdict::ok && (len - kHdr > info_.max_frag || truncated)) {
         verdict = udp::Verdict::oversize;

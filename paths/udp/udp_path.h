@@ -166,6 +166,15 @@ public:
     // reads the new process's from the bootstrap.
     Status reset_peer(int peer, rt::Bootstrap& boot) override;
     Status connect_peer(int peer, rt::Bootstrap& boot) override;
+    // Replica recovery (path.h): the forked process closes the forking
+    // process's sockets (they stay the forking process's), opens its own
+    // and puts their addresses as `rank`'s; every peer's route and
+    // flow-control marks start afresh, and nothing is sent to or taken
+    // from a peer but `ready` until connect_peer(peer).
+    bool can_become() const override { return true; }
+    bool become_publishes() const override { return true; }
+    Status wipe_peer(int peer) override;
+    Status become(int rank, int ready, rt::Bootstrap& boot) override;
     bool acquire(int peer, std::size_t len, TxBuffer& out) override;
     SendResult commit(int peer, const TxBuffer& buf, std::size_t len) override;
     SendResult send(int peer, const iovec* iov, int iovcnt, Lane lane = Lane::control) override;
@@ -234,6 +243,7 @@ private:
         std::vector<udp::Pair> pairs;
         std::uint32_t rr = 0;
         bool reach = false;
+        bool held = false;       // a new process's peer, until connect_peer()
         bool credit_due = false; // on credit_due_
         bool down_due = false;   // on down_due_: a local network error to report
         // By lane, in cost units modulo 2^32:
@@ -246,6 +256,12 @@ private:
     };
     class RxDatagram;
     bool load_peer(int r, rt::Bootstrap& boot, std::uint32_t& mtu);
+    // Two sockets per chosen interface, bound (open(), become()).
+    Status open_sockets();
+    // GSO, GRO and the receive scratch of every socket, for datagrams of
+    // datagram_ bytes over the job's smallest MTU mtu_ (connect(), become()).
+    void fit_sockets();
+    void close_sockets();
 
     Sock& sock(int iface, Lane lane)
     {
@@ -296,6 +312,8 @@ private:
     std::vector<int> credit_work_;            // send_credits()'s copy (under chores_)
     int actual_sndbuf_ = 0;
     int actual_rcvbuf_ = 0;
+    std::size_t datagram_ = 0; // our header + ULM bytes, at most
+    std::uint32_t mtu_ = 0;    // the smallest among the job's interfaces
     bool frag_explicit_ = false;
 
     std::vector<std::unique_ptr<TxSlot>> tx_all_;

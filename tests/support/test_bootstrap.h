@@ -90,6 +90,13 @@ public:
 
     const rt::JobInfo& job() const override { return job_; }
     rt::JobInfo& mutable_job() { return job_; }
+    void moved(int rank, int node) override
+    {
+        if (job_.placed_node_of_rank.empty()) {
+            job_.placed_node_of_rank = job_.node_of_rank;
+        }
+        job_.node_of_rank[static_cast<std::size_t>(rank)] = node;
+    }
 
     rt::Status put(std::string_view key, const void* data, std::size_t len) override
     {

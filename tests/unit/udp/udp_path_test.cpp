@@ -391,6 +391,83 @@ TEST_F(UdpPair, same_host_ranks_need_everywhere)
     EXPECT_TRUE(sink.got[0].bytes == f);
 }
 
+// Replica recovery (path.h, become()): rank 2 died on host 2; its new
+// process, forked from rank 1 on host 1, takes new sockets and publishes
+// them as rank 2's. Every peer that reset and connected it again reads the
+// new addresses (rank 1 reaches it over udp on its own host: it has no
+// place in host 1's shared memory); the new process sends to nobody but
+// rank 1 (`ready`) and takes nothing from anybody else until
+// connect_peer() says that peer knows it.
+TEST_F(UdpPair, a_new_process_publishes_sockets_of_its_own_that_peers_read_after_reset)
+{
+    const std::vector<int> nodes = {0, 1, 2};
+    LocalJob job(3, LocalJob::Fences::none);
+    std::vector<std::unique_ptr<LocalBootstrap>> boot;
+    std::vector<std::unique_ptr<UdpPath>> p;
+    UdpOptions o;
+    o.ifaces = "lo";
+    for (int r = 0; r < 3; ++r) {
+        boot.push_back(std::make_unique<LocalBootstrap>(job, r, nodes));
+        p.push_back(std::make_unique<UdpPath>(boot[static_cast<std::size_t>(r)]->job(), o));
+        ASSERT_TRUE(p.back()->open(*boot.back()).ok());
+    }
+    for (int r = 0; r < 3; ++r) {
+        ASSERT_TRUE(p[static_cast<std::size_t>(r)]->connect(*boot[static_cast<std::size_t>(r)]).ok());
+    }
+    EXPECT_FALSE(p[1]->can_reach(1));
+    const std::uint16_t old_port = p[2]->endpoints()[0].port[0];
+
+    // Rank 2 dies; ranks 0 and 1 forget it; its new process runs on host 1.
+    ASSERT_TRUE(p[0]->reset_peer(2, *boot[0]).ok());
+    ASSERT_TRUE(p[1]->reset_peer(2, *boot[1]).ok());
+    EXPECT_FALSE(p[0]->can_reach(2));
+    boot[2]->mutable_job().node_id = 1;
+    boot[2]->moved(2, 1);
+    ASSERT_TRUE(p[2]->become(2, 1, *boot[2]).ok());
+    EXPECT_NE(p[2]->endpoints()[0].port[0], old_port);
+    EXPECT_TRUE(p[2]->can_reach(0));
+    EXPECT_TRUE(p[2]->can_reach(1)); // one host, but no shared segment
+    TestSink sink;
+    TxBuffer buf;
+    buf.lane = Lane::control;
+    EXPECT_FALSE(p[2]->acquire(0, 64, buf)); // rank 0 does not know it yet
+
+    // The substitute reads the new addresses and the two talk.
+    boot[1]->moved(2, 1);
+    ASSERT_TRUE(p[1]->connect_peer(2, *boot[1]).ok());
+    EXPECT_TRUE(p[1]->can_reach(2));
+    auto f = make_frag(32, 100, 1);
+    put(*p[2], 1, f, Lane::control);
+    ASSERT_TRUE(collect(*p[1], sink, 1));
+    EXPECT_EQ(sink.got[0].peer, 2);
+    EXPECT_TRUE(sink.got[0].bytes == f);
+
+    // Rank 0 hears of it: its datagrams are refused until the new process
+    // is told rank 0 knows it, then both ways work.
+    boot[0]->moved(2, 1);
+    ASSERT_TRUE(p[0]->connect_peer(2, *boot[0]).ok());
+    auto g = make_frag(24, 50, 2);
+    put(*p[0], 2, g, Lane::control);
+    TestSink early;
+    for (int i = 0; i < 200 && p[2]->refusals().address == 0; ++i) {
+        p[2]->progress(early);
+        ::usleep(100);
+    }
+    EXPECT_EQ(p[2]->refusals().address, 1u);
+    EXPECT_TRUE(early.got.empty());
+    ASSERT_TRUE(p[2]->connect_peer(0, *boot[2]).ok());
+    put(*p[0], 2, g, Lane::control);
+    TestSink at2;
+    ASSERT_TRUE(collect(*p[2], at2, 1));
+    EXPECT_EQ(at2.got[0].peer, 0);
+    EXPECT_TRUE(at2.got[0].bytes == g);
+    put(*p[2], 0, f, Lane::bulk);
+    TestSink at0;
+    ASSERT_TRUE(collect(*p[0], at0, 1));
+    EXPECT_EQ(at0.got[0].peer, 2);
+    EXPECT_TRUE(at0.got[0].bytes == f);
+}
+
 TEST_F(UdpPair, explicit_eager_limit_and_fragment_size)
 {
     UdpOptions o;
