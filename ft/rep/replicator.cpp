@@ -411,6 +411,20 @@ void Replicator::fail(int d, const char* detail)
         eng_.repost(r);
     }
     orphans_.clear();
+    // What I queued for it and have not handed to ULM yet goes with it. On a
+    // notice it comes back as a new incarnation before my next flush (which
+    // drops only what is queued for the dead), and copies meant for the dead
+    // one (an orphan entry's, numbered from where the dead one stood) would
+    // reach the new one, which numbers them as its next: a stream shifted.
+    std::erase_if(outbox_, [&](const Out& o) {
+        if (o.to != d) {
+            return false;
+        }
+        if (o.parent != nullptr) {
+            eng_.release_hold(o.parent);
+        }
+        return true;
+    });
     for (ulm::SendMsg* s : acks_.drop_replica(x, l)) {
         eng_.release_hold(s);
     }
