@@ -160,6 +160,16 @@ public:
     int up_rails() const { return nup_; } // rails in use (up; standby ones only when no other is up)
     // The rail for control fragments and small messages (nullptr: failed).
     Rail* control_rail() const { return ctrl_; }
+    // The rails go (LinkSet::rebind, before it binds the link afresh): so
+    // does every pointer into them.
+    void drop_rails()
+    {
+        ctrl_ = nullptr;
+        ack_rail = nullptr;
+        rails.reset();
+        nrails = 0;
+        nup_ = 0;
+    }
     // The largest message that leaves whole in one eager fragment over the
     // control rail, fitting every other rail it may fail over to (a match
     // fragment cannot be split): set by choose(), read by Engine::send_now.

@@ -223,11 +223,9 @@ bool LinkSet::rebind(Link& l, const std::vector<std::unique_ptr<path::Path>>& pa
 {
     const int peer_incarnation = l.peer_incarnation;
     const std::uint8_t epoch = l.epoch;
-    l.rails.reset();
-    l.nrails = 0;
+    l.drop_rails(); // choose() in bind() must not read the old control rail
     l.reliable = false;
     l.time_all = false;
-    l.ack_rail = nullptr;
     bind(l, paths);
     l.peer_incarnation = peer_incarnation;
     l.epoch = epoch;
