@@ -267,8 +267,8 @@ int OfiPath::progress(Sink& sink)
         mine_.clear();
         delivered += deliver_arrived(sink);
         chores(sink);
+        delivered += reported_; // (the next deliverer resets it: read before the release)
         delivering_.store(false, std::memory_order_release);
-        delivered += reported_;
         return delivered > 0 ? delivered : polled;
     }
     delivered_ = 0;
