@@ -21,8 +21,11 @@ forked ones included), whichever host namespace they run in.
 
 import fcntl
 import os
+import sys
 import random
 import subprocess
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from proc_marks import pids_with_env  # noqa: E402
 
 LOCK = "/tmp/ulmpi-netns.lock"
 SLOTS = 2  # ranks a host
@@ -73,18 +76,7 @@ def take_lock():
 
 
 def marked_pids(mark):
-    needle = ("ULMPI_TEST_MARKER=" + mark).encode()
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
+    return pids_with_env("ULMPI_TEST_MARKER", mark)
 
 
 def open_cluster(tool, nhosts):

@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 import uuid
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from proc_marks import pids_with_env  # noqa: E402
 
 MPIRUN = os.environ["MPIRUN"]
 MPIEXEC = os.environ.get("MPIEXEC", MPIRUN)
@@ -47,18 +49,7 @@ class Result:
 
 def marked_processes(mark):
     """Pids whose environment holds ULMPI_TEST_MARK=mark (zombies have none)."""
-    needle = ("ULMPI_TEST_MARK=" + mark).encode()
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
+    return pids_with_env("ULMPI_TEST_MARK", mark)
 
 
 def assert_no_leftovers(mark):

@@ -48,6 +48,8 @@ import sys
 import threading
 import time
 import uuid
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from proc_marks import pids_with_env  # noqa: E402
 
 CASES = ["programs", "loss", "lossy", "link_down", "strays", "ofi_smoke", "ofi_tcp", "ofi_udp",
          "ofi_shm"]
@@ -114,18 +116,7 @@ class Cluster:
 # ------------------------------------------------------------------ jobs
 
 def marked(mark):
-    needle = ("ULMPI_TEST_MARKER=" + mark).encode()
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    out.append(int(pid))
-        except OSError:
-            pass
-    return out
+    return pids_with_env("ULMPI_TEST_MARKER", mark)
 
 
 class Job:
