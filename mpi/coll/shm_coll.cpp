@@ -36,7 +36,8 @@ constexpr std::uint64_t kSmallRing = 256;
 // and slot sets, bcast's rings.
 std::uint64_t small_size(std::uint64_t p, std::uint64_t slot)
 {
-    return 2 * kLine * p + ShmColl::kSets * slot * p + kRing * slot + kSmallRing * kSmall;
+    return (2 + ShmColl::kSets) * kLine * p + ShmColl::kSets * slot * p + kRing * slot +
+           kSmallRing * kSmall;
 }
 
 // The whole segment: the small part, then the big slot sets (kBigSets of p
@@ -191,7 +192,7 @@ void ShmColl::map_world()
             // The flags and the slot sets, whose pages every call touches
             // (not bcast's rings); an older kernel answers EINVAL: then
             // the first calls take the page faults.
-            const std::uint64_t hot = 2 * kLine * p + kSets * slot_bytes() * p;
+            const std::uint64_t hot = (2 + kSets) * kLine * p + kSets * slot_bytes() * p;
             ::madvise(a, std::min<std::uint64_t>((hot + 4095) / 4096 * 4096, n),
                       MADV_POPULATE_WRITE);
             return;
@@ -362,16 +363,32 @@ std::uint64_t* ShmColl::done(int j) const
                                             kLine);
 }
 
+std::byte* ShmColl::line(int j) const
+{
+    const auto p = static_cast<std::uint64_t>(p_);
+    return base_ + 2 * kLine * p + ((seq_ % kSets) * p + static_cast<std::uint64_t>(j)) * kLine;
+}
+
 std::byte* ShmColl::slot(int j) const
 {
     const auto p = static_cast<std::uint64_t>(p_);
-    return base_ + 2 * kLine * p + ((seq_ % kSets) * p + static_cast<std::uint64_t>(j)) * slot_;
+    return base_ + (2 + kSets) * kLine * p +
+           ((seq_ % kSets) * p + static_cast<std::uint64_t>(j)) * slot_;
 }
+
+std::byte* ShmColl::data(int j) const { return in_line_ ? line(j) + 8 : slot(j); }
+
+std::uint64_t* ShmColl::flag(int j) const
+{
+    return in_line_ ? reinterpret_cast<std::uint64_t*>(line(j)) : ready(j);
+}
+
+void ShmColl::publish() { flag_store(flag(me_), seq_); }
 
 std::byte* ShmColl::ring_slot(std::uint64_t bytes) const
 {
     const auto p = static_cast<std::uint64_t>(p_);
-    std::byte* ring = base_ + 2 * kLine * p + kSets * p * slot_;
+    std::byte* ring = base_ + (2 + kSets) * kLine * p + kSets * p * slot_;
     if (bytes <= kSmall - 8) {
         return ring + kRing * slot_ + (seq_ % kSmallRing) * kSmall;
     }
@@ -420,12 +437,19 @@ template <class Pred> int ShmColl::wait(Comm* c, Pred&& pred)
 int ShmColl::wait_all_ready(Comm* c)
 {
     int next = 0; // members before it are known ready
-    return wait(c, [&] {
-        while (next < p_ && flag_load(ready(next)) >= seq_) {
+    const int e = wait(c, [&] {
+        while (next < p_ && flag_load(flag(next)) >= seq_) {
             ++next;
         }
         return next == p_;
     });
+    if (e == MPI_SUCCESS) {
+        // A member that published call seq_ is done with every call before
+        // it: the next calls need not read the done counters (lines the
+        // others write at every call) to know that their sets are free.
+        free_upto_ = std::max(free_upto_, seq_ - 1);
+    }
+    return e;
 }
 
 int ShmColl::wait_ready(Comm* c, int j)
@@ -463,6 +487,13 @@ int ShmColl::run(Comm* c, const Args& a)
 {
     ShmColl& s = *comm_coll(c).shm;
     ++s.seq_;
+    // Up to kLine - 8 bytes of a member's data travel with the call number
+    // in one cache line (the same size at every member, so every member
+    // takes the same road).
+    const std::uint64_t per = a.coll == Coll::alltoall
+                                  ? a.bytes * static_cast<std::uint64_t>(a.team.size)
+                                  : a.bytes;
+    s.in_line_ = a.coll != Coll::barrier && a.coll != Coll::bcast && per <= kLine - 8;
     switch (a.coll) {
     case Coll::barrier:
         return s.barrier(c);
@@ -530,8 +561,8 @@ int ShmColl::publish_vector(Comm* c, const Args& a)
     if (int e = wait_free(c, kSets)) {
         return e;
     }
-    std::memcpy(slot(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes);
-    flag_store(ready(me_), seq_);
+    std::memcpy(data(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes);
+    publish();
     return wait_all_ready(c);
 }
 
@@ -549,9 +580,9 @@ int ShmColl::allreduce(Comm* c, const Args& a)
 // `off` of every member's slot: the same order, and bits, at every member.
 void ShmColl::reduce_slots(const Args& a, std::uint64_t off)
 {
-    std::memcpy(a.rbuf, slot(p_ - 1) + off, a.rcount * a.rtype->size);
+    std::memcpy(a.rbuf, data(p_ - 1) + off, a.rcount * a.rtype->size);
     for (int j = p_ - 2; j >= 0; --j) {
-        op_apply(a.op, slot(j) + off, a.rbuf, a.rcount, a.rtype);
+        op_apply(a.op, data(j) + off, a.rbuf, a.rcount, a.rtype);
     }
 }
 
@@ -583,17 +614,17 @@ int ShmColl::allgather(Comm* c, const Args& a)
     }
     if (a.in_place) {
         pack(elem(a.rbuf, static_cast<std::uint64_t>(me_) * a.rcount, a.rtype), a.rcount, a.rtype,
-             slot(me_), bytes);
+             data(me_), bytes);
     } else {
-        pack(a.sbuf, a.scount, a.stype, slot(me_), bytes);
+        pack(a.sbuf, a.scount, a.stype, data(me_), bytes);
     }
-    flag_store(ready(me_), seq_);
+    publish();
     if (int e = wait_all_ready(c)) {
         return e;
     }
     for (int j = 0; j < p_; ++j) {
         if (j != me_ || !a.in_place) {
-            unpack(slot(j), bytes, elem(a.rbuf, static_cast<std::uint64_t>(j) * a.rcount, a.rtype),
+            unpack(data(j), bytes, elem(a.rbuf, static_cast<std::uint64_t>(j) * a.rcount, a.rtype),
                    a.rcount, a.rtype);
         }
     }
@@ -607,7 +638,7 @@ int ShmColl::alltoall(Comm* c, const Args& a)
     if (int e = wait_free(c, kSets)) {
         return e;
     }
-    std::byte* mine = slot(me_);
+    std::byte* mine = data(me_);
     for (int j = 0; j < p_; ++j) {
         const auto uj = static_cast<std::uint64_t>(j);
         if (a.in_place) {
@@ -616,13 +647,13 @@ int ShmColl::alltoall(Comm* c, const Args& a)
             pack(elem(a.sbuf, uj * a.scount, a.stype), a.scount, a.stype, mine + uj * bytes, bytes);
         }
     }
-    flag_store(ready(me_), seq_);
+    publish();
     if (int e = wait_all_ready(c)) {
         return e;
     }
     const auto um = static_cast<std::uint64_t>(me_);
     for (int j = 0; j < p_; ++j) {
-        unpack(slot(j) + um * bytes, bytes,
+        unpack(data(j) + um * bytes, bytes,
                elem(a.rbuf, static_cast<std::uint64_t>(j) * a.rcount, a.rtype), a.rcount, a.rtype);
     }
     finish();

@@ -4,8 +4,11 @@
 //
 // A communicator whose members all live on this host gets, on its first
 // eligible call, a segment of its own: per member a `ready` and a `done`
-// counter on 64-byte lines of their own, and per member four slots of
-// `slot` bytes (call k of the communicator uses the set k % 4), and for
+// counter on 64-byte lines of their own, and per member four lines and
+// four slots of `slot` bytes (call k of the communicator uses the set
+// k % 4; a member's data of up to 56 bytes goes in its line after the call
+// number, which then serves as its ready flag, so that the data comes in
+// the cache line that announces it; more goes in its slot), and for
 // bcast two rings: 32 slots, and 256 slots of 256 bytes for small data
 // (each slot: the call number, then up to 248 bytes of data, so that small
 // data comes in the same cache line as the flag that announces it).
@@ -124,6 +127,15 @@ private:
     std::uint64_t* ready(int j) const;
     std::uint64_t* done(int j) const;
     std::byte* slot(int j) const; // of the current call's set
+    // Member j's line of the current call's set: the call number, then up
+    // to kLine - 8 bytes of data, so that small data comes in the cache
+    // line of the flag that announces it.
+    std::byte* line(int j) const;
+    // The current call's data of member j and the flag that says it is
+    // there: in j's line (in_line_) or in its slot and ready counter.
+    std::byte* data(int j) const;
+    std::uint64_t* flag(int j) const;
+    void publish(); // my flag = seq_ (release): my data is there
     std::byte* ring_slot(std::uint64_t bytes) const; // bcast's slot of the current call
     // Large data (shm_coll_large.cpp): member j's chunk of the big slot set
     // of step `seq`, and bcast's big ring slot of step `seq`.
@@ -178,6 +190,7 @@ private:
     int p_ = 0;
     int me_ = 0;
     std::uint64_t seq_ = 0; // calls so far (the current one while it runs)
+    bool in_line_ = false;  // the current call's data goes in lines
     std::uint64_t free_upto_ = 0; // every member's done was >= this
 };
 

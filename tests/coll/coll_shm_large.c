@@ -1,6 +1,7 @@
 /*
  * Blocking collectives with per-rank data above coll_shm_max, which the
- * one-host shared-memory path moves in chunks (mpi/coll/shm_coll_large.cpp):
+ * one-host shared-memory path moves in chunks (mpi/coll/shm_coll_large.cpp),
+ * between small ones (data in the call's cache line or in the slots):
  * a seeded random sequence of bcast, allgather, alltoall, allreduce,
  * reduce_scatter and reduce_scatter_block with counts that cross the chunk
  * size (run with a small ULMPI_COLL_SHM_CHUNK), MPI_IN_PLACE, a strided
@@ -279,10 +280,12 @@ int main(int argc, char** argv)
             MT_OK(MPI_Comm_rank(g_comm, &g_rank));
             MT_OK(MPI_Comm_size(g_comm, &g_size));
         }
-        /* Counts from just above the small limit to several chunks; every
-         * rank draws the same numbers. */
+        /* Counts from just above the small limit to several chunks, and one
+         * call in three small (1 to 40 ints: data in the call's cache line
+         * or in the slots), so that the three kinds of call take turns in
+         * the same slot sets; every rank draws the same numbers. */
         unsigned what = rnd() % 8;
-        size_t count = 1025 + rnd() % 40000;
+        size_t count = rnd() % 3 == 0 ? 1 + rnd() % 40 : 1025 + rnd() % 40000;
         int strided = (int)(rnd() % 2), in_place = (int)(rnd() % 2), user = (int)(rnd() % 2);
         if (mt_verbose && mt_rank == 0) {
             printf("call %d: %u count %zu strided %d in place %d user %d\n", k, what, count,
