@@ -3,6 +3,7 @@
 #include "ft/intra/profile.h"
 #include "ft/intra/schedule.h"
 #include "ft/intra/section.h"
+#include "ft/intra/stage.h"
 
 #include "runtime/clock.h"
 #include "runtime/config.h"
@@ -20,6 +21,16 @@ const rt::TextParam kill_p{
     "intra_kill", "",
     "test only: \"R:N\": replica R of every rank dies (SIGKILL) right after posting its N-th "
     "intra-parallel update message"};
+
+const rt::SizeParam stage_min_p{
+    "intra_stage_min", 32768,
+    "smallest intra-parallel update packed into the sender's staging area on huge pages before "
+    "it is sent (a sibling's direct read then pins few pages; 0: send every update from the "
+    "program's memory)"};
+const rt::SizeParam stage_max_p{
+    "intra_stage_max", std::uint64_t{64} << 20,
+    "largest staging area of a replica's updates in one section (bytes; larger updates are sent "
+    "from the program's memory)"};
 
 bool written(Access a) { return a != Access::in; }
 
@@ -318,6 +329,27 @@ rt::Status Section::run_replicated()
             }
         }
     }
+    // Staging (stage.h): the updates of my tasks, in the order they are
+    // sent, that go out of the staging area rather than the program's memory.
+    std::vector<std::uint64_t> sizes;
+    for (int i = 0; i < n; ++i) {
+        if (owner[static_cast<std::size_t>(i)] != self) {
+            continue;
+        }
+        const Task& t = tasks_[static_cast<std::size_t>(i)];
+        const TaskDef& d = defs_[static_cast<std::size_t>(t.def)];
+        for (std::size_t a = 0; a < d.args.size(); ++a) {
+            if (written(d.args[a].access)) {
+                sizes.push_back(t.ref(d, a).bytes());
+            }
+        }
+    }
+    StagePlan plan = plan_stage(sizes, stage_min_p.get(), stage_max_p.get());
+    Stage& stage = process_stage();
+    if (plan.bytes > 0 && !stage.reserve(plan.bytes)) {
+        plan.offset.assign(plan.offset.size(), kDirect);
+    }
+    std::size_t next_update = 0; // index into plan.offset
     lap(stats_.ns_post);
     stats_.rx_total += rx.size();
 
@@ -339,6 +371,22 @@ rt::Status Section::run_replicated()
             ++stats_.tasks_received;
         }
         lap(stats_.ns_tasks);
+        // What each written parameter is sent from: the program's memory,
+        // or its packed bytes in the staging area (packed once, for every
+        // sibling, when the first one needs it).
+        std::vector<ulm::DataRef> from(d.args.size());
+        std::vector<char> staged(d.args.size(), 0);
+        for (std::size_t a = 0; a < d.args.size(); ++a) {
+            if (!written(d.args[a].access)) {
+                continue;
+            }
+            from[a] = t.ref(d, a);
+            const std::uint64_t off = plan.offset[next_update++];
+            if (off != kDirect) {
+                from[a] = ulm::DataRef{stage.data() + off, from[a].bytes(), &ulm::bytes_layout()};
+                staged[a] = 1;
+            }
+        }
         for (int l = 0; l < r && st.ok(); ++l) {
             if (l == self || !rep_->sibling_alive(l)) {
                 continue;
@@ -348,8 +396,12 @@ rt::Status Section::run_replicated()
                 if (!written(d.args[a].access)) {
                     continue;
                 }
+                if (staged[a] == 1) {
+                    ulm::pack(t.ref(d, a), 0, from[a].base, from[a].count);
+                    staged[a] = 2;
+                }
                 ulm::SendMsg* m = nullptr;
-                const ulm::DataRef ref = t.ref(d, a);
+                const ulm::DataRef ref = from[a];
                 st = rep_->isend_sibling(l, ref, update_tag(section_, i, static_cast<int>(a)), &m);
                 if (!st.ok()) {
                     why_ = "cannot send a task's update";
@@ -358,6 +410,9 @@ rt::Status Section::run_replicated()
                 any = true;
                 tx.push_back(m);
                 stats_.update_bytes += ref.bytes();
+                if (staged[a] != 0) {
+                    stage.count_sent(ref.bytes());
+                }
                 if (++sent_ == kill.after && self == kill.replica) {
                     eng_.progress(); // (intra_kill: part of the update may have left)
                     std::fflush(nullptr);
