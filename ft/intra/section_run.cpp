@@ -22,17 +22,41 @@ const rt::TextParam kill_p{
     "test only: \"R:N\": replica R of every rank dies (SIGKILL) right after posting its N-th "
     "intra-parallel update message"};
 
+const rt::ChoiceParam stage_p{
+    "intra_stage", "auto",
+    "pack large intra-parallel updates into a staging area on huge pages before sending them: "
+    "auto (where transparent huge pages are in madvise mode), on, off",
+    "auto|on|off"};
 const rt::SizeParam stage_min_p{
     "intra_stage_min", 32768,
     "smallest intra-parallel update packed into the sender's staging area on huge pages before "
-    "it is sent (a sibling's direct read then pins few pages; 0: send every update from the "
-    "program's memory)"};
+    "it is sent, when intra_stage allows (a sibling's direct read then pins few pages; 0: send "
+    "every update from the program's memory)"};
 const rt::SizeParam stage_max_p{
     "intra_stage_max", std::uint64_t{64} << 20,
     "largest staging area of a replica's updates in one section (bytes; larger updates are sent "
     "from the program's memory)"};
 
 bool written(Access a) { return a != Access::in; }
+
+// intra_stage: whether large updates are staged (stage.h).
+bool staging_on()
+{
+    static const bool on = [] {
+        const std::string& v = stage_p.get();
+        if (v != "auto") {
+            return v == "on";
+        }
+        char text[128] = {};
+        if (std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+            const std::size_t got = std::fread(text, 1, sizeof text - 1, f);
+            text[got] = '\0';
+            std::fclose(f);
+        }
+        return thp_madvise_mode(text);
+    }();
+    return on;
+}
 
 // intra_kill: which replica dies after which update message (0: never).
 struct KillPoint {
@@ -344,7 +368,7 @@ rt::Status Section::run_replicated()
             }
         }
     }
-    StagePlan plan = plan_stage(sizes, stage_min_p.get(), stage_max_p.get());
+    StagePlan plan = plan_stage(sizes, staging_on() ? stage_min_p.get() : 0, stage_max_p.get());
     Stage& stage = process_stage();
     if (plan.bytes > 0 && !stage.reserve(plan.bytes)) {
         plan.offset.assign(plan.offset.size(), kDirect);

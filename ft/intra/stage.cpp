@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace ulmpi::intra {
 
@@ -22,6 +23,11 @@ StagePlan plan_stage(const std::vector<std::uint64_t>& sizes, std::uint64_t min,
         p.bytes = at + sizes[i];
     }
     return p;
+}
+
+bool thp_madvise_mode(const char* text)
+{
+    return text != nullptr && std::strstr(text, "[madvise]") != nullptr;
 }
 
 Stage::~Stage() { release(); }

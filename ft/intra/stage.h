@@ -62,6 +62,14 @@ private:
     std::uint64_t sent_ = 0;
 };
 
+// Whether staging pays on this machine: transparent huge pages in
+// "madvise" mode, where the program's memory is on 4 KiB pages unless it
+// asked otherwise and the area's advice is taken. ("always": the program's
+// large arrays are mostly on huge pages already, and staging would only add
+// a copy; "never": the area would be on 4 KiB pages too.) `text`: the
+// contents of /sys/kernel/mm/transparent_hugepage/enabled.
+bool thp_madvise_mode(const char* text);
+
 // The staging area of this process's sections (a process has one
 // intra::Section, mpi/state.h's; its sends all complete within a section).
 Stage& process_stage();

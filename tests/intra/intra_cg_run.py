@@ -41,7 +41,8 @@ def main():
     # (name, mpirun options, program options); the chunking (tasks=) changes
     # the order of ddot's sums, so each chunking has its own reference.
     BIG = ["nx=32", "ny=32", "nz=24"]
-    STAGE = ["--param", "intra_stage_min=4096", "--param", "intra_profile=wall"]
+    STAGE = ["--param", "intra_stage=on", "--param", "intra_stage_min=4096", "--param",
+             "intra_profile=wall"]
     runs = [
         ("no replication", [], []),
         ("no replication, 5 tasks", [], ["tasks=5"]),

@@ -29,7 +29,7 @@
 4. --errors: the argument checks (intra_check errors) under --replicas 1 and 2.
 --param K=V (repeatable) passes mpirun --param K=V to every run. --stage
 MIN:MAX stages the updates of MIN bytes or more in an area of MAX bytes
-(--param intra_stage_min/intra_stage_max, docs/intra_parallelization.md,
+(--param intra_stage=on, intra_stage_min, intra_stage_max; docs/intra_parallelization.md,
 "Staging"); "--stage random" draws MIN (1-200, around intra_check's 8, 64
 and 128 byte updates) and MAX (0-8,000) for each run from the seed. The
 --replicas runs then check, from intra_profile's lines, that some updates
@@ -130,7 +130,7 @@ def main():
         else:
             lo, hi = (int(x) for x in a.stage.split(":"))
         stage[0] = (lo, hi)
-        return base_fixed + ["--param", "intra_stage_min=%d" % lo, "--param",
+        return base_fixed + ["--param", "intra_stage=on", "--param", "intra_stage_min=%d" % lo, "--param",
                              "intra_stage_max=%d" % hi, "--param", "intra_profile=wall"]
 
     failures = 0

@@ -77,5 +77,14 @@ TEST(IntraStage, area_is_aligned_writable_and_grows_across_huge_pages)
     EXPECT_EQ(s.capacity(), cap);
 }
 
+TEST(IntraStage, pays_only_where_huge_pages_are_advised)
+{
+    EXPECT_TRUE(intra::thp_madvise_mode("always [madvise] never\n"));
+    EXPECT_FALSE(intra::thp_madvise_mode("[always] madvise never\n"));
+    EXPECT_FALSE(intra::thp_madvise_mode("always madvise [never]\n"));
+    EXPECT_FALSE(intra::thp_madvise_mode(""));
+    EXPECT_FALSE(intra::thp_madvise_mode(nullptr));
+}
+
 } // namespace
 } // namespace ulmpi::test
