@@ -374,6 +374,8 @@ rt::Status Section::run_replicated()
         plan.offset.assign(plan.offset.size(), kDirect);
     }
     std::size_t next_update = 0; // index into plan.offset
+    std::vector<ulm::DataRef> from; // per parameter of a task: what it is sent from
+    std::vector<char> staged;       // per parameter: 1 staged, 2 packed already
     lap(stats_.ns_post);
     stats_.rx_total += rx.size();
 
@@ -398,8 +400,8 @@ rt::Status Section::run_replicated()
         // What each written parameter is sent from: the program's memory,
         // or its packed bytes in the staging area (packed once, for every
         // sibling, when the first one needs it).
-        std::vector<ulm::DataRef> from(d.args.size());
-        std::vector<char> staged(d.args.size(), 0);
+        from.assign(d.args.size(), ulm::DataRef{});
+        staged.assign(d.args.size(), 0);
         for (std::size_t a = 0; a < d.args.size(); ++a) {
             if (!written(d.args[a].access)) {
                 continue;
