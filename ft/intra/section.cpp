@@ -1,6 +1,7 @@
 #include "ft/intra/section.h"
 
 #include "ft/intra/profile.h"
+#include "ft/intra/stage.h"
 #include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
@@ -44,12 +45,14 @@ void Section::report() const
     std::fprintf(stderr,
                  "intra_profile: replica %d: %llu sections, per section (%s us): post %.1f tasks %.1f "
                  "send+progress %.1f wait %.1f rerun %.1f; updates complete before the wait "
-                 "%llu of %llu\n",
+                 "%llu of %llu; sent %llu bytes, %llu of them staged\n",
                  rep_ != nullptr ? rep_->replica() : 0,
                  static_cast<unsigned long long>(stats_.sections), profile_p.get().c_str(), us(stats_.ns_post),
                  us(stats_.ns_tasks), us(stats_.ns_send), us(stats_.ns_wait), us(stats_.ns_rerun),
                  static_cast<unsigned long long>(stats_.rx_early),
-                 static_cast<unsigned long long>(stats_.rx_total));
+                 static_cast<unsigned long long>(stats_.rx_total),
+                 static_cast<unsigned long long>(stats_.update_bytes),
+                 static_cast<unsigned long long>(process_stage().sent()));
 }
 
 rt::Status Section::fail(rt::Errc code, std::string why)

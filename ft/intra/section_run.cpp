@@ -3,6 +3,7 @@
 #include "ft/intra/profile.h"
 #include "ft/intra/schedule.h"
 #include "ft/intra/section.h"
+#include "ft/intra/stage.h"
 
 #include "runtime/clock.h"
 #include "runtime/config.h"
@@ -21,7 +22,41 @@ const rt::TextParam kill_p{
     "test only: \"R:N\": replica R of every rank dies (SIGKILL) right after posting its N-th "
     "intra-parallel update message"};
 
+const rt::ChoiceParam stage_p{
+    "intra_stage", "auto",
+    "pack large intra-parallel updates into a staging area on huge pages before sending them: "
+    "auto (where transparent huge pages are in madvise mode), on, off",
+    "auto|on|off"};
+const rt::SizeParam stage_min_p{
+    "intra_stage_min", 32768,
+    "smallest intra-parallel update packed into the sender's staging area on huge pages before "
+    "it is sent, when intra_stage allows (a sibling's direct read then pins few pages; 0: send "
+    "every update from the program's memory)"};
+const rt::SizeParam stage_max_p{
+    "intra_stage_max", std::uint64_t{64} << 20,
+    "largest staging area of a replica's updates in one section (bytes; larger updates are sent "
+    "from the program's memory)"};
+
 bool written(Access a) { return a != Access::in; }
+
+// intra_stage: whether large updates are staged (stage.h).
+bool staging_on()
+{
+    static const bool on = [] {
+        const std::string& v = stage_p.get();
+        if (v != "auto") {
+            return v == "on";
+        }
+        char text[128] = {};
+        if (std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+            const std::size_t got = std::fread(text, 1, sizeof text - 1, f);
+            text[got] = '\0';
+            std::fclose(f);
+        }
+        return thp_madvise_mode(text);
+    }();
+    return on;
+}
 
 // intra_kill: which replica dies after which update message (0: never).
 struct KillPoint {
@@ -318,6 +353,29 @@ rt::Status Section::run_replicated()
             }
         }
     }
+    // Staging (stage.h): the updates of my tasks, in the order they are
+    // sent, that go out of the staging area rather than the program's memory.
+    std::vector<std::uint64_t> sizes;
+    for (int i = 0; i < n; ++i) {
+        if (owner[static_cast<std::size_t>(i)] != self) {
+            continue;
+        }
+        const Task& t = tasks_[static_cast<std::size_t>(i)];
+        const TaskDef& d = defs_[static_cast<std::size_t>(t.def)];
+        for (std::size_t a = 0; a < d.args.size(); ++a) {
+            if (written(d.args[a].access)) {
+                sizes.push_back(t.ref(d, a).bytes());
+            }
+        }
+    }
+    StagePlan plan = plan_stage(sizes, staging_on() ? stage_min_p.get() : 0, stage_max_p.get());
+    Stage& stage = process_stage();
+    if (plan.bytes > 0 && !stage.reserve(plan.bytes)) {
+        plan.offset.assign(plan.offset.size(), kDirect);
+    }
+    std::size_t next_update = 0; // index into plan.offset
+    std::vector<ulm::DataRef> from; // per parameter of a task: what it is sent from
+    std::vector<char> staged;       // per parameter: 1 staged, 2 packed already
     lap(stats_.ns_post);
     stats_.rx_total += rx.size();
 
@@ -339,6 +397,22 @@ rt::Status Section::run_replicated()
             ++stats_.tasks_received;
         }
         lap(stats_.ns_tasks);
+        // What each written parameter is sent from: the program's memory,
+        // or its packed bytes in the staging area (packed once, for every
+        // sibling, when the first one needs it).
+        from.assign(d.args.size(), ulm::DataRef{});
+        staged.assign(d.args.size(), 0);
+        for (std::size_t a = 0; a < d.args.size(); ++a) {
+            if (!written(d.args[a].access)) {
+                continue;
+            }
+            from[a] = t.ref(d, a);
+            const std::uint64_t off = plan.offset[next_update++];
+            if (off != kDirect) {
+                from[a] = ulm::DataRef{stage.data() + off, from[a].bytes(), &ulm::bytes_layout()};
+                staged[a] = 1;
+            }
+        }
         for (int l = 0; l < r && st.ok(); ++l) {
             if (l == self || !rep_->sibling_alive(l)) {
                 continue;
@@ -348,8 +422,12 @@ rt::Status Section::run_replicated()
                 if (!written(d.args[a].access)) {
                     continue;
                 }
+                if (staged[a] == 1) {
+                    ulm::pack(t.ref(d, a), 0, from[a].base, from[a].count);
+                    staged[a] = 2;
+                }
                 ulm::SendMsg* m = nullptr;
-                const ulm::DataRef ref = t.ref(d, a);
+                const ulm::DataRef ref = from[a];
                 st = rep_->isend_sibling(l, ref, update_tag(section_, i, static_cast<int>(a)), &m);
                 if (!st.ok()) {
                     why_ = "cannot send a task's update";
@@ -358,6 +436,9 @@ rt::Status Section::run_replicated()
                 any = true;
                 tx.push_back(m);
                 stats_.update_bytes += ref.bytes();
+                if (staged[a] != 0) {
+                    stage.count_sent(ref.bytes());
+                }
                 if (++sent_ == kill.after && self == kill.replica) {
                     eng_.progress(); // (intra_kill: part of the update may have left)
                     std::fflush(nullptr);

@@ -2,7 +2,8 @@
 """Runs examples/intra_cg and checks that the result line is the same bits
 without replication, with plain replication, with intra-parallel kernels
 (--replicas 2 and 3), with a replica killed inside a sparsemv section, and
-with a replica killed and re-created (recovery, docs/replication.md).
+with a replica killed and re-created (recovery, docs/replication.md), and
+with updates staged (intra_stage_min; the staging area must have been used).
 
   intra_cg_run.py --mpirun M --exe E [--np N] [--limit SECONDS] [CG options...]
 
@@ -40,6 +41,8 @@ def main():
     # (name, mpirun options, program options); the chunking (tasks=) changes
     # the order of ddot's sums, so each chunking has its own reference.
     BIG = ["nx=32", "ny=32", "nz=24"]
+    STAGE = ["--param", "intra_stage=on", "--param", "intra_stage_min=4096", "--param",
+             "intra_profile=wall"]
     runs = [
         ("no replication", [], []),
         ("no replication, 5 tasks", [], ["tasks=5"]),
@@ -61,6 +64,13 @@ def main():
         # runs of 18, three jobs at once).
         ("--replicas 2, larger grid", ["--replicas", "2"], BIG),
         ("--replicas 2, replica 1 killed and re-created", ["--replicas", "2"], BIG + ["kill=1:3"]),
+        # Staging (docs/intra_parallelization.md): the updates of 4 KiB or
+        # more (sparsemv's 24 KiB ones, which a sibling reads straight from
+        # the staging area) packed into it, also with a replica killed.
+        ("--replicas 2, larger grid, intra all, staged", ["--replicas", "2"] + STAGE,
+         BIG + ["intra=all"]),
+        ("--replicas 3, larger grid, intra all, staged, replica 0 killed in sparsemv",
+         ["--replicas", "3"] + STAGE, BIG + ["intra=all", "kill=0:2"]),
     ]
     refs = {}
     failures = 0
@@ -74,6 +84,9 @@ def main():
         if "re-created" in name and not re.search(r"^mpirun: replica 1 of rank \d+ is back", out,
                                                   re.M):
             bad = True
+        if "staged" in name and not any(
+                int(x) > 0 for x in re.findall(r"sent \d+ bytes, (\d+) of them staged", out)):
+            bad = True  # no update left from the staging area
         if bad:
             failures += 1
             print("FAIL: %s (rc=%s; want %s)\n  repeat: %s\n%s" % (name, rc, ref, " ".join(cmd), out))

@@ -27,6 +27,13 @@
    A process re-created by recovery (two replicas) must have run exactly
    its slot's share in every section from the first one it ran.
 4. --errors: the argument checks (intra_check errors) under --replicas 1 and 2.
+--param K=V (repeatable) passes mpirun --param K=V to every run. --stage
+MIN:MAX stages the updates of MIN bytes or more in an area of MAX bytes
+(--param intra_stage=on, intra_stage_min, intra_stage_max; docs/intra_parallelization.md,
+"Staging"); "--stage random" draws MIN (1-200, around intra_check's 8, 64
+and 128 byte updates) and MAX (0-8,000) for each run from the seed. The
+--replicas runs then check, from intra_profile's lines, that some updates
+left from the staging area (when MIN <= 128 <= MAX).
 Every run has a watchdog (--limit): a hung job fails the test and its process
 group is killed.
 """
@@ -104,8 +111,28 @@ def main():
     ap.add_argument("--errors", action="store_true")
     ap.add_argument("--shared", action="store_true")
     ap.add_argument("--limit", type=float, default=60)
+    ap.add_argument("--param", action="append", default=[])
+    ap.add_argument("--stage", default=None, help="MIN:MAX, or random (from the seed)")
     a = ap.parse_args()
-    base = [a.mpirun, "-n", str(a.np)]
+    stage_rng = random.Random(a.seed)
+    base_fixed = [a.mpirun, "-n", str(a.np)]
+    for kv in a.param:
+        base_fixed += ["--param", kv]
+    stage = [None]  # the (MIN, MAX) of the run being built
+
+    def base():
+        """mpirun and its options for a new run (its staging drawn now)."""
+        if a.stage is None:
+            stage[0] = None
+            return list(base_fixed)
+        if a.stage == "random":
+            lo, hi = stage_rng.randint(1, 200), stage_rng.randint(0, 8000)
+        else:
+            lo, hi = (int(x) for x in a.stage.split(":"))
+        stage[0] = (lo, hi)
+        return base_fixed + ["--param", "intra_stage=on", "--param", "intra_stage_min=%d" % lo, "--param",
+                             "intra_stage_max=%d" % hi, "--param", "intra_profile=wall"]
+
     failures = 0
 
     def fail(what, cmd, rc, out, err):
@@ -113,7 +140,7 @@ def main():
         failures += 1
         print("FAIL: %s (rc=%s)\n  repeat: %s\n%s\n%s" % (what, rc, " ".join(cmd), out, err))
 
-    cmd = base + [a.exe, str(a.sections)]
+    cmd = base() + [a.exe, str(a.sections)]
     rc, out, err = run(cmd, a.limit)
     ref = results(out)
     if rc != 0 or len(ref) != 1 or "No Errors" not in out:
@@ -123,7 +150,7 @@ def main():
     print("reference: %s" % ref)
 
     for r in a.replicas:
-        cmd = base + ["--replicas", str(r), a.exe, str(a.sections)]
+        cmd = base() + ["--replicas", str(r), a.exe, str(a.sections)]
         rc, out, err = run(cmd, a.limit)
         if rc != 0 or results(out) != [ref] or "No Errors" not in out:
             fail("--replicas %d" % r, cmd, rc, out, err)
@@ -135,14 +162,21 @@ def main():
             fail("--replicas %d: tasks run per (rank, replica) %s, the split says %s" %
                  (r, sorted(got.items()), sorted(want.items())), cmd, rc, out, err)
             continue
-        print("--replicas %d: ok (tasks per replica %s)" % (r, sorted(set(got.values()))))
+        if stage[0] is not None and stage[0][0] <= 128 <= stage[0][1]:
+            staged = sum(int(x) for x in re.findall(r"sent \d+ bytes, (\d+) of them staged", err))
+            if staged == 0:
+                fail("--replicas %d, stage %s: no update left from the staging area" %
+                     (r, stage[0]), cmd, rc, out, err)
+                continue
+        print("--replicas %d: ok (tasks per replica %s)%s" %
+              (r, sorted(set(got.values())), "" if stage[0] is None else " (stage %d:%d)" % stage[0]))
 
     def kill_run(r, how):
         # "kill=R:S:T", several joined by "+", or "intra_kill=R:N"
         if how.startswith("kill="):
-            cmd = base + ["--replicas", str(r), a.exe, str(a.sections)] + how.split("+")
+            cmd = base() + ["--replicas", str(r), a.exe, str(a.sections)] + how.split("+")
         else:
-            cmd = base + ["--replicas", str(r), "--param", how, a.exe, str(a.sections)]
+            cmd = base() + ["--replicas", str(r), "--param", how, a.exe, str(a.sections)]
         dead = [int(h.split("=")[1].split(":")[0]) for h in how.split("+")]
         if any(k >= r for k in dead):
             return
@@ -207,7 +241,7 @@ def main():
 
     if a.errors:
         for r in (1, 2):
-            cmd = base[:1] + ["-n", "1", "--replicas", str(r), a.exe, "1", "errors"]
+            cmd = base_fixed[:1] + ["-n", "1", "--replicas", str(r), a.exe, "1", "errors"]
             rc, out, err = run(cmd, a.limit)
             if rc != 0 or "No Errors" not in out:
                 fail("argument checks, --replicas %d" % r, cmd, rc, out, err)
