@@ -120,6 +120,7 @@ ShmPath::ShmPath(const rt::JobInfo& job) : job_(job), doorbell_(&g_silent_doorbe
     info_.inline_max = static_cast<std::uint32_t>(shm::kSlotData);
     info_.reliable_default = false;
     info_.can_fail = false;
+    info_.streamed_tx = true;
     info_.has_get = false; // decided in connect()
     seg_name_ = "/ulmpi-" + job.jobid + "-" + std::to_string(job.node_id);
 }
