@@ -75,6 +75,11 @@ struct PathInfo {
     // the path's bulk data (ulm_pace): the transport already keeps queues
     // bounded, and ULM's cap only stalled it.
     bool lossless = false;
+    // Another process reads a fragment's bytes next, straight from the
+    // transmit buffer (shared memory): ULM writes large checksummed
+    // payloads into it with non-temporal stores (rt::crc32c_copy_stream),
+    // so the reader fetches them from memory, not from the writer's cache.
+    bool streamed_tx = false;
 };
 
 // Counters every path keeps; ULM adds its own per peer.

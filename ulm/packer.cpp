@@ -34,6 +34,17 @@ std::uint32_t pack_crc(const DataRef& ref, std::uint64_t pos, void* dst, std::ui
     return crc;
 }
 
+std::uint32_t pack_crc_stream(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
+                              std::uint32_t crc)
+{
+    auto* out = static_cast<std::byte*>(dst);
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        crc = rt::crc32c_copy_stream(out, p, len, crc);
+        out += len;
+    });
+    return crc;
+}
+
 std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
                          std::uint32_t crc)
 {

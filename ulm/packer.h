@@ -117,6 +117,11 @@ inline void unpack(const DataRef& ref, std::uint64_t pos, const void* src, std::
 // pack/unpack that also return the CRC32C of the moved bytes (one pass).
 std::uint32_t pack_crc(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
                        std::uint32_t crc = 0);
+// pack_crc() into memory another process reads next: whole 64-byte lines
+// of `dst` are written past this core's caches (rt::crc32c_copy_stream),
+// and every byte is in memory when it returns.
+std::uint32_t pack_crc_stream(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
+                              std::uint32_t crc = 0);
 std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
                          std::uint32_t crc = 0);
 

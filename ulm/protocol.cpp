@@ -454,11 +454,18 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     // and the link uses that one rail; over several rails the data streams
     // over all of them (a read would carry the message over one: udp + ofi
     // to a peer carried everything by ofi reads, 39 MB/s of two 62 MB/s
-    // rails).
+    // rails). Not over a checksummed rail whose data fragments are
+    // streamed (shm, Rail::streamed): there the read is checked by a CRC
+    // pass on each side, one after the other (the sender's before the match
+    // leaves, the receiver's after its read), while fragments copy and
+    // checksum in one pass on both cores at once: with reliability on,
+    // 1 MiB ping-pong 105 µs read directly, 59 µs through fragments (2 vCPU
+    // AMD EPYC, docs/benchmarks.md 2026-11-28).
     std::byte key[256];
     std::size_t keylen = 0;
     const bool striped = l.stripe && l.up_rails() > 1;
-    if (info.has_get && !striped && s->total >= get_min_ && (info.get_max == 0 || s->total <= info.get_max)) {
+    if (info.has_get && !striped && !(rail->checksum && rail->streamed) && s->total >= get_min_ &&
+        (info.get_max == 0 || s->total <= info.get_max)) {
         keylen = make_get_key(l, *rail, s, key, sizeof key);
     }
     if (s->id == 0) {

@@ -48,6 +48,8 @@ struct Rail {
     bool reliable = false;          // fragments sent over it are kept until acknowledged
     bool standby = false;           // much slower than the peer's best: used only when no faster rail is up
     bool checksum = false;          // CRC32C on fragments sent over this rail
+    bool streamed = false;          // path::PathInfo::streamed_tx: rendezvous data is
+                                    // packed into its buffers with non-temporal stores
     std::uint32_t max_frag = 0;     // path's largest fragment (header + payload)
 
     // In flight.

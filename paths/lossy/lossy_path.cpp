@@ -414,6 +414,9 @@ const PathInfo& LossyPath::info() const
         info_.order = PathInfo::Order::none;
     }
     info_.lossless = false; // it drops fragments on purpose
+    // streamed_tx stays the inner path's although this process reads our
+    // transmit buffers next: slower, but the faults then hit fragments
+    // written the way they are over the inner path (shm: non-temporal).
     return info_;
 }
 

@@ -33,6 +33,17 @@ const rt::SizeParam cma_max_param{
     "shm_single_copy_max", 2 * 1024 * 1024,
     "largest message read straight from the sender; larger ones stream through shared fragments (0: no limit)"};
 
+// Non-temporal stores pay where the two ranks share no cache (the usual
+// placement of the 2-vCPU reference VM: 4 KiB eager bandwidth with checksums
+// 3.1 -> 6.8 GB/s, 4 MiB ping-pong 512 -> 231 us) and cost where they share
+// one (the same VM with both vCPUs on one core: 4 KiB ping-pong 0.49 ->
+// 0.77 us, 4 MiB 111 -> 250 us): docs/benchmarks.md, 2026-11-28.
+const rt::BoolParam stream_param{
+    "shm_stream", true,
+    "with checksums on, write fragments of 2 KiB and more past the cache (non-temporal stores), "
+    "and stream rendezvous data instead of reading it from the sender: faster where the ranks "
+    "share no cache, slower where they do"};
+
 const rt::IntParam prefault_param{
     "shm_prefault_peers", 32,
     "with at most this many local ranks, MPI_Init maps the pages of every FIFO and doorbell a rank "
@@ -120,6 +131,7 @@ ShmPath::ShmPath(const rt::JobInfo& job) : job_(job), doorbell_(&g_silent_doorbe
     info_.inline_max = static_cast<std::uint32_t>(shm::kSlotData);
     info_.reliable_default = false;
     info_.can_fail = false;
+    info_.streamed_tx = stream_param.get();
     info_.has_get = false; // decided in connect()
     seg_name_ = "/ulmpi-" + job.jobid + "-" + std::to_string(job.node_id);
 }
