@@ -821,7 +821,7 @@ void Replicator::finalize()
     bool told = false;
     eng_.wait([&] {
         poll();
-        const bool done = acks_.waiting() == 0 && outbox_.empty() && tx_.empty() &&
+        const bool done = !acks_.any_waiting() && outbox_.empty() && tx_.empty() &&
                           pending_acks_.empty();
         if (!done && !told && rt::now_ns() - start > 10'000'000'000) {
             told = true; // a program that is not send-deterministic, most likely
