@@ -170,4 +170,16 @@ std::size_t AckTable::waiting() const
     return n;
 }
 
+bool AckTable::any_waiting() const
+{
+    for (const auto& p : pending_) {
+        for (const auto& [m, e] : p) {
+            if (e.waiting != 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 } // namespace ulmpi::rep

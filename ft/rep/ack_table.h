@@ -65,6 +65,9 @@ public:
     // Entries that still wait for an acknowledgement (not those kept only
     // for a replica being re-created, parked).
     std::size_t waiting() const;
+    // Whether one does: stops at the first (MPI_Finalize asks on every poll
+    // of its wait, with thousands held when a sibling is far behind).
+    bool any_waiting() const;
 
     // Recovery (docs/replication.md "Recovery"): while a replica of `dst`
     // is being re-created, the messages to `dst` are kept even once

@@ -280,16 +280,39 @@ void Replicator::on_recv_complete(const ulm::RecvMsg& r)
 
 void Replicator::queue_acks()
 {
+    // One control message per process for all the acknowledgements it gets
+    // in this flush (in completion order; at most kMaxHoles, the size of
+    // the receive buffer): they are the last things queued, so each
+    // process still gets everything in the order it was queued.
+    const std::size_t first = outbox_.size();
     for (const auto& [x, m] : pending_acks_) {
         for (int l = 0; l < set_.replicas(); ++l) {
             if ((l == k_ && !recover_) || !set_.alive(l, x)) {
                 continue;
             }
-            std::vector<std::byte> b;
+            const int to = set_.phys(l, x);
+            Out* open = nullptr;
+            for (std::size_t i = outbox_.size(); i > first; --i) {
+                if (outbox_[i - 1].to == to) {
+                    open = &outbox_[i - 1];
+                    break;
+                }
+            }
             AckMsg a{Kind::ack, {}, 1};
-            append(b, a);
-            append(b, m);
-            outbox_.push_back(Out{set_.phys(l, x), std::move(b), nullptr, nullptr});
+            if (open != nullptr) {
+                std::memcpy(&a, open->ctrl.data(), sizeof a);
+            }
+            if (open == nullptr || a.count >= kMaxHoles) {
+                outbox_.push_back(Out{to, {}, nullptr, nullptr});
+                open = &outbox_.back();
+                open->ctrl.reserve(sizeof a + 8);
+                a.count = 1;
+                append(open->ctrl, a);
+            } else {
+                ++a.count;
+                std::memcpy(open->ctrl.data(), &a, sizeof a);
+            }
+            append(open->ctrl, m);
         }
     }
     pending_acks_.clear();
@@ -821,7 +844,7 @@ void Replicator::finalize()
     bool told = false;
     eng_.wait([&] {
         poll();
-        const bool done = acks_.waiting() == 0 && outbox_.empty() && tx_.empty() &&
+        const bool done = !acks_.any_waiting() && outbox_.empty() && tx_.empty() &&
                           pending_acks_.empty();
         if (!done && !told && rt::now_ns() - start > 10'000'000'000) {
             told = true; // a program that is not send-deterministic, most likely

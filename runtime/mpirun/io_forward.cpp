@@ -77,9 +77,9 @@ void LineForwarder::finish()
     write_out(out);
 }
 
-void ReplicaOutput::feed(int replica, const char* data, std::size_t len)
+void ReplicaOutput::feed(int stream, const char* data, std::size_t len)
 {
-    std::uint64_t& seen = seen_[static_cast<std::size_t>(replica)];
+    std::uint64_t& seen = seen_[static_cast<std::size_t>(stream)];
     const std::uint64_t end = seen + len;
     if (end > written_) {
         const std::uint64_t skip = written_ > seen ? written_ - seen : 0;
@@ -89,9 +89,9 @@ void ReplicaOutput::feed(int replica, const char* data, std::size_t len)
     seen = end;
 }
 
-void ReplicaOutput::finish(int replica)
+void ReplicaOutput::finish(int stream)
 {
-    (void)replica;
+    (void)stream;
     if (--open_ == 0) {
         lines_.finish();
     }
@@ -102,7 +102,7 @@ void OutputSink::feed(const char* data, std::size_t len)
     if (own_) {
         own_->feed(data, len);
     } else {
-        merged_->feed(replica_, data, len);
+        merged_->feed(stream_, data, len);
     }
 }
 
@@ -112,7 +112,7 @@ void OutputSink::finish()
         own_->finish();
     } else if (!finished_) {
         finished_ = true;
-        merged_->finish(replica_);
+        merged_->finish(stream_);
     }
 }
 

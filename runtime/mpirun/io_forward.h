@@ -54,26 +54,41 @@ class ReplicaOutput {
 public:
     ReplicaOutput(int out_fd, std::string prefix, int replicas)
         : lines_(out_fd, std::move(prefix)), seen_(static_cast<std::size_t>(replicas), 0),
-          open_(replicas)
+          current_(static_cast<std::size_t>(replicas)), open_(replicas)
     {
+        for (std::size_t k = 0; k < current_.size(); ++k) {
+            current_[k] = static_cast<int>(k);
+        }
     }
-    void feed(int replica, const char* data, std::size_t len);
-    // Replica `replica`'s stream ended; after the last one, what is left goes out.
-    void finish(int replica);
-    // Bytes replica `replica` has written so far.
-    std::uint64_t seen(int replica) const { return seen_[static_cast<std::size_t>(replica)]; }
+    // The stream replica `replica`'s present process writes: the one an
+    // OutputSink for it is made with. Each process of a replica (the first,
+    // and every one restart makes) has its own stream and its own count, so
+    // a dead process's pipe drained late adds its bytes at its own offsets,
+    // not after the start of the process that replaced it.
+    int stream(int replica) const { return current_[static_cast<std::size_t>(replica)]; }
+    void feed(int stream, const char* data, std::size_t len);
+    // Stream `stream` ended; after the last one, what is left goes out.
+    void finish(int stream);
+    // Bytes replica `replica`'s present process has written (counted from
+    // the start of the rank's output).
+    std::uint64_t seen(int replica) const
+    {
+        return seen_[static_cast<std::size_t>(stream(replica))];
+    }
     // A new process for replica `replica` (recovery, forked from another
-    // replica that had written `from` bytes): its stream starts there.
+    // replica that had written `from` bytes): a new stream, starting there.
     void restart(int replica, std::uint64_t from)
     {
-        seen_[static_cast<std::size_t>(replica)] = from;
+        current_[static_cast<std::size_t>(replica)] = static_cast<int>(seen_.size());
+        seen_.push_back(from);
         ++open_;
     }
 
 private:
     LineForwarder lines_;
     std::uint64_t written_ = 0;
-    std::vector<std::uint64_t> seen_;
+    std::vector<std::uint64_t> seen_; // a stream's bytes so far
+    std::vector<int> current_;        // a replica's present stream
     int open_;
 };
 
@@ -83,8 +98,9 @@ public:
         : own_(std::make_unique<LineForwarder>(out_fd, std::move(prefix)))
     {
     }
-    OutputSink(std::shared_ptr<ReplicaOutput> merged, int replica)
-        : merged_(std::move(merged)), replica_(replica)
+    // `stream`: ReplicaOutput::stream of the process's replica.
+    OutputSink(std::shared_ptr<ReplicaOutput> merged, int stream)
+        : merged_(std::move(merged)), stream_(stream)
     {
     }
     void feed(const char* data, std::size_t len);
@@ -93,7 +109,7 @@ public:
 private:
     std::unique_ptr<LineForwarder> own_;
     std::shared_ptr<ReplicaOutput> merged_;
-    int replica_ = 0;
+    int stream_ = 0;
     bool finished_ = false;
 };
 

@@ -661,7 +661,7 @@ OutputSink Monitor::out_sink(int r, int fd)
     if (!m) {
         m = std::make_shared<ReplicaOutput>(fd, prefix, opts_.replicas);
     }
-    return OutputSink(m, r / n);
+    return OutputSink(m, m->stream(r / n));
 }
 
 } // namespace ulmpi::rt::mpirun

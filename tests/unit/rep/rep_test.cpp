@@ -51,6 +51,7 @@ TEST(AckTable, send_waits_for_every_replica_and_keeps_early_acks)
     EXPECT_EQ(t.post(1, 1, &a, 0b110u), 0b110u);
     EXPECT_EQ(t.post(1, 2, &b, 0b110u), 0b010u);
     EXPECT_EQ(t.waiting(), 2u);
+    EXPECT_TRUE(t.any_waiting());
     EXPECT_EQ(t.ack(1, 1, 1), &a);
     EXPECT_EQ(t.ack(1, 1, 1), nullptr); // twice: once only
     EXPECT_EQ(t.ack(1, 2, 1), &a);
@@ -60,6 +61,7 @@ TEST(AckTable, send_waits_for_every_replica_and_keeps_early_acks)
     ASSERT_EQ(dropped.size(), 1u);
     EXPECT_EQ(dropped[0], &b);
     EXPECT_EQ(t.waiting(), 0u);
+    EXPECT_FALSE(t.any_waiting());
 }
 
 // Parked (a replica of the destination is being re-created): an entry that
@@ -74,6 +76,7 @@ TEST(AckTable, a_parked_entry_is_kept_but_waits_for_nobody)
     EXPECT_EQ(t.ack(1, 0, 1), nullptr); // a copy: no send to release
     EXPECT_EQ(t.held(1).count(1), 1u);
     EXPECT_EQ(t.waiting(), 0u);
+    EXPECT_FALSE(t.any_waiting()); // held, but waits for nobody
     t.unpark(1);
     EXPECT_EQ(t.held(1).count(1), 0u);
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -119,4 +120,63 @@ TEST(ReplicaOutput, an_unreplicated_sink_forwards_as_it_is)
     s.feed("a\nb", 3);
     s.finish();
     EXPECT_EQ(c.text(), "a\nb");
+}
+
+// mpirun drains a dead process's pipe after it has adopted the process that
+// replaces it (Monitor::replica_taken retires the old streams, the poll loop
+// reads them later). The dead process's last words must stay at their own
+// offsets and must not move where the new process's stream starts: with one
+// count per replica they did, and the new process's last bytes came out a
+// second time (seen once as a stray "rrors" line after " No Errors").
+TEST(ReplicaOutput, a_dead_process_drained_after_its_replacement_starts_does_not_shift_it)
+{
+    using ulmpi::rt::mpirun::OutputSink;
+    using ulmpi::rt::mpirun::ReplicaOutput;
+    Capture c;
+    auto m = std::make_shared<ReplicaOutput>(c.fd(), "", 2);
+    OutputSink r0(m, m->stream(0));
+    OutputSink old1(m, m->stream(1));
+    auto put = [](OutputSink& s, const std::string& t) { s.feed(t.data(), t.size()); };
+    // Replica 1 ran ahead and printed everything, but mpirun has read only
+    // its first line when it is killed.
+    put(old1, "result=1\n");
+    // Replica 0, behind, has printed its first line and forks replica 1 anew.
+    put(r0, "result=1\n");
+    m->restart(1, m->seen(0));
+    OutputSink new1(m, m->stream(1));
+    EXPECT_EQ(m->seen(1), 9u);
+    // Now the dead process's pipe is drained.
+    put(old1, " No Errors\n");
+    old1.finish();
+    EXPECT_EQ(m->seen(1), 9u); // the new process's stream is where it started
+    put(new1, " No E");
+    put(new1, "rrors\n");
+    put(r0, " No Errors\n");
+    new1.finish();
+    r0.finish();
+    EXPECT_EQ(c.text(), "result=1\n No Errors\n");
+}
+
+// A new process forked from a replica that is behind what the dead one had
+// printed: its bytes already out are not written again, the rest once.
+TEST(ReplicaOutput, a_new_process_behind_what_was_printed_writes_only_what_is_new)
+{
+    using ulmpi::rt::mpirun::OutputSink;
+    using ulmpi::rt::mpirun::ReplicaOutput;
+    Capture c;
+    auto m = std::make_shared<ReplicaOutput>(c.fd(), "[0] ", 2);
+    OutputSink r0(m, m->stream(0));
+    OutputSink r1(m, m->stream(1));
+    auto put = [](OutputSink& s, const std::string& t) { s.feed(t.data(), t.size()); };
+    put(r0, "a\nb\n");
+    put(r1, "a\n");
+    r0.finish(); // replica 0 dies; replica 1 forks it anew
+    m->restart(0, m->seen(1));
+    OutputSink new0(m, m->stream(0));
+    put(new0, "b\nc\n");
+    put(r1, "b\n");
+    r1.finish();
+    put(new0, "d");
+    new0.finish();
+    EXPECT_EQ(c.text(), "[0] a\n[0] b\n[0] c\n[0] d\n");
 }
