@@ -9,9 +9,9 @@
 // 56 bytes (a small eager message, wire.h) moves in one 64-byte line
 // transfer; a second line costs about 100 ns more between two cores,
 // unless its transfer overlaps the first's processing: the reader asks for
-// it as soon as the first line says the fragment goes on, and the writer
-// asks to own the next slot's second line as soon as the reader is done
-// with it (prefetchw), so its store does not wait for it either.
+// it as soon as the first line says the fragment goes on. (A writer that
+// also asked to own the next slot's second line early, prefetchw, lost
+// 3-19 % of 64 B streaming bandwidth: docs/benchmarks.md.)
 // The reader tells the writer how far it has consumed through `consumed`,
 // published every few slots and whenever it finds the FIFO empty; the writer
 // re-reads it only when the ring looks full. A full ring answers nullptr:
@@ -31,17 +31,6 @@ inline constexpr std::size_t kSlotBytes = 128;
 inline constexpr std::size_t kSlotHeader = 8;
 inline constexpr std::size_t kSlotData = kSlotBytes - kSlotHeader;
 inline constexpr std::size_t kLine = 64;
-
-// Asks for the cache line at p in a state that lets this core write it
-// (prefetchw; a no-op where the instruction does not exist).
-inline void prefetch_for_write(const void* p)
-{
-#if defined(__x86_64__)
-    asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
-#else
-    __builtin_prefetch(p, 1);
-#endif
-}
 
 enum class SlotKind : std::uint8_t { inline_frag = 1, frag_ref = 2, frag_return = 3 };
 
@@ -97,14 +86,6 @@ public:
         s->len = static_cast<std::uint16_t>(len);
         s->seq.store(static_cast<std::uint32_t>(tail_ + 1), std::memory_order_release);
         ++tail_;
-        // The next slot's second line, when the reader is done with it:
-        // owned by this core before the next fragment longer than one
-        // line is written there, the store of its seq word does not wait
-        // for that line to be taken from the reader. (Its first line is
-        // the one the reader polls: left alone.)
-        if (tail_ - cached_consumed_ < capacity_) {
-            prefetch_for_write(reinterpret_cast<const std::byte*>(&slots_[tail_ & mask_]) + kLine);
-        }
     }
 
     std::uint64_t published() const { return tail_; }
