@@ -9,17 +9,22 @@
 namespace ulmpi::mpi {
 namespace {
 
-HandleTable<Request, ULMPI_KIND_REQUEST>& table()
+// Every nonblocking call takes both several times: plain globals, no
+// guard of a function-local static and no call to reach them (the table
+// is constant-initialized; the pool is made by the first request and
+// kept until exit, like the communicators' table).
+constinit HandleTable<Request, ULMPI_KIND_REQUEST> g_table;
+constinit rt::Pool<Request>* g_pool = nullptr;
+
+HandleTable<Request, ULMPI_KIND_REQUEST>& table() { return g_table; }
+
+[[gnu::noinline, gnu::cold]] rt::Pool<Request>& make_pool()
 {
-    static HandleTable<Request, ULMPI_KIND_REQUEST> t;
-    return t;
+    g_pool = new rt::Pool<Request>{256};
+    return *g_pool;
 }
 
-rt::Pool<Request>& pool()
-{
-    static rt::Pool<Request> p{256};
-    return p;
-}
+rt::Pool<Request>& pool() { return g_pool != nullptr ? *g_pool : make_pool(); }
 
 int error_of(rt::Errc e) { return e == rt::Errc::ok ? MPI_SUCCESS : to_mpi_class(e); }
 

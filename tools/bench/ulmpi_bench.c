@@ -9,6 +9,9 @@
  *              ranks 0 and 1, in microseconds (like osu_latency).
  *   bw         streaming bandwidth 0 -> 1: a window of Isend/Irecv, then a
  *              small ack from 1 to 0, in MB/s = 1e6 bytes/s (like osu_bw).
+ *   bibw       bidirectional bandwidth: ranks 0 and 1 each post a window of
+ *              Irecv, then a window of Isend to the other, and wait for all;
+ *              bytes moved both ways per second, in MB/s (like osu_bibw).
  *   barrier, allreduce (MPI_DOUBLE sum), bcast (root 0), alltoall,
  *   allgather, reduce_scatter (MPI_Reduce_scatter_block, MPI_DOUBLE sum):
  *              time per operation in microseconds; each rank averages over
@@ -27,7 +30,7 @@
  *      --min-iters) and broadcasts it, so every rank runs the same loop;
  *   4. the timed loop, between a barrier and the clock read on each rank.
  * Ranks other than 0 and 1 take part in the barriers and reductions of steps
- * 1-3 only during pingpong and bw.
+ * 1-3 only during pingpong, bw and bibw.
  *
  * Output: a human table by default, or with -x one line per point:
  *   <test> <size-in-bytes> <value> <unit>
@@ -57,6 +60,7 @@ static int g_thread_multiple = 0;
 enum test_id {
     T_PINGPONG,
     T_BW,
+    T_BIBW,
     T_BARRIER,
     T_ALLREDUCE,
     T_BCAST,
@@ -66,9 +70,9 @@ enum test_id {
     T_COUNT
 };
 
-static const char *const test_names[T_COUNT] = {"pingpong", "bw",       "barrier",
-                                                "allreduce", "bcast",    "alltoall",
-                                                "allgather", "reduce_scatter"};
+static const char *const test_names[T_COUNT] = {"pingpong",  "bw",        "bibw",
+                                                "barrier",   "allreduce", "bcast",
+                                                "alltoall",  "allgather", "reduce_scatter"};
 
 struct options {
     int run[T_COUNT];
@@ -80,7 +84,7 @@ struct options {
     long warmup;    /* warm-up iterations for small messages, before scaling */
     long min_iters; /* never fewer timed iterations than this */
     double target;  /* seconds per point; 0 = no time-based cut */
-    int window;     /* bw: messages in flight per iteration */
+    int window;     /* bw, bibw: messages in flight per iteration (each way) */
     int machine;    /* one line per point */
     int timeout;    /* seconds; 0 = none */
 };
@@ -519,6 +523,116 @@ static void run_bw(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* bibw                                                                      */
+
+struct bibw_bufs {
+    unsigned char *sbuf;  /* one send buffer, read by all sends of a window */
+    unsigned char *rbufs; /* window distinct receive buffers of max size */
+    MPI_Request *reqs;    /* window receives, then window sends */
+    MPI_Status *stats;
+    long stride;
+};
+
+/* n iterations of: each of ranks 0 and 1 posts a window of receives from the
+ * other, sends it a window, and waits for all of them. */
+static void bibw_loop(void *ctx, long size, long n)
+{
+    struct bibw_bufs *b = ctx;
+    int w = g_opt.window;
+    int peer = 1 - g_rank;
+    int j;
+    long i;
+    if (g_rank > 1) {
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < w; j++) {
+            MPI_Irecv(b->rbufs + (long)j * b->stride, (int)size, MPI_BYTE, peer, TAG_DATA,
+                      MPI_COMM_WORLD, &b->reqs[j]);
+        }
+        for (j = 0; j < w; j++) {
+            MPI_Isend(b->sbuf, (int)size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+                      &b->reqs[w + j]);
+        }
+        MPI_Waitall(2 * w, b->reqs, b->stats);
+    }
+}
+
+/* The checked window, both ways: every message carries its own pattern. */
+static int bibw_check(struct bibw_bufs *b, long size)
+{
+    int w = g_opt.window;
+    int peer = 1 - g_rank;
+    int j;
+    int ok = 1;
+    unsigned char *sends;
+    if (g_rank > 1) {
+        return 1;
+    }
+    sends = xmalloc((size_t)(size * w));
+    for (j = 0; j < w; j++) {
+        fill(sends + (long)j * size, size, seed_of(size, g_rank, j));
+        poison(b->rbufs + (long)j * b->stride, size, seed_of(size, peer, j));
+        MPI_Irecv(b->rbufs + (long)j * b->stride, (int)size, MPI_BYTE, peer, TAG_CHECK,
+                  MPI_COMM_WORLD, &b->reqs[j]);
+    }
+    for (j = 0; j < w; j++) {
+        MPI_Isend(sends + (long)j * size, (int)size, MPI_BYTE, peer, TAG_CHECK, MPI_COMM_WORLD,
+                  &b->reqs[w + j]);
+    }
+    MPI_Waitall(2 * w, b->reqs, b->stats);
+    for (j = 0; j < w && ok; j++) {
+        ok = verify("bibw", b->rbufs + (long)j * b->stride, size, seed_of(size, peer, j), peer);
+    }
+    free(sends);
+    return ok;
+}
+
+static void run_bibw(void)
+{
+    long sizes[MAX_SIZES];
+    int ns = make_sizes(sizes, 1, 4 * MIB);
+    long maxs = max_of(sizes, ns);
+    struct bibw_bufs b;
+    int k;
+
+    b.stride = maxs;
+    b.sbuf = xmalloc((size_t)maxs);
+    b.rbufs = g_rank <= 1 ? xmalloc((size_t)(maxs * g_opt.window)) : NULL;
+    b.reqs = xmalloc(sizeof(MPI_Request) * 2 * (size_t)g_opt.window);
+    b.stats = xmalloc(sizeof(MPI_Status) * 2 * (size_t)g_opt.window);
+    fill(b.sbuf, maxs, 54321u + (unsigned)g_rank);
+
+    {
+        char what[96];
+        snprintf(what, sizeof what,
+                 "bidirectional bandwidth 0 <-> 1, window %d each way, MB/s = 1e6 B/s",
+                 g_opt.window);
+        header(T_BIBW, what, "bw(MB/s)");
+    }
+    for (k = 0; k < ns; k++) {
+        long size = sizes[k];
+        long n = 0;
+        double t;
+        if (!agree_ok(bibw_check(&b, size))) {
+            point(T_BIBW, size, 0, "MB/s", 0, 0);
+            continue;
+        }
+        t = measure(bibw_loop, &b, size,
+                    scaled(g_opt.warmup / 10 > 2 ? g_opt.warmup / 10 : 2, size, 2),
+                    scaled(g_opt.iters / 10 > 1 ? g_opt.iters / 10 : 1, size, 10), &n);
+        /* the slower of the two ranks: both directions are done only then */
+        t = max_over_ranks(t);
+        point(T_BIBW, size, 2.0 * (double)size * g_opt.window * (double)n / t / 1e6, "MB/s", n,
+              1);
+    }
+    free(b.sbuf);
+    free(b.rbufs);
+    free(b.reqs);
+    free(b.stats);
+}
+
+/* ------------------------------------------------------------------------ */
 /* collectives                                                               */
 
 struct coll_bufs {
@@ -753,8 +867,8 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: mpirun -n N ulmpi_bench [options] TEST [TEST...]\n"
-        "tests: pingpong bw barrier allreduce bcast alltoall allgather reduce_scatter\n"
-        "       | p2p (= pingpong bw) | coll (= the six collectives) | all | info\n"
+        "tests: pingpong bw bibw barrier allreduce bcast alltoall allgather reduce_scatter\n"
+        "       | p2p (= pingpong bw bibw) | coll (= the six collectives) | all | info\n"
         "options:\n"
         "  -m, --min-size N     smallest size (pingpong 0, bw 1); K/M suffixes = KiB/MiB\n"
         "  -M, --max-size N     largest size (default 4M); sizes are powers of two\n"
@@ -768,7 +882,7 @@ static void usage(FILE *f)
         "      --min-iters N    never fewer timed iterations after the time cut (default 10)\n"
         "  -T, --target-time S  cut iterations so a point takes about S seconds\n"
         "                       (default 0.5; 0 = never cut)\n"
-        "  -W, --window N       bw: messages in flight per iteration (default 64)\n"
+        "  -W, --window N       bw, bibw: messages in flight per iteration, each way (default 64)\n"
         "  -x, --machine        one line per point: TEST SIZE VALUE UNIT\n"
         "      --timeout S      each rank exits with 124 after S seconds (default 0 = off)\n"
         "      --thread-multiple  MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init\n"
@@ -900,7 +1014,7 @@ static int parse_args(int argc, char **argv, int *want_info)
                     g_opt.run[t] = 1;
                 }
             } else if (strcmp(a, "p2p") == 0) {
-                g_opt.run[T_PINGPONG] = g_opt.run[T_BW] = 1;
+                g_opt.run[T_PINGPONG] = g_opt.run[T_BW] = g_opt.run[T_BIBW] = 1;
             } else if (strcmp(a, "coll") == 0) {
                 for (t = T_BARRIER; t < T_COUNT; t++) {
                     g_opt.run[t] = 1;
@@ -1009,8 +1123,8 @@ int main(int argc, char **argv)
     if (want_info) {
         print_info();
     }
-    if ((g_opt.run[T_PINGPONG] || g_opt.run[T_BW]) && g_size < 2) {
-        die("pingpong and bw need at least 2 ranks");
+    if ((g_opt.run[T_PINGPONG] || g_opt.run[T_BW] || g_opt.run[T_BIBW]) && g_size < 2) {
+        die("pingpong, bw and bibw need at least 2 ranks");
     }
 
     for (t = 0; t < T_COUNT; t++) {
@@ -1022,6 +1136,8 @@ int main(int argc, char **argv)
             run_pingpong();
         } else if (t == T_BW) {
             run_bw();
+        } else if (t == T_BIBW) {
+            run_bibw();
         } else {
             run_coll(t);
         }
