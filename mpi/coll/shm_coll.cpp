@@ -659,6 +659,20 @@ void ShmColl::reduce_slots(const Args& a, std::uint64_t off)
 
 int ShmColl::reduce_scatter(Comm* c, const Args& a)
 {
+    if (a.rcount == 0) {
+        // An empty block (a vector shorter than the team): nothing of the
+        // others' to read, so publish and leave, as a point-to-point
+        // reduce + scatterv lets such a rank go once it has sent (OSU's 8
+        // B at 8 ranks: 2 floats, 7 empty blocks). wait_free keeps the
+        // slot sets safe for the next calls.
+        if (int e = wait_free(c, kSets)) {
+            return e;
+        }
+        std::memcpy(data(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes);
+        publish();
+        finish();
+        return MPI_SUCCESS;
+    }
     if (int e = publish_vector(c, a)) { // the whole vector
         return e;
     }
