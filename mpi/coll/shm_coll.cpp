@@ -100,15 +100,6 @@ const rt::BoolParam barrier_root{
     "a shared-memory barrier of more members than the host has online CPUs is released by "
     "member 0 (it leaves first) instead of by every member seeing every flag"};
 
-// More members than the host has online CPUs: the same answer at every
-// member of a communicator on one host (and at every process that maps
-// MPI_COMM_WORLD's area), so that it may choose protocols and sizes.
-bool crowded(std::uint64_t p)
-{
-    static const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus > 0 && p > static_cast<std::uint64_t>(cpus);
-}
-
 // A reduction may work on the packed bytes: a predefined type whose extent
 // is its size (no padding, as in MPI_DOUBLE_INT).
 bool plain(const Datatype* t)
@@ -176,6 +167,12 @@ ShmColl::~ShmColl() = default;
 std::uint64_t ShmColl::slot_bytes()
 {
     return (shm_max.get() + kLine - 1) / kLine * kLine;
+}
+
+bool ShmColl::crowded(std::uint64_t p)
+{
+    static const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 && p > static_cast<std::uint64_t>(cpus);
 }
 
 std::uint64_t ShmColl::chunk_bytes(std::uint64_t p)

@@ -143,6 +143,10 @@ private:
     // of step `seq`, and bcast's big ring slot of step `seq`.
     std::byte* big_slot(int j, std::uint64_t seq) const;
     std::byte* big_ring_slot(std::uint64_t seq) const;
+    // More members than the host has online CPUs: the same answer at every
+    // member of a communicator on one host (and at every process that maps
+    // MPI_COMM_WORLD's area), so that it may choose protocols and sizes.
+    static bool crowded(std::uint64_t p);
     static std::uint64_t chunk_bytes(std::uint64_t p); // 0: no large calls
     static bool large(const Args& a); // per-member data above coll_shm_max
     // Waits until pred() holds; an error class when a member failed or c
