@@ -8,12 +8,15 @@
 #include "mpi/ftmpi.h"
 #include "mpi/state.h"
 #include "runtime/config.h"
+#include "ulm/thread_lock.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <sched.h>
 #include <string>
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace ulmpi::mpi::coll {
 
@@ -68,6 +71,34 @@ const rt::SizeParam shm_chunk{
     "coll_shm_chunk", 64u << 10,
     "bytes per rank and step of the shared-memory collectives above coll_shm_max (at most 8 "
     "MiB / (4 ranks), whole 64-byte lines, at least 4096)"};
+
+const rt::BoolParam shm_yield{
+    "coll_shm_yield", true,
+    "a rank waiting in a shared-memory collective on an oversubscribed host (more ranks than "
+    "CPUs) yields its CPU at every poll from the first one, instead of spinning first"};
+
+// More ranks of the job on this host than CPUs for them (the launcher's
+// count, else the online CPUs): then the member a waiting rank waits for
+// may need this very CPU to get on.
+bool oversubscribed()
+{
+    static const bool over = [] {
+        const rt::JobInfo& job = state().engine.job();
+        const long cpus = job.local_cpus > 0 ? job.local_cpus : ::sysconf(_SC_NPROCESSORS_ONLN);
+        return cpus > 0 && job.local_size > cpus;
+    }();
+    return over;
+}
+
+const rt::SizeParam shm_chunk_over{
+    "coll_shm_chunk_oversubscribed", 512u << 10,
+    "coll_shm_chunk for a communicator with more members than the host has online CPUs "
+    "(fewer steps, each of which needs every member to be scheduled); 0: coll_shm_chunk"};
+
+const rt::BoolParam barrier_root{
+    "coll_shm_barrier_root", true,
+    "a shared-memory barrier of more members than the host has online CPUs is released by "
+    "member 0 (it leaves first) instead of by every member seeing every flag"};
 
 // A reduction may work on the packed bytes: a predefined type whose extent
 // is its size (no padding, as in MPI_DOUBLE_INT).
@@ -138,12 +169,25 @@ std::uint64_t ShmColl::slot_bytes()
     return (shm_max.get() + kLine - 1) / kLine * kLine;
 }
 
+bool ShmColl::crowded(std::uint64_t p)
+{
+    static const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 && p > static_cast<std::uint64_t>(cpus);
+}
+
 std::uint64_t ShmColl::chunk_bytes(std::uint64_t p)
 {
     if (shm_large_max.get() == 0 || shm_max.get() == 0 || p == 0) {
         return 0;
     }
-    const std::uint64_t c = std::min(shm_chunk.get(), kBigSetsMax / (kBigSets * p)) / kLine * kLine;
+    // More members than the host has CPUs: every step needs every member
+    // to be scheduled, so fewer, larger steps (the segment's size, and so
+    // this answer, depends only on p and the host: the same at every
+    // member and at every process that maps MPI_COMM_WORLD's area).
+    const std::uint64_t want = crowded(p) && shm_chunk_over.get() != 0
+                                   ? shm_chunk_over.get()
+                                   : shm_chunk.get();
+    const std::uint64_t c = std::min(want, kBigSetsMax / (kBigSets * p)) / kLine * kLine;
     return std::max<std::uint64_t>(c, 4096);
 }
 
@@ -417,9 +461,21 @@ template <class Pred> int ShmColl::wait(Comm* c, Pred&& pred)
     const int* world = c->local->world.data();
     int err = MPI_SUCCESS;
     std::uint32_t polls = 0;
+    // Oversubscribed, the engine's first idle polls spin (pause) before it
+    // yields; here every one yields at once, as Open MPI's progress loop
+    // does when oversubscribed: the member whose flag we wait for may be
+    // waiting for this CPU (4 ranks on 2 cores, OSU bcast 1-64 B under
+    // chrt: 2.1 -> 0.9 us, docs/benchmarks.md). The engine still sleeps
+    // after its yield polls, so a long wait does not keep stealing the
+    // CPU from a computing neighbour.
+    const bool yield = shm_yield.get() && oversubscribed();
     eng.wait([&] {
         if (pred()) {
             return true;
+        }
+        if (yield) {
+            ulm::ThreadLock::Released unlocked(ulm::thread_lock());
+            sched_yield();
         }
         if ((++polls & 15) == 0) {
             err = ft_coll_interrupted(c);
@@ -522,7 +578,19 @@ int ShmColl::run(Comm* c, const Args& a)
 int ShmColl::barrier(Comm* c)
 {
     flag_store(ready(me_), seq_);
-    if (int e = wait_all_ready(c)) {
+    if (me_ != 0 && barrier_root.get() && crowded(static_cast<std::uint64_t>(p_))) {
+        // More members than CPUs: member 0 alone waits for every flag and
+        // the others for its done (it saw every flag of this call, so all
+        // are done with the calls before it). Member 0 leaves first: a bcast
+        // from it that follows (OSU's and IMB's loops) finds its data there
+        // when the others arrive, where with everybody watching the flags
+        // the last one in leaves first and waits for member 0 to be
+        // scheduled (4 ranks on 2 cores, OSU bcast: docs/benchmarks.md).
+        if (int e = wait(c, [&] { return flag_load(done(0)) >= seq_; })) {
+            return e;
+        }
+        free_upto_ = std::max(free_upto_, seq_ - 1);
+    } else if (int e = wait_all_ready(c)) {
         return e;
     }
     finish();
@@ -588,6 +656,20 @@ void ShmColl::reduce_slots(const Args& a, std::uint64_t off)
 
 int ShmColl::reduce_scatter(Comm* c, const Args& a)
 {
+    if (a.rcount == 0) {
+        // An empty block (a vector shorter than the team): nothing of the
+        // others' to read, so publish and leave, as a point-to-point
+        // reduce + scatterv lets such a rank go once it has sent (OSU's 8
+        // B at 8 ranks: 2 floats, 7 empty blocks). wait_free keeps the
+        // slot sets safe for the next calls.
+        if (int e = wait_free(c, kSets)) {
+            return e;
+        }
+        std::memcpy(data(me_), a.in_place ? a.rbuf : a.sbuf, a.bytes);
+        publish();
+        finish();
+        return MPI_SUCCESS;
+    }
     if (int e = publish_vector(c, a)) { // the whole vector
         return e;
     }

@@ -27,7 +27,8 @@
 // slice, as with eager messages.
 //
 // Waiting runs the engine's progress loop: it spins, then yields or sleeps
-// when the host is oversubscribed, and reads failure notices on the way. A
+// when the host is oversubscribed (then a collective's wait yields at every
+// poll from the first), and reads failure notices on the way. A
 // member that failed (its link is down, or fault tolerance knows it failed)
 // or a revoke ends the wait with MPIX_ERR_PROC_FAILED / MPIX_ERR_REVOKED;
 // nobody waits for a dead member forever.
@@ -37,7 +38,8 @@
 // their order and every member computes the same bits.
 //
 // Larger data (per member above coll_shm_max, up to coll_shm_large_max)
-// goes in steps of up to coll_shm_chunk bytes per member through a second
+// goes in steps of up to coll_shm_chunk bytes per member (with more
+// members than the host has CPUs coll_shm_chunk_oversubscribed) through a second
 // part of the segment: kBigSets sets of p chunks and, for bcast, a ring of
 // kBigRing chunks; each step takes a call number of its own, so the
 // counters above order the steps as they order calls (shm_coll_large.cpp).
@@ -141,6 +143,10 @@ private:
     // of step `seq`, and bcast's big ring slot of step `seq`.
     std::byte* big_slot(int j, std::uint64_t seq) const;
     std::byte* big_ring_slot(std::uint64_t seq) const;
+    // More members than the host has online CPUs: the same answer at every
+    // member of a communicator on one host (and at every process that maps
+    // MPI_COMM_WORLD's area), so that it may choose protocols and sizes.
+    static bool crowded(std::uint64_t p);
     static std::uint64_t chunk_bytes(std::uint64_t p); // 0: no large calls
     static bool large(const Args& a); // per-member data above coll_shm_max
     // Waits until pred() holds; an error class when a member failed or c

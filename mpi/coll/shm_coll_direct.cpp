@@ -43,6 +43,12 @@ const rt::BoolParam allgather_direct_param{
     "others' buffers in a single copy (process_vm_readv) instead of copying through the "
     "shared segment (slower on the machine of docs/benchmarks.md)"};
 
+const rt::BoolParam direct_crowded{
+    "coll_shm_direct_crowded", false,
+    "alltoall's single copy (coll_shm_direct_min) also on a communicator with more members "
+    "than the host has online CPUs whose copies through the segment move at least "
+    "coll_shm_direct_min per block and step (there the copies were faster)"};
+
 // Address of a contiguous typed buffer, nullptr when it is not contiguous.
 std::byte* contiguous(const void* buf, std::uint64_t count, const Datatype* t)
 {
@@ -59,8 +65,19 @@ bool ShmColl::direct_size(const Args& a) const
     // Measured (docs/benchmarks.md, 2026-11-28): at 2 ranks the copies
     // through the segment were faster up to 1 MiB, from 4 ranks on the single
     // copy was at 1 MiB (alltoall's copies take p times more steps); for
-    // allgather the copies were faster everywhere.
-    return a.coll == Coll::alltoall ? p_ >= 3 : allgather_direct_param.get();
+    // allgather the copies were faster everywhere. With more members than
+    // CPUs the copies step by the larger oversubscribed chunk, and where
+    // that gives each block at least coll_shm_direct_min per step they
+    // were faster again (2 cores, 64 KiB - 1 MiB per pair: 4 ranks, 128
+    // KiB per block and step, 0.27-0.59 of the single copy's time; 8
+    // ranks, 32 KiB, 0.54-0.80 but one point 1.13); at 16 ranks (8 KiB
+    // per block and step) the single copy stays (copies 0.78-1.41 of it).
+    if (a.coll == Coll::alltoall) {
+        const auto p = static_cast<std::uint64_t>(p_);
+        return p_ >= 3 &&
+               (direct_crowded.get() || !crowded(p) || chunk_ / p < direct_min.get());
+    }
+    return allgather_direct_param.get();
 }
 
 int ShmColl::publish_key(Comm* c, const std::byte* buf, std::uint64_t bytes, bool* all_ok)

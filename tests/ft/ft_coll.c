@@ -1,6 +1,6 @@
 /*
- * ft_coll COLL [COUNT [ROUNDS]] -- a process fails while the others are inside
- * a collective (ULMPI_FT=ulfm; the victim is the middle rank).
+ * ft_coll COLL [COUNT [ROUNDS [VICTIM]]] -- a process fails while the others are inside
+ * a collective (ULMPI_FT=ulfm; the victim is the middle rank unless given).
  *
  * Every rank runs ROUNDS (default 3) rounds of COLL (barrier, bcast,
  * reduce, allreduce, allgather, alltoall, reduce_scatter (the block form),
@@ -111,10 +111,13 @@ static int run(const char* coll, MPI_Comm comm, int count, int round)
 int main(int argc, char** argv)
 {
     ft_init(&argc, &argv);
-    const int rank = mt_rank, size = mt_size, victim = size / 2;
+    const int rank = mt_rank, size = mt_size;
     const char* coll = argc > 1 ? argv[1] : "barrier";
     const int count = argc > 2 ? atoi(argv[2]) : 1;
     const int rounds = argc > 3 ? atoi(argv[3]) : 3;
+    /* The middle rank, or the one given (0: the member that releases a
+     * shared-memory barrier of more ranks than CPUs). */
+    const int victim = argc > 4 ? atoi(argv[4]) : size / 2;
     const int rooted = strcmp(coll, "bcast") == 0 || strcmp(coll, "reduce") == 0;
 
     for (int i = 0; i < rounds; ++i) {
