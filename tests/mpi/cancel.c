@@ -69,6 +69,11 @@ int main(int argc, char** argv)
         flag = 0;
         MT_OK(MPI_Test_cancelled(&st, &flag));
         MT_CHECK(flag == 1, "persistent receive was not cancelled");
+        /* Nobody sends tag 33 before its partner has cancelled: a partner
+         * that runs ahead (a barrier released by rank 0 first lets it) would
+         * else have its message matched by our receive before the cancel. */
+        MT_OK(MPI_Sendrecv(NULL, 0, MPI_BYTE, partner, 36, NULL, 0, MPI_BYTE, partner, 36,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         MT_OK(MPI_Start(&p));
         {
             int v = 4242 + mt_rank;
