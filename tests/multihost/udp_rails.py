@@ -98,8 +98,31 @@ def rail_lines(text, rank, peer):
     return out
 
 
-def flap(ctx, host, down_after, up_after, events):
-    """Takes rail 1 of `host` down after `down_after` s, up `up_after` s later."""
+def rx_bytes(host):
+    """Bytes received so far on the rails (eth0, eth1) of namespace host `host`."""
+    total = 0
+    for dev in ("eth0", "eth1"):
+        p = subprocess.run(["ip", "netns", "exec", host, "cat",
+                            "/sys/class/net/%s/statistics/rx_bytes" % dev],
+                           capture_output=True, text=True, timeout=30)
+        total += int(p.stdout.strip() or 0)
+    return total
+
+
+def wait_for_traffic(host, nbytes, limit=180):
+    """Until `host` received `nbytes` more over its rails: the job is past
+    MPI_Init (on a loaded machine that took 4 s, and a rail set down before
+    a rank opened its paths left the rank without that path)."""
+    start = rx_bytes(host)
+    end = time.time() + limit
+    while time.time() < end and rx_bytes(host) - start < nbytes:
+        time.sleep(0.05)
+
+
+def flap(ctx, host, down_after, up_after, events, traffic=1 << 20):
+    """Takes rail 1 of `host` down `down_after` s after the job's traffic
+    began, up `up_after` s later."""
+    wait_for_traffic(host, traffic)
     time.sleep(down_after)
     events.append(("down", time.time()))
     ctx.cluster.tool("down", ctx.cluster.name, host, "--rail", "1")
@@ -155,14 +178,15 @@ def case_ofi_read_down(ctx):
     cl.path_params = ["path_include=self,shm,udp,ofi", "udp_if=eth0",
                       "ofi_provider=tcp;ofi_rxm", "ofi_iface=eth1"]
     rng = random.Random(ctx.seed)
-    read_down_at = 3.0 + rng.random()  # s after the start, udp down since 1.5 s
-    print("  seed %d: eth1 (ofi) of the receiver goes down %.2f s after the start" %
+    read_down_at = 3.0 + rng.random()  # s after the stream began; udp down since 1.5 s
+    print("  seed %d: eth1 (ofi) of the receiver goes down %.2f s after the stream began" %
           (ctx.seed, read_down_at))
     cl.tool("rate", cl.name, "500mbit")
     host = cl.hosts[1]
     events = []
 
     def flaps():
+        wait_for_traffic(host, 8 << 20)
         t0 = time.time()
         time.sleep(1.5)
         events.append(("udp_down", time.time()))
