@@ -26,8 +26,9 @@ ULM's per-peer link stripes over and fails over between. Cases:
   ofi_read_down  a link taken down in the middle of single-copy reads: udp on
                  eth0, ofi (tcp;ofi_rxm) on eth1; eth0 of the receiving host
                  goes down, so the stream's messages go as rendezvous reads
-                 over ofi (fi_read, a read per message); then, at a seeded
-                 moment, eth1 goes down with reads in flight and eth0 comes
+                 over ofi (fi_read, a read per message); then, after a seeded
+                 24-48 MiB over eth1 alone, eth1 goes down with reads in
+                 flight and eth0 comes
                  back: the reads in flight fail over (the receiver gives them
                  up and the sender streams those messages over udp); every
                  byte arrives, well before the path's 60 s read limit, and
@@ -98,10 +99,10 @@ def rail_lines(text, rank, peer):
     return out
 
 
-def rx_bytes(host):
-    """Bytes received so far on the rails (eth0, eth1) of namespace host `host`."""
+def rx_bytes(host, devs=("eth0", "eth1")):
+    """Bytes received so far on the rails `devs` of namespace host `host`."""
     total = 0
-    for dev in ("eth0", "eth1"):
+    for dev in devs:
         p = subprocess.run(["ip", "netns", "exec", host, "cat",
                             "/sys/class/net/%s/statistics/rx_bytes" % dev],
                            capture_output=True, text=True, timeout=30)
@@ -109,13 +110,13 @@ def rx_bytes(host):
     return total
 
 
-def wait_for_traffic(host, nbytes, limit=180):
+def wait_for_traffic(host, nbytes, limit=180, devs=("eth0", "eth1")):
     """Until `host` received `nbytes` more over its rails: the job is past
     MPI_Init (on a loaded machine that took 4 s, and a rail set down before
     a rank opened its paths left the rank without that path)."""
-    start = rx_bytes(host)
+    start = rx_bytes(host, devs)
     end = time.time() + limit
-    while time.time() < end and rx_bytes(host) - start < nbytes:
+    while time.time() < end and rx_bytes(host, devs) - start < nbytes:
         time.sleep(0.05)
 
 
@@ -178,20 +179,21 @@ def case_ofi_read_down(ctx):
     cl.path_params = ["path_include=self,shm,udp,ofi", "udp_if=eth0",
                       "ofi_provider=tcp;ofi_rxm", "ofi_iface=eth1"]
     rng = random.Random(ctx.seed)
-    read_down_at = 3.0 + rng.random()  # s after the stream began; udp down since 1.5 s
-    print("  seed %d: eth1 (ofi) of the receiver goes down %.2f s after the stream began" %
-          (ctx.seed, read_down_at))
+    # eth1 goes down once this much came over it alone (eth0 down): the
+    # messages are reads by then however slow the machine is.
+    read_mib = 24 + rng.randint(0, 24)
+    print("  seed %d: eth1 (ofi) of the receiver goes down after %d MiB over it alone" %
+          (ctx.seed, read_mib))
     cl.tool("rate", cl.name, "500mbit")
     host = cl.hosts[1]
     events = []
 
     def flaps():
         wait_for_traffic(host, 8 << 20)
-        t0 = time.time()
         time.sleep(1.5)
         events.append(("udp_down", time.time()))
         cl.tool("down", cl.name, host, "--rail", "0")
-        time.sleep(max(0.0, read_down_at - (time.time() - t0)))
+        wait_for_traffic(host, read_mib << 20, devs=("eth1",))
         events.append(("ofi_down", time.time()))
         cl.tool("down", cl.name, host, "--rail", "1")
         cl.tool("up", cl.name, host, "--rail", "0")
