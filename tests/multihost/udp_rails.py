@@ -28,11 +28,11 @@ ULM's per-peer link stripes over and fails over between. Cases:
                  goes down, so the stream's messages go as rendezvous reads
                  over ofi (fi_read, a read per message); then, after a seeded
                  24-48 MiB over eth1 alone, eth1 goes down with reads in
-                 flight and eth0 comes
-                 back: the reads in flight fail over (the receiver gives them
-                 up and the sender streams those messages over udp); every
-                 byte arrives, well before the path's 60 s read limit, and
-                 eth1 is taken back after it comes up (skipped without ofi)
+                 flight and eth0 comes back: the reads in flight fail over
+                 (the receiver gives them up and the sender streams those
+                 messages over udp); every byte arrives, well before the
+                 path's 60 s read limit, and eth1 is taken back after it
+                 comes up (skipped without ofi)
   stress_down    tests/mpi/stress (random sizes, tags and sources, data
                  checked) between two hosts, with rail 1 down and up again in
                  the middle: passes
