@@ -293,7 +293,12 @@ int LinkSet::watch_reads(Link& l, rt::Nanos now)
             }
             continue;
         }
-        if (l.up_rails() < 2 || r.reads_lost) {
+        // Another rail that is up (a standby one too) to hear the peer over.
+        Rail* other = nullptr;
+        for (int k = 0; k < l.nrails && other == nullptr; ++k) {
+            other = k != i && l.rails[k].up() ? &l.rails[k] : nullptr;
+        }
+        if (other == nullptr || r.reads_lost) {
             continue;
         }
         if (r.read_probe == 0) {
@@ -303,9 +308,7 @@ int LinkSet::watch_reads(Link& l, rt::Nanos now)
             r.read_probe = ++nonce_;
             r.read_probe_at = now;
             send_probe(l, r, FragType::probe, r.read_probe, now);
-            if (Rail* o = l.other_rail(&r)) {
-                send_probe(l, *o, FragType::probe, 0, now);
-            }
+            send_probe(l, *other, FragType::probe, 0, now);
             ++n;
             continue;
         }
