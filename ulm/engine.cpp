@@ -218,7 +218,6 @@ void Engine::enable_threads()
 
 int Engine::progress()
 {
-    passes_.fetch_add(1, std::memory_order_relaxed);
     if (fine_) {
         return progress_fine();
     }

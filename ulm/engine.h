@@ -482,11 +482,6 @@ private:
     std::vector<ProgressHook*> slow_hooks_;
     Backoff::Policy backoff_policy_{};
     std::uint32_t tick_count_ = 0;
-    // Progress passes begun: a rendezvous read key's checksum (the whole
-    // message) is computed for at most kCrcPerPass bytes per peer and pass,
-    // the rest waits for the next pass (start_send).
-    std::atomic<std::uint64_t> passes_{1};
-    static constexpr std::uint64_t kCrcPerPass = 1u << 20;
     std::uint32_t event_count_ = 0;
     const std::atomic<std::uint64_t>* notice_word_ = nullptr; // boot_->notice_word()
     std::atomic<std::uint64_t> notice_seen_{0};

@@ -38,10 +38,6 @@ struct Peer {
     rt::ListHook active_hook;               // on the engine's list of peers with work
     MsgCounters counters;
     std::vector<std::byte> bounce;          // payloads of non-addressable fragments from it
-    // Bytes of whole-message checksums computed for read keys to it in
-    // progress pass `crc_pass` (Engine::start_send spreads them over passes).
-    std::uint64_t crc_pass = 0;
-    std::uint64_t crc_bytes = 0;
     // With fine locks: guards this Peer, its Link and the sends to it
     // (engine.h, "Locking").
     rt::OptMutex lock;

@@ -459,25 +459,6 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     std::size_t keylen = 0;
     const bool striped = l.stripe && l.up_rails() > 1;
     if (info.has_get && !striped && s->total >= get_min_ && (info.get_max == 0 || s->total <= info.get_max)) {
-        if (rail->checksum) {
-            // The key carries the whole message's CRC32C. A burst of large
-            // sends (a window of MPI_Isend) would otherwise checksum all of
-            // them before the next poll of the paths, and a provider with
-            // manual progress (ofi over tcp;ofi_rxm) serves the peer's reads
-            // of the first ones only inside those polls: the link idled for
-            // the burst's checksums (64 x 4 MiB: about a tenth of each
-            // window). Past kCrcPerPass bytes in this pass the send waits
-            // on the pending list for the next pass.
-            const std::uint64_t pass = passes_.load(std::memory_order_relaxed);
-            if (p.crc_pass != pass) {
-                p.crc_pass = pass;
-                p.crc_bytes = 0;
-            }
-            if (p.crc_bytes != 0 && p.crc_bytes + s->total > kCrcPerPass) {
-                return false;
-            }
-            p.crc_bytes += s->total;
-        }
         keylen = make_get_key(l, *rail, s, key, sizeof key);
     }
     if (s->id == 0) {
