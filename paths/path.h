@@ -295,6 +295,20 @@ public:
             (void)token;
         return Errc::not_supported;
     }
+    // The reads from `peer` started by start_get and not yet reported are
+    // given up (the link saw them stall while the peer answered over another
+    // path): each is reported by a later progress() with an error. Their
+    // memory may still be written by pieces the provider had posted, until
+    // orphan_reads() is 0 again (a provider cannot always take back a posted
+    // read). False: the path cannot give reads up; they end as they will.
+    virtual bool abandon_gets(int peer)
+    {
+        (void)peer;
+        return false;
+    }
+    // Pieces of reads that ended without them (given up, timed out) and that
+    // the provider may still complete, writing into their memory.
+    virtual std::size_t orphan_reads() const { return 0; }
 
     // Delivers received fragments to the sink; returns how many.
     virtual int progress(Sink& sink) = 0;

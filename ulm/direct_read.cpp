@@ -30,7 +30,16 @@ bool Engine::start_direct(RecvMsg* r, path::Path* via, int src, std::uint64_t se
     d->send_id = send_id;
     d->keylen = keylen - static_cast<std::uint32_t>(sizeof(GetPrefix));
     std::memcpy(d->key, key + sizeof(GetPrefix), d->keylen);
+    if (links_[src].multi() && via->info().can_fail && r->expected > 0) {
+        d->bounce.reset(new (std::nothrow) std::byte[r->expected]);
+        if (d->bounce == nullptr) {
+            delete d;
+            return false;
+        }
+    }
+    bury_reads();
     r->reading = true;
+    links_.read_started(links_[src], via, r->expected);
     pump_direct(d);
     return true;
 }
@@ -43,7 +52,13 @@ void Engine::pump_direct(DirectRead* d)
     while (!d->failed && d->pos < r->expected) {
         iovec iov[kMaxIov];
         std::uint64_t covered = 0;
-        const int n = to_iovec(r->data, d->pos, r->expected - d->pos, iov, kMaxIov, &covered);
+        int n = 1;
+        if (d->bounce != nullptr) {
+            covered = r->expected - d->pos;
+            iov[0] = iovec{d->bounce.get() + d->pos, covered};
+        } else {
+            n = to_iovec(r->data, d->pos, r->expected - d->pos, iov, kMaxIov, &covered);
+        }
         const Status st = d->via->start_get(d->src, d->key, d->keylen, d->pos, iov, n,
                                             reinterpret_cast<std::uint64_t>(d));
         if (st.ok()) {
@@ -73,6 +88,8 @@ void Engine::on_get_done(path::Path& path, std::uint64_t token, Status st)
     --d->inflight;
     if (!st.ok()) {
         d->failed = true;
+    } else {
+        links_.read_moved(links_[d->src], d->via);
     }
     if (d->waiting) {
         return; // retry_reads() goes on with it
@@ -113,30 +130,48 @@ int Engine::retry_reads()
     return n;
 }
 
+void Engine::bury_reads()
+{
+    rt::OptGuard g(reads_lock_);
+    std::erase_if(buried_reads_, [](const auto& b) { return b.first->orphan_reads() == 0; });
+}
+
 void Engine::finish_direct(DirectRead* d)
 {
     RecvMsg* r = d->r;
     Peer& p = peer(d->src);
+    links_.read_ended(links_[d->src], d->via, r->expected);
     const bool same = links_[d->src].alive() && links_[d->src].peer_incarnation == d->incarnation;
     bool ok = !d->failed && same;
-    if (ok && d->pre.checked != 0) {
+    if (ok && (d->pre.checked != 0 || d->bounce != nullptr)) {
+        // Checked in place, or copied out of the bounce buffer and checked
+        // in the same pass.
         std::uint32_t crc = 0;
         std::uint64_t pos = 0;
         while (pos < r->expected) {
             iovec iov[kMaxIov];
             std::uint64_t covered = 0;
             const int n = to_iovec(r->data, pos, r->expected - pos, iov, kMaxIov, &covered);
+            std::uint64_t at = pos;
             for (int i = 0; i < n; ++i) {
-                crc = rt::crc32c(iov[i].iov_base, iov[i].iov_len, crc);
+                crc = d->bounce != nullptr
+                          ? rt::crc32c_copy(iov[i].iov_base, d->bounce.get() + at, iov[i].iov_len, crc)
+                          : rt::crc32c(iov[i].iov_base, iov[i].iov_len, crc);
+                at += iov[i].iov_len;
             }
             pos += covered;
         }
-        if (crc != d->pre.crc) {
+        if (d->pre.checked != 0 && crc != d->pre.crc) {
             ++links_[d->src].counters.crc_payload_fail;
             ok = false;
         }
     }
     const std::uint64_t send_id = d->send_id;
+    if (!ok && d->bounce != nullptr && d->via->orphan_reads() != 0) {
+        // Pieces of it may still land: the buffer waits for them.
+        rt::OptGuard g(reads_lock_);
+        buried_reads_.emplace_back(d->via, std::move(d->bounce));
+    }
     delete d;
     r->reading = false; // the path writes no more into the buffer
     if (ok) {

@@ -13,13 +13,19 @@
 // ended, and the receiver asks the sender to stream the message instead
 // (cts), over whatever rails the link still has: fail-over as for any
 // stream. The receive stays incomplete while the path may write into its
-// buffer (RecvMsg::reading); Engine::withdraw waits for that.
+// buffer (RecvMsg::reading); Engine::withdraw waits for that. Over a link
+// of several rails the read lands in a bounce buffer first
+// (DirectRead::bounce): a read the link gives up (LinkSet::watch_reads) may
+// still be written by the provider after it was reported (Path::
+// orphan_reads), so only the bounce buffer is exposed to that; single-rail
+// links read straight into the receive buffer.
 #pragma once
 
 #include "runtime/intrusive_list.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 namespace ulmpi::path {
 class Path;
@@ -52,6 +58,11 @@ struct DirectRead {
     std::uint32_t inflight = 0; // slices started, not ended
     bool failed = false;
     bool waiting = false;     // on reads_waiting_, or being taken off it
+    // Over a link of several rails the read may be given up (the link saw
+    // it stall: LinkSet::watch_reads) and the message streamed over another
+    // rail, while the provider can still complete pieces it had posted: the
+    // read then lands here, and is copied out (with its CRC32C) once whole.
+    std::unique_ptr<std::byte[]> bounce;
     alignas(8) std::byte key[kMaxGetKey];
 };
 

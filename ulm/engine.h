@@ -362,6 +362,9 @@ private:
     void frag_released(SendMsg* owner) override { check_complete(owner); }
     void link_has_work(Link& link) override { mark_active(peers_[static_cast<std::size_t>(link.rank)]); }
     void link_unreachable(Link& link, const std::string& why) override;
+    // Its path ends the reads with an error (on_get_done), and each one
+    // asks the sender to stream its message (direct_read.cpp).
+    void rail_reads_lost(Link& link, Rail& rail) override { rail.path->abandon_gets(link.rank); }
     rt::OptMutex& link_lock(Link& link) override { return peer(link.rank).lock; }
 
     Peer& peer(int rank) { return peers_[static_cast<std::size_t>(rank)]; }
@@ -417,6 +420,7 @@ private:
                       const std::byte* key, std::uint32_t keylen);
     void pump_direct(DirectRead* d);
     void finish_direct(DirectRead* d);
+    void bury_reads(); // frees the bounce buffers no orphan piece targets any more
     // Starts again the reads the paths' depth held back; returns how many
     // went on.
     int retry_reads();
@@ -444,6 +448,10 @@ private:
     rt::Bootstrap* boot_ = nullptr;
     int rank_ = 0;
     int size_ = 1;
+    // Bounce buffers of reads given up (direct_read.cpp), kept until their
+    // path has no orphan pieces left that could still write into them;
+    // declared before paths_ so that they outlive the paths' endpoints.
+    std::vector<std::pair<path::Path*, std::unique_ptr<std::byte[]>>> buried_reads_;
     std::vector<std::unique_ptr<path::Path>> paths_;
     LinkSet links_;
     // Per peer: the host it ran on when its link's paths were chosen.

@@ -139,12 +139,14 @@ public:
     rt::ListHook ack_hook;         // LinkSet's list of links owed an ACK
     rt::ListHook unacked_hook;     // LinkSet's list of links with fragments kept
     rt::ListHook probe_hook;       // LinkSet's list of links with a rail down
+    rt::ListHook read_hook;        // LinkSet's list of links with reads in flight
     // Whether the link is on each list, guarded like the link (its peer's
     // lock): the hooks themselves change under the lists' lock whenever a
     // neighbour comes or goes (LinkSet::list_*).
     bool on_ack_list = false;
     bool on_unacked_list = false;
     bool on_probe_list = false;
+    bool on_read_list = false;
     LinkCounters counters;
 
     bool alive() const { return life == Lifetime::alive; }

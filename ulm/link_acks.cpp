@@ -313,6 +313,10 @@ int LinkSet::tick()
         next = probing_.next(l);
         n += probe_rails(*l, now);
     }
+    for (Link* l = reading_.front(), *next; l != nullptr; l = next) {
+        next = reading_.next(l);
+        n += watch_reads(*l, now);
+    }
     return n;
 }
 

@@ -85,6 +85,23 @@ void LinkSet::rail_down(Link& l, Rail& r, const char* why)
         l.failover_due = true;
         owner_->link_has_work(l);
     }
+    if (l.up_rails() > 0) {
+        give_up_reads(l, r);
+    }
+}
+
+// A down rail's reads would wait for it to come back: they fail over too
+// (each receiver asks for a stream over the rails left), once another rail
+// is up to carry it.
+void LinkSet::give_up_reads(Link& l, Rail& r)
+{
+    if (r.reads == 0 || r.reads_lost) {
+        return;
+    }
+    r.reads_lost = true;
+    r.read_probe = 0;
+    ++r.counters.reads_given_up;
+    owner_->rail_reads_lost(l, r);
 }
 
 void LinkSet::rail_up(Link& l, Rail& r)
@@ -234,6 +251,11 @@ void LinkSet::on_probe_ack(Link& l, path::Path& path, const ProbeHeader& h)
         if (h.nonce == 0) {
             rail_sample(l, *r, now - h.sent);
             r->acked_at = now;
+        } else if (h.nonce == r->read_probe) {
+            // The rail of a stalled read answers: the read is slow, not lost.
+            r->read_probe = 0;
+            r->read_progress_at = now;
+            r->acked_at = now;
         }
         return;
     }
@@ -242,6 +264,107 @@ void LinkSet::on_probe_ack(Link& l, path::Path& path, const ProbeHeader& h)
     }
     rail_sample(l, *r, now - h.sent);
     rail_up(l, *r);
+}
+
+// Reads over a rail (the receiver's side of a single-copy rendezvous)
+// send nothing the link could see go unacknowledged: when none of them has
+// moved for ulm_read_stall_us, the rail is asked with a probe, and another
+// rail with one too. The rail that does not answer within the stall time
+// plus its reads' bytes at ulm_read_floor_mbs (its answer may queue behind
+// them) while the other answered is down: rail_down() has its reads given
+// up and failed over. A peer that answers nowhere is the retransmission
+// timer's business, not this.
+int LinkSet::watch_reads(Link& l, rt::Nanos now)
+{
+    int reading = 0;
+    int n = 0;
+    for (int i = 0; i < l.nrails; ++i) {
+        Rail& r = l.rails[i];
+        if (r.reads == 0) {
+            continue;
+        }
+        ++reading;
+        if (!l.multi() || !l.alive()) {
+            continue;
+        }
+        if (!r.up()) {
+            if (l.up_rails() > 0) {
+                give_up_reads(l, r); // it went down while no other rail was up
+            }
+            continue;
+        }
+        // Another rail that is up (a standby one too) to hear the peer over.
+        Rail* other = nullptr;
+        for (int k = 0; k < l.nrails && other == nullptr; ++k) {
+            other = k != i && l.rails[k].up() ? &l.rails[k] : nullptr;
+        }
+        if (other == nullptr || r.reads_lost) {
+            continue;
+        }
+        if (r.read_probe == 0) {
+            if (now - r.read_progress_at <= std::max<rt::Nanos>(read_stall_, 4 * r.srtt)) {
+                continue;
+            }
+            r.read_probe = ++nonce_;
+            r.read_probe_at = now;
+            send_probe(l, r, FragType::probe, r.read_probe, now);
+            send_probe(l, *other, FragType::probe, 0, now);
+            ++n;
+            continue;
+        }
+        const auto wait = std::max<rt::Nanos>(read_stall_, 4 * r.srtt) +
+                          static_cast<rt::Nanos>(static_cast<double>(r.read_bytes) / read_floor_);
+        if (now - r.read_probe_at <= wait) {
+            continue;
+        }
+        bool heard = false;
+        for (int k = 0; k < l.nrails; ++k) {
+            heard = heard || (k != i && l.rails[k].up() && l.rails[k].acked_at > r.read_probe_at);
+        }
+        if (!heard) {
+            r.read_probe = 0; // the peer answers nowhere: ask again later
+            r.read_progress_at = now;
+            continue;
+        }
+        rail_down(l, r, "a read over it moved nothing and it did not answer a probe the peer "
+                        "answered over another path");
+        ++n;
+    }
+    if (reading == 0) {
+        list_reading(l, false);
+    }
+    return n;
+}
+
+void LinkSet::read_started(Link& l, const path::Path* via, std::uint64_t bytes)
+{
+    if (Rail* r = l.rail_of(via)) {
+        if (r->reads++ == 0) {
+            r->read_progress_at = rt::now_ns();
+        }
+        r->read_bytes += bytes;
+        list_reading(l, true);
+    }
+}
+
+void LinkSet::read_moved(Link& l, const path::Path* via)
+{
+    if (Rail* r = l.rail_of(via)) {
+        r->read_progress_at = rt::now_ns();
+    }
+}
+
+void LinkSet::read_ended(Link& l, const path::Path* via, std::uint64_t bytes)
+{
+    if (Rail* r = l.rail_of(via)) {
+        r->reads -= r->reads > 0 ? 1 : 0;
+        r->read_bytes -= std::min(r->read_bytes, bytes);
+        r->read_progress_at = rt::now_ns();
+        if (r->reads == 0) {
+            r->read_probe = 0;
+            r->reads_lost = false;
+        }
+    }
 }
 
 void LinkSet::path_down(path::Path& path, int peer, const char* why)

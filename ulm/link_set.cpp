@@ -51,6 +51,15 @@ const rt::IntParam probe_param{"ulm_rail_probe_us", 20000,
                                "(doubling up to ulm_rail_probe_max_us)"};
 const rt::IntParam probe_max_param{"ulm_rail_probe_max_us", 500000,
                                    "longest interval (us) between probes of a path declared down"};
+const rt::IntParam read_stall_param{
+    "ulm_read_stall_us", 250000,
+    "a single-copy read over one of several paths to a peer that moves nothing this long has its "
+    "path probed; unanswered for as long again (plus its bytes at ulm_read_floor_mbs) while the "
+    "peer answers over another path, the path is declared down and its reads fail over (us)"};
+const rt::IntParam read_floor_param{
+    "ulm_read_floor_mbs", 10,
+    "the slowest rate (MB/s) a path is expected to read at: the bytes of its reads in flight at "
+    "this rate lengthen the wait for its probe's answer (ulm_read_stall_us)"};
 const rt::IntParam standby_param{
     "ulm_rail_standby_pct", 10,
     "a path whose nominal bandwidth is below this percentage of the fastest path to the same "
@@ -124,6 +133,8 @@ rt::Status LinkSet::init(int rank, int size, int incarnation,
     rail_timeout_ = std::max<std::int64_t>(1, rail_timeout_param.get()) * 1000;
     probe_min_ = std::max<std::int64_t>(1, probe_param.get()) * 1000;
     probe_max_ = std::max<std::int64_t>(probe_param.get(), probe_max_param.get()) * 1000;
+    read_stall_ = std::max<std::int64_t>(1, read_stall_param.get()) * 1000;
+    read_floor_ = static_cast<double>(std::max<std::int64_t>(1, read_floor_param.get())) / 1e3;
 
     std::size_t copy_block = SendFrag::kInlineCopy;
     for (int i = 0; i < size; ++i) {
@@ -914,10 +925,10 @@ void LinkSet::print_stats(std::FILE* out, int rank, int peer) const
                      "ulmpi-stats rank=%d peer=%d rail=%s state=%s frags_sent=%" PRIu64
                      " bytes_sent=%" PRIu64 " resends=%" PRIu64 " frags_received=%" PRIu64
                      " bytes_received=%" PRIu64 " downs=%" PRIu64 " ups=%" PRIu64 " probes=%" PRIu64
-                     " rate_mbs=%.1f srtt_us=%.1f\n",
+                     " reads_given_up=%" PRIu64 " rate_mbs=%.1f srtt_us=%.1f\n",
                      rank, peer, r.path->info().name, r.up() ? "up" : "down", rc.frags_sent,
                      rc.bytes_sent, rc.resends, rc.frags_received, rc.bytes_received, rc.downs, rc.ups,
-                     rc.probes, r.rate, static_cast<double>(r.srtt) / 1e3);
+                     rc.probes, rc.reads_given_up, r.rate, static_cast<double>(r.srtt) / 1e3);
     }
 }
 
@@ -975,6 +986,11 @@ void LinkSet::list_unacked(Link& l, bool on)
 void LinkSet::list_probing(Link& l, bool on)
 {
     set_listed(lists_lock_, l, &Link::on_probe_list, probing_, any_probing_, on);
+}
+
+void LinkSet::list_reading(Link& l, bool on)
+{
+    set_listed(lists_lock_, l, &Link::on_read_list, reading_, any_reading_, on);
 }
 
 } // namespace ulmpi::ulm

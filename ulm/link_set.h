@@ -52,6 +52,9 @@ public:
     // The link queued work (control fragments, fail-over resends) that
     // push() must send when the paths have room.
     virtual void link_has_work(Link& link) = 0;
+    // `rail` went down with single-copy reads from the peer in flight over
+    // it: the owner asks its path to give them up (they then fail over).
+    virtual void rail_reads_lost(Link& link, Rail& rail) = 0;
     // No rail reaches the peer any more (every one down, retries exhausted).
     virtual void link_unreachable(Link& link, const std::string& why) = 0;
     // Fine locks (engine.h, "Locking"): the lock that guards the link (its
@@ -152,12 +155,20 @@ public:
     bool needs_tick() const
     {
         return any_unacked_.load(std::memory_order_relaxed) ||
-               any_probing_.load(std::memory_order_relaxed);
+               any_probing_.load(std::memory_order_relaxed) ||
+               any_reading_.load(std::memory_order_relaxed);
     }
     int tick();
     bool acks_due() const { return any_ack_due_.load(std::memory_order_relaxed); }
     // Sends the ACKs that are due (all: every one owed, e.g. before sleeping).
     void flush_acks(bool all);
+
+    // --- single-copy reads from the peer over one of its rails (the
+    // receiver's; ulm/direct_read.h): a message's read starts, moves (a
+    // slice ended well), ends. Under the link's lock.
+    void read_started(Link& l, const path::Path* via, std::uint64_t bytes);
+    void read_moved(Link& l, const path::Path* via);
+    void read_ended(Link& l, const path::Path* via, std::uint64_t bytes);
 
     // --- path evidence and lifetime
     void path_down(path::Path& path, int peer, const char* why);
@@ -225,6 +236,7 @@ private:
     void list_ack_due(Link& l, bool on);
     void list_unacked(Link& l, bool on);
     void list_probing(Link& l, bool on);
+    void list_reading(Link& l, bool on);
     SendFrag* get_frag();
     void put_frag(SendFrag* f);
     void send_ack(Link& l, std::uint64_t seq, AckStatus status);
@@ -244,6 +256,8 @@ private:
     int failover(Link& l);
     int check_rails(Link& l, rt::Nanos now);
     int probe_rails(Link& l, rt::Nanos now);
+    int watch_reads(Link& l, rt::Nanos now);
+    void give_up_reads(Link& l, Rail& r);
     void retry_timer(Link& l, rt::Nanos now, int& n);
     void give_up(Link& l);
 
@@ -256,6 +270,8 @@ private:
     rt::Nanos rail_timeout_ = 0;      // a rail silent this long while another is heard goes down
     rt::Nanos probe_min_ = 0;         // first probe interval of a down rail
     rt::Nanos probe_max_ = 0;
+    rt::Nanos read_stall_ = 0;        // a read that moves nothing this long has its rail asked
+    double read_floor_ = 0;           // bytes per ns a rail carries at least (the answer's deadline)
     rt::Pool<SendFrag> frag_pool_{256};
     rt::BlockPool copy_pool_;
     rt::Pool<CtrlFrag> ctrl_pool_{64};
@@ -264,12 +280,14 @@ private:
     rt::IntrusiveList<Link, &Link::ack_hook> ack_due_;
     rt::IntrusiveList<Link, &Link::unacked_hook> unacked_;
     rt::IntrusiveList<Link, &Link::probe_hook> probing_;
+    rt::IntrusiveList<Link, &Link::read_hook> reading_;
     // Fine locks: the three lists' membership (a leaf, taken under a link's
     // lock), and whether each is empty, read without it.
     rt::OptMutex lists_lock_;
     std::atomic<bool> any_ack_due_{false};
     std::atomic<bool> any_unacked_{false};
     std::atomic<bool> any_probing_{false};
+    std::atomic<bool> any_reading_{false};
     std::uint64_t nonce_ = 0;
     std::vector<std::byte> scratch_;
 };

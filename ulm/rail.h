@@ -38,6 +38,7 @@ struct RailCounters {
     std::uint64_t downs = 0;          // times declared down
     std::uint64_t ups = 0;            // times taken back after a probe was answered
     std::uint64_t probes = 0;         // probes sent while down
+    std::uint64_t reads_given_up = 0; // times its stalled reads were given up (failed over)
 };
 
 struct Rail {
@@ -68,6 +69,17 @@ struct Rail {
     std::uint64_t sample_acked = 0; // `acked` at sample_start
     rt::Nanos sample_start = 0;
     bool sample_busy = true;        // never short of data since sample_start
+
+    // Single-copy reads over it from the peer (ulm/direct_read.h): messages
+    // being read and their bytes, the last time one of them moved; a read
+    // that moves nothing for a while has the rail asked (a probe) whether it
+    // still carries anything (LinkSet::watch_reads).
+    std::uint32_t reads = 0;
+    std::uint64_t read_bytes = 0;
+    rt::Nanos read_progress_at = 0;
+    std::uint64_t read_probe = 0;   // nonce of the probe asked, 0: none
+    rt::Nanos read_probe_at = 0;
+    bool reads_lost = false;        // its reads were given up (until none is left)
 
     // Down: probing.
     rt::Nanos next_probe = 0;

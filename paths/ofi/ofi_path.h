@@ -140,6 +140,12 @@ public:
                const iovec* local, int nlocal) override;
     Status start_get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                      const iovec* local, int nlocal, std::uint64_t token) override;
+    // Ends the peer's start_get() reads with io_error; their pieces still
+    // posted are orphans until the provider completes them (rxm keeps a
+    // connection whose address left the vector, and serves it when the
+    // link comes back: nothing makes it forget a posted fi_read).
+    bool abandon_gets(int peer) override;
+    std::size_t orphan_reads() const override;
     int progress(Sink& sink) override;
     // FT-MPI REBUILD and spawn slots used again (path.h): forget the old
     // process (its backlog, its address; operations still in flight to it
@@ -293,6 +299,8 @@ private:
     void end_get(std::uint32_t i);
     // Reads in flight past kReadLimit end with `timeout`, the path down.
     void check_reads(rt::Nanos now);
+    // Ends read i now with `why`; its pieces in flight only free their slots.
+    void abandon_locked(std::uint32_t i, Status why);
     // Hands ended start_get() reads to the sink.
     void report_gets(Sink& sink);
     fid_mr* cached_mr(const void* addr, std::size_t len);
@@ -323,6 +331,7 @@ private:
     std::vector<Op> rx_ops_;
     std::vector<Op> read_ops_;
     std::vector<std::uint32_t> free_reads_; // read_ops_ not in flight
+    std::size_t orphans_ = 0;               // read_ops_ in flight for reads that ended (gets_lock_)
     std::vector<GetReq> gets_;               // kGetDepth + kSyncGets slots
     std::vector<std::uint32_t> free_gets_;
     std::deque<std::uint32_t> get_queue_;    // reads with pieces to post, in order

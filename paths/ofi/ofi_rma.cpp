@@ -255,7 +255,8 @@ void OfiPath::on_read_done(Op& op, int err)
     free_reads_.push_back(op.index);
     if (op.orphan) {
         op.orphan = false;
-        return; // its read ended without it (check_reads)
+        --orphans_;
+        return; // its read ended without it (check_reads, abandon_gets)
     }
     GetReq& q = gets_[op.req];
     --q.inflight;
@@ -305,18 +306,53 @@ void OfiPath::check_reads(rt::Nanos now)
             continue;
         }
         mark_down(q.peer, "remote reads did not complete in 60 s");
-        q.result = Errc::timeout;
-        for (Op& op : read_ops_) {
-            if (op.req == i && std::find(free_reads_.begin(), free_reads_.end(), op.index) == free_reads_.end()) {
-                op.orphan = true; // frees its slot at its completion
+        abandon_locked(i, Errc::timeout);
+    }
+}
+
+void OfiPath::abandon_locked(std::uint32_t i, Status why)
+{
+    GetReq& q = gets_[i];
+    q.result = why;
+    for (Op& op : read_ops_) {
+        if (op.req == i && std::find(free_reads_.begin(), free_reads_.end(), op.index) == free_reads_.end()) {
+            op.orphan = true; // frees its slot at its completion
+            ++orphans_;
+        }
+    }
+    q.inflight = 0;
+    q.next = q.pieces.size();
+    std::erase(get_queue_, i);
+    gets_queued_.store(!get_queue_.empty(), std::memory_order_relaxed);
+    end_get(i);
+}
+
+bool OfiPath::abandon_gets(int peer)
+{
+    if (!open_ || !info_.can_fail || peer < 0 || peer >= job_.size) {
+        return false;
+    }
+    int n = 0;
+    {
+        rt::OptGuard g(gets_lock_);
+        for (std::uint32_t i = 0; i < gets_.size(); ++i) {
+            GetReq& q = gets_[i];
+            if (q.used && !q.ended && !q.sync && q.peer == peer) {
+                abandon_locked(i, Errc::io_error);
+                ++n;
             }
         }
-        q.inflight = 0;
-        q.next = q.pieces.size();
-        std::erase(get_queue_, i);
-        gets_queued_.store(!get_queue_.empty(), std::memory_order_relaxed);
-        end_get(i);
     }
+    if (n > 0) {
+        ULMPI_DEBUG("ofi: %d reads from rank %d given up (%zu pieces still posted)", n, peer, orphan_reads());
+    }
+    return true;
+}
+
+std::size_t OfiPath::orphan_reads() const
+{
+    rt::OptGuard g(gets_lock_);
+    return orphans_;
 }
 
 void OfiPath::report_gets(Sink& sink)

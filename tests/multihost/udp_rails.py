@@ -23,6 +23,16 @@ ULM's per-peer link stripes over and fails over between. Cases:
   ofi_udp_down   stream_down over two kinds of path: udp on eth0, ofi
                  (tcp;ofi_rxm) on eth1; both carry the stream, ofi goes down
                  and comes back (skipped when ofi is not built)
+  ofi_read_down  a link taken down in the middle of single-copy reads: udp on
+                 eth0, ofi (tcp;ofi_rxm) on eth1; eth0 of the receiving host
+                 goes down, so the stream's messages go as rendezvous reads
+                 over ofi (fi_read, a read per message); then, after a seeded
+                 24-48 MiB over eth1 alone, eth1 goes down with reads in
+                 flight and eth0 comes back: the reads in flight fail over
+                 (the receiver gives them up and the sender streams those
+                 messages over udp); every byte arrives, well before the
+                 path's 60 s read limit, and eth1 is taken back after it
+                 comes up (skipped without ofi)
   stress_down    tests/mpi/stress (random sizes, tags and sources, data
                  checked) between two hosts, with rail 1 down and up again in
                  the middle: passes
@@ -34,6 +44,7 @@ namespaces every case is skipped (exit 77).
 
 import argparse
 import os
+import random
 import re
 import signal
 import subprocess
@@ -44,7 +55,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import udp_cluster as uc  # noqa: E402
 
-CASES = ["programs_loss", "stream_down", "stress_down", "ofi_udp_down"]
+CASES = ["programs_loss", "stream_down", "stress_down", "ofi_udp_down", "ofi_read_down"]
 
 
 class RailCluster(uc.Cluster):
@@ -88,8 +99,31 @@ def rail_lines(text, rank, peer):
     return out
 
 
-def flap(ctx, host, down_after, up_after, events):
-    """Takes rail 1 of `host` down after `down_after` s, up `up_after` s later."""
+def rx_bytes(host, devs=("eth0", "eth1")):
+    """Bytes received so far on the rails `devs` of namespace host `host`."""
+    total = 0
+    for dev in devs:
+        p = subprocess.run(["ip", "netns", "exec", host, "cat",
+                            "/sys/class/net/%s/statistics/rx_bytes" % dev],
+                           capture_output=True, text=True, timeout=30)
+        total += int(p.stdout.strip() or 0)
+    return total
+
+
+def wait_for_traffic(host, nbytes, limit=180, devs=("eth0", "eth1")):
+    """Until `host` received `nbytes` more over its rails: the job is past
+    MPI_Init (on a loaded machine that took 4 s, and a rail set down before
+    a rank opened its paths left the rank without that path)."""
+    start = rx_bytes(host, devs)
+    end = time.time() + limit
+    while time.time() < end and rx_bytes(host, devs) - start < nbytes:
+        time.sleep(0.05)
+
+
+def flap(ctx, host, down_after, up_after, events, traffic=1 << 20):
+    """Takes rail 1 of `host` down `down_after` s after the job's traffic
+    began, up `up_after` s later."""
+    wait_for_traffic(host, traffic)
     time.sleep(down_after)
     events.append(("down", time.time()))
     ctx.cluster.tool("down", ctx.cluster.name, host, "--rail", "1")
@@ -135,6 +169,79 @@ def case_ofi_udp_down(ctx):
         stream_flap(ctx, "udp", "ofi")
     finally:
         ctx.cluster.path_params = None
+
+
+def case_ofi_read_down(ctx):
+    if not ctx.have_ofi:
+        print("  skipped: ulmpi was built without the ofi path (libfabric)")
+        return
+    cl = ctx.cluster
+    cl.path_params = ["path_include=self,shm,udp,ofi", "udp_if=eth0",
+                      "ofi_provider=tcp;ofi_rxm", "ofi_iface=eth1"]
+    rng = random.Random(ctx.seed)
+    # eth1 goes down once this much came over it alone (eth0 down): the
+    # messages are reads by then however slow the machine is.
+    read_mib = 24 + rng.randint(0, 24)
+    print("  seed %d: eth1 (ofi) of the receiver goes down after %d MiB over it alone" %
+          (ctx.seed, read_mib))
+    cl.tool("rate", cl.name, "500mbit")
+    host = cl.hosts[1]
+    events = []
+
+    def flaps():
+        wait_for_traffic(host, 8 << 20)
+        time.sleep(1.5)
+        events.append(("udp_down", time.time()))
+        cl.tool("down", cl.name, host, "--rail", "0")
+        wait_for_traffic(host, read_mib << 20, devs=("eth1",))
+        events.append(("ofi_down", time.time()))
+        cl.tool("down", cl.name, host, "--rail", "1")
+        cl.tool("up", cl.name, host, "--rail", "0")
+        time.sleep(4.0)
+        events.append(("ofi_up", time.time()))
+        cl.tool("up", cl.name, host, "--rail", "1")
+
+    try:
+        job = two_host_job(ctx, ["--timeout", "600", ctx.rail_stream, "512", "1024"],
+                           ["log_level=info", "log_time=1"])
+        t = threading.Thread(target=flaps, daemon=True)
+        t.start()
+        rc, text, secs, left = job.finish(660)
+        t.join(30)
+    finally:
+        cl.path_params = None
+        cl.tool("rate", cl.name, "off")
+    if ctx.show:
+        print(text)
+    if rc != 0 or not re.search(r"^No Errors$", text, re.M) or left:
+        raise uc.Failure("rc %s, left %s:\n%s" % (rc, left, "\n".join(text.splitlines()[-40:])))
+    for line in text.splitlines():
+        if re.search(r"info: rank \d+: path \S+ to rank \d+ (is down|answers again)", line):
+            print("  " + line.strip())
+    m = re.search(r"^stream: .*$", text, re.M)
+    print("  " + (m.group(0) if m else "(no stream line)"))
+    marks = dict(events)
+    times = re.search(r"^stream-times: (.*)$", text, re.M)
+    ts = [float(x) / 1e3 for x in times.group(1).split()] if times else []
+    if "ofi_down" not in marks or not ts or ts[-1] < marks["ofi_down"]:
+        raise uc.Failure("the stream ended before eth1 went down (%.1f s): nothing was tested" % secs)
+    # The receiver read over ofi, and gave reads in flight up when eth1 died.
+    reads = re.search(r"^ulmpi-stats rank=1 path=ofi .* gets=(\d+)", text, re.M)
+    rails = rail_lines(text, 1, 0)
+    ofi = rails.get("ofi", {})
+    print("  rank 1 <- 0: ofi reads %s, ofi rail %s" % (
+        reads.group(1) if reads else "?",
+        {k: int(v) for k, v in ofi.items() if k in ("downs", "ups", "reads_given_up")}))
+    if reads is None or int(reads.group(1)) == 0:
+        raise uc.Failure("rank 1 read nothing over ofi: no single-copy reads were tested")
+    if ofi.get("reads_given_up", 0) < 1:
+        raise uc.Failure("eth1 went down and no read in flight over ofi was given up: %s" % ofi)
+    after = [b - a for a, b in zip(ts, ts[1:]) if b > marks["ofi_down"]]
+    pause = max(after) if after else 0.0
+    print("  longest pause after eth1 went down: %.0f ms" % (1e3 * pause))
+    if pause >= 30:
+        raise uc.Failure("the stream stood %.0f s after eth1 went down: the reads waited for "
+                         "the path's read limit instead of failing over" % pause)
 
 
 def stream_flap(ctx, keep, flapped):
@@ -260,7 +367,7 @@ def main():
     ctx.show = args.show
     ctx.have_ofi = os.environ.get("HAVE_OFI") == "1" or (
         "HAVE_OFI" not in os.environ and b is not None and ofi_built(b))
-    ctx.seed = 3
+    ctx.seed = int(os.environ.get("ULMPI_TEST_SEED", "3"))
     if not ctx.mpirun or not ctx.mpitest_dir or not ctx.rail_stream:
         sys.exit("give --build DIR or set MPIRUN, MPITEST_DIR and RAIL_STREAM")
     cases = CASES if "all" in args.cases else args.cases

@@ -440,6 +440,82 @@ TEST_P(OfiPair, reads_started_without_waiting_pipeline_up_to_the_paths_depth)
     EXPECT_TRUE(sink_[1].down.empty());
 }
 
+// abandon_gets(): reads in flight (their owner not progressing, so that
+// nothing of them is served yet) are given up: each is reported once with
+// an error; their pieces the provider had posted are orphans
+// (orphan_reads()) until it completes them, which it does once the owner
+// serves them: they still write into the reader's memory then (why ULM
+// reads into a bounce buffer where reads may be given up). A read started
+// after that is whole.
+TEST_P(OfiPair, reads_given_up_end_with_an_error_and_their_pieces_stay_orphans_until_served)
+{
+    OfiOptions o = options(GetParam());
+    o.read_chunk = 65536;
+    make(o);
+    if (!p_[0]->has_rma()) {
+        GTEST_SKIP() << "libfabric provider " << GetParam()
+                     << " lacks the capability FI_RMA | FI_READ | FI_REMOTE_READ here";
+    }
+    if (!p_[1]->info().can_fail) {
+        EXPECT_FALSE(p_[1]->abandon_gets(0));
+        GTEST_SKIP() << "libfabric provider " << GetParam()
+                     << " shares the processes' fate (PathInfo::can_fail): reads are never given up";
+    }
+    const std::size_t n = 6, each = 1 << 20;
+    std::vector<std::byte> a = pattern(n * each, 9);
+    iovec src{a.data(), a.size()};
+    std::byte key[256];
+    const std::size_t klen = p_[0]->make_rkey(&src, 1, key, sizeof key);
+    ASSERT_GT(klen, 0u);
+    std::vector<std::byte> b(n * each, std::byte{0});
+    // The connection first (a read served while both progress).
+    {
+        Pump pump(*p_[0], sink_[0]);
+        iovec dst{b.data(), 4096};
+        ASSERT_TRUE(p_[1]->start_get(0, key, klen, 0, &dst, 1, 100).ok());
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (sink_[1].gets_done.empty() && std::chrono::steady_clock::now() < end) {
+            if (p_[1]->progress(sink_[1]) == 0) {
+                sched_yield();
+            }
+        }
+    }
+    ASSERT_EQ(sink_[1].gets_done.size(), 1u);
+    ASSERT_EQ(sink_[1].gets_done[0].second, rt::Errc::ok);
+    std::fill(b.begin(), b.end(), std::byte{0});
+    sink_[1].gets_done.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+        iovec dst{b.data() + i * each, each};
+        ASSERT_TRUE(p_[1]->start_get(0, key, klen, i * each, &dst, 1, i).ok());
+    }
+    for (int i = 0; i < 20; ++i) {
+        p_[1]->progress(sink_[1]); // the requests leave; the owner sleeps
+    }
+    const std::size_t posted = p_[1]->reads_in_flight();
+    EXPECT_GT(posted, 0u);
+    ASSERT_TRUE(p_[1]->abandon_gets(0));
+    EXPECT_EQ(p_[1]->orphan_reads(), posted);
+    ASSERT_TRUE(until([&] { return sink_[1].gets_done.size() >= n; }));
+    std::vector<int> seen(n, 0);
+    for (const auto& [token, code] : sink_[1].gets_done) {
+        EXPECT_EQ(code, rt::Errc::io_error) << "read " << token;
+        ASSERT_LT(token, n);
+        ++seen[token];
+    }
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int k) { return k == 1; }));
+    // The owner wakes up and serves the old requests: the orphans complete.
+    EXPECT_TRUE(until([&] { return p_[1]->orphan_reads() == 0; }))
+        << p_[1]->orphan_reads() << " orphan pieces never completed";
+    EXPECT_EQ(sink_[1].gets_done.size(), n) << "an orphan was reported again";
+    // A new read, whole.
+    sink_[1].gets_done.clear();
+    iovec dst{b.data(), 65536};
+    ASSERT_TRUE(p_[1]->start_get(0, key, klen, 0, &dst, 1, 7).ok());
+    ASSERT_TRUE(until([&] { return !sink_[1].gets_done.empty(); }));
+    EXPECT_EQ(sink_[1].gets_done[0].second, rt::Errc::ok);
+    EXPECT_TRUE(std::equal(b.begin(), b.begin() + 65536, a.begin()));
+}
+
 TEST_P(OfiPair, a_send_to_a_closed_endpoint_reports_the_path_down)
 {
     const std::string prov = GetParam();

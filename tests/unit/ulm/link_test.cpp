@@ -144,6 +144,61 @@ TEST(Link, a_much_slower_rail_stands_by_until_the_faster_one_fails)
     EXPECT_EQ(c.e(0).primary_path(1), &c.rail(0, 1));
 }
 
+// A single-copy read over the primary rail stalls (the link under it went
+// down: nothing completes, nothing answers over it) while a standby rail
+// still carries the peer: the receiver's read watch probes the primary,
+// declares it down when only the standby answers, gives the read up, and the
+// message streams over the standby. The read's pieces land late (the
+// provider completing them after all, into memory the sender has reused):
+// they hit the bounce buffer, not the receive buffer.
+TEST(Link, a_read_that_stalls_over_one_rail_fails_over_and_lands_late_in_its_bounce_buffer)
+{
+    ScopedSizeParam min("ulm_single_copy_min", 0);
+    ScopedIntParam stall("ulm_read_stall_us", 20000);
+    Cluster c(two_rails([](int, int k, MemPathOptions& m) {
+        m.bandwidth_mbs = k == 0 ? 1000 : 50;
+        m.has_get = k == 0;
+        m.get_depth = k == 0 ? 4 : 0;
+    }));
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.e(1).link(0).rails[1].standby);
+    c.rail(1, 0).set_hold_reads(true);
+    auto msg = pattern(200000, 23);
+    auto out = msg;
+    std::vector<std::byte> in(msg.size());
+    RecvMsg* r = post_recv(c.e(1), in, 0, kRailTag);
+    SendMsg* s = post_send(c.e(0), out, 1, kRailTag);
+    ASSERT_TRUE(c.run_until([&] { return c.rail(1, 0).max_gets_queued() > 0; }));
+    // Rail 0 dies both ways: the sender's path knows (refuse_send), the
+    // receiver's sees nothing (its reads hang, its probes are not answered).
+    c.rail(0, 0).options().refuse_send = true;
+    c.rail(0, 0).set_paused(true);
+    c.rail(1, 0).set_paused(true);
+    bool done = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+        c.progress_all();
+        done = r->complete && s->complete;
+        std::this_thread::sleep_for(std::chrono::microseconds(100)); // let timers run
+    }
+    ASSERT_TRUE(done) << "the read never failed over";
+    EXPECT_EQ(r->error, Errc::ok);
+    EXPECT_TRUE(same_bytes(in, msg));
+    const Rail& r0 = c.e(1).link(0).rails[0];
+    EXPECT_FALSE(r0.up());
+    EXPECT_EQ(r0.counters.reads_given_up, 1u);
+    EXPECT_STREQ(r0.down_reason, "a read over it moved nothing and it did not answer a probe the peer "
+                                 "answered over another path");
+    EXPECT_GT(data_bytes(c.rail_fabric(1), 0, 1), 0u) << "the message did not stream over the standby";
+    EXPECT_EQ(c.rail(1, 0).orphan_reads(), 1u);
+    // The sender reuses its buffer; the orphan lands now.
+    std::fill(out.begin(), out.end(), std::byte{0x5a});
+    c.rail(1, 0).land_orphans();
+    EXPECT_TRUE(same_bytes(in, msg)) << "a read given up wrote into the receive buffer";
+    c.e(0).release(s);
+    c.e(1).release(r);
+}
+
 TEST(Link, each_rails_share_follows_its_measured_rate)
 {
     // Rail 0 delivers three times the bytes of rail 1 per progress call.

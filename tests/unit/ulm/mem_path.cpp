@@ -325,11 +325,39 @@ void MemPath::deliver(Frag* f, path::Sink& sink)
     free_frag(f);
 }
 
+bool MemPath::abandon_gets(int)
+{
+    std::lock_guard lock(fabric_.mu);
+    for (Read& rd : reads_) {
+        given_up_.push_back(rd.token);
+        ++gets_failed_;
+        orphans_.push_back(std::move(rd));
+    }
+    reads_.clear();
+    return true;
+}
+
+void MemPath::land_orphans()
+{
+    std::lock_guard lock(fabric_.mu);
+    for (const Read& rd : orphans_) {
+        (void)copy_get(rd.key, rd.offset, rd.local);
+    }
+    orphans_.clear();
+}
+
 int MemPath::progress(path::Sink& sink)
 {
     std::lock_guard lock(fabric_.mu);
     int ended = 0;
-    if (!reads_.empty()) {
+    if (!given_up_.empty()) {
+        std::vector<std::uint64_t> tokens;
+        tokens.swap(given_up_);
+        for (std::uint64_t t : tokens) {
+            sink.on_get_done(*this, t, rt::Errc::io_error);
+        }
+        ended = static_cast<int>(tokens.size());
+    } else if (!reads_.empty() && !hold_reads_) {
         // One read ends per call, copied now (fail_get as it is now).
         Read rd = std::move(reads_.front());
         reads_.pop_front();

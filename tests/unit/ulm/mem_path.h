@@ -120,6 +120,14 @@ public:
     MemPathOptions& options() { return opt_; }
     void set_paused(bool on) { paused_ = on; }
     void set_fail_get(bool on) { fail_get_ = on; }
+    // start_get() reads stay in flight while held (a link down under them).
+    void set_hold_reads(bool on) { hold_reads_ = on; }
+    // abandon_gets() reports the reads with io_error and keeps them as
+    // orphans; land_orphans() copies them now, as a provider completing
+    // them late would (into the memory they were started with).
+    bool abandon_gets(int peer) override;
+    std::size_t orphan_reads() const override { return orphans_.size(); }
+    void land_orphans();
     std::size_t inbox_size() const { return inbox_.size(); }
     std::size_t in_flight_to(int peer) const { return in_flight_[static_cast<std::size_t>(peer)]; }
     // Queues raw bytes as if `from` had sent them (no flow-control credit).
@@ -160,6 +168,9 @@ private:
         std::uint64_t token = 0;
     };
     std::deque<Read> reads_;
+    std::vector<Read> orphans_;
+    std::vector<std::uint64_t> given_up_; // tokens to report with io_error
+    bool hold_reads_ = false;
     std::size_t max_queued_ = 0;
     std::size_t gets_failed_ = 0;
     std::size_t reads_ended_ = 0;
