@@ -406,6 +406,33 @@ static void run_pingpong(void)
 /* ------------------------------------------------------------------------ */
 /* bw                                                                        */
 
+/* A windowed bandwidth test over the sizes: each size checked once (every
+ * message of a window carries its own pattern), then measured; one
+ * iteration moves a whole window each way, so a tenth of the pingpong
+ * counts. `ways` 2: both directions, timed at the slower rank (both are done
+ * only then). */
+static void window_sweep(int test, const long *sizes, int ns, loop_fn loop,
+                         int (*check)(void *ctx, long size), void *ctx, int ways)
+{
+    int k;
+    for (k = 0; k < ns; k++) {
+        long size = sizes[k];
+        long n = 0;
+        double t;
+        if (!agree_ok(check(ctx, size))) {
+            point(test, size, 0, "MB/s", 0, 0);
+            continue;
+        }
+        t = measure(loop, ctx, size, scaled(g_opt.warmup / 10 > 2 ? g_opt.warmup / 10 : 2, size, 2),
+                    scaled(g_opt.iters / 10 > 1 ? g_opt.iters / 10 : 1, size, 10), &n);
+        if (ways > 1) {
+            t = max_over_ranks(t);
+        }
+        point(test, size, (double)ways * (double)size * g_opt.window * (double)n / t / 1e6, "MB/s",
+              n, 1);
+    }
+}
+
 struct bw_bufs {
     unsigned char *sbuf;  /* one send buffer, read by all sends of a window */
     unsigned char *rbufs; /* window distinct receive buffers of max size */
@@ -444,8 +471,9 @@ static void bw_loop(void *ctx, long size, long n)
 
 /* The checked window: every message of the window carries its own pattern,
  * so a message landing in the wrong buffer (broken ordering) is caught. */
-static int bw_check(struct bw_bufs *b, long size)
+static int bw_check(void *ctx, long size)
 {
+    struct bw_bufs *b = ctx;
     int w = g_opt.window;
     int j;
     int ok = 1;
@@ -485,7 +513,6 @@ static void run_bw(void)
     int ns = make_sizes(sizes, 1, 4 * MIB);
     long maxs = max_of(sizes, ns);
     struct bw_bufs b;
-    int k;
 
     b.stride = maxs;
     b.sbuf = xmalloc((size_t)maxs);
@@ -502,20 +529,7 @@ static void run_bw(void)
                  g_opt.window);
         header(T_BW, what, "bw(MB/s)");
     }
-    for (k = 0; k < ns; k++) {
-        long size = sizes[k];
-        long n = 0;
-        double t;
-        if (!agree_ok(bw_check(&b, size))) {
-            point(T_BW, size, 0, "MB/s", 0, 0);
-            continue;
-        }
-        /* one iteration moves a whole window: a tenth of the pingpong counts */
-        t = measure(bw_loop, &b, size,
-                    scaled(g_opt.warmup / 10 > 2 ? g_opt.warmup / 10 : 2, size, 2),
-                    scaled(g_opt.iters / 10 > 1 ? g_opt.iters / 10 : 1, size, 10), &n);
-        point(T_BW, size, (double)size * g_opt.window * (double)n / t / 1e6, "MB/s", n, 1);
-    }
+    window_sweep(T_BW, sizes, ns, bw_loop, bw_check, &b, 1);
     free(b.sbuf);
     free(b.rbufs);
     free(b.reqs);
@@ -559,8 +573,9 @@ static void bibw_loop(void *ctx, long size, long n)
 }
 
 /* The checked window, both ways: every message carries its own pattern. */
-static int bibw_check(struct bibw_bufs *b, long size)
+static int bibw_check(void *ctx, long size)
 {
+    struct bibw_bufs *b = ctx;
     int w = g_opt.window;
     int peer = 1 - g_rank;
     int j;
@@ -594,7 +609,6 @@ static void run_bibw(void)
     int ns = make_sizes(sizes, 1, 4 * MIB);
     long maxs = max_of(sizes, ns);
     struct bibw_bufs b;
-    int k;
 
     b.stride = maxs;
     b.sbuf = xmalloc((size_t)maxs);
@@ -610,22 +624,7 @@ static void run_bibw(void)
                  g_opt.window);
         header(T_BIBW, what, "bw(MB/s)");
     }
-    for (k = 0; k < ns; k++) {
-        long size = sizes[k];
-        long n = 0;
-        double t;
-        if (!agree_ok(bibw_check(&b, size))) {
-            point(T_BIBW, size, 0, "MB/s", 0, 0);
-            continue;
-        }
-        t = measure(bibw_loop, &b, size,
-                    scaled(g_opt.warmup / 10 > 2 ? g_opt.warmup / 10 : 2, size, 2),
-                    scaled(g_opt.iters / 10 > 1 ? g_opt.iters / 10 : 1, size, 10), &n);
-        /* the slower of the two ranks: both directions are done only then */
-        t = max_over_ranks(t);
-        point(T_BIBW, size, 2.0 * (double)size * g_opt.window * (double)n / t / 1e6, "MB/s", n,
-              1);
-    }
+    window_sweep(T_BIBW, sizes, ns, bibw_loop, bibw_check, &b, 2);
     free(b.sbuf);
     free(b.rbufs);
     free(b.reqs);
