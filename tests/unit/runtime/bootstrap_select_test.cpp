@@ -278,8 +278,11 @@ TEST(Pmi2Bootstrap, talks_to_a_launcher_from_init_to_finalize)
     EXPECT_FALSE(b->poll_event(ev));
     ASSERT_TRUE(b->finalize().ok());
     EXPECT_EQ(finalized, 1);
-    ::close(sv[1]); // the server sees the end
+    // The server sees the end (shutdown wakes its read; closing the fd it
+    // reads from in another thread would race with that read).
+    ::shutdown(sv[1], SHUT_RDWR);
     server.join();
+    ::close(sv[1]);
     EXPECT_EQ(error, "");
 }
 
@@ -390,8 +393,9 @@ TEST(Pmi2Bootstrap, a_local_rank_that_ends_outside_a_fence_has_failed)
     EXPECT_NE(ev.detail.find("ended before MPI_Finalize"), std::string::npos) << ev.detail;
     EXPECT_FALSE(b->poll_event(ev)); // once
     ASSERT_TRUE(b->finalize().ok());
-    ::close(sv[1]);
+    ::shutdown(sv[1], SHUT_RDWR); // the server's read ends
     server.join();
+    ::close(sv[1]);
     EXPECT_EQ(error, "");
 }
 
@@ -430,7 +434,8 @@ TEST(Pmi2Bootstrap, a_local_rank_that_leaves_after_the_last_fence_has_not_failed
     EXPECT_FALSE(b->poll_event(ev));
     ASSERT_TRUE(b->finalize().ok());
     EXPECT_FALSE(b->poll_event(ev));
-    ::close(sv[1]);
+    ::shutdown(sv[1], SHUT_RDWR); // the server's read ends
     server.join();
+    ::close(sv[1]);
     EXPECT_EQ(error, "");
 }
