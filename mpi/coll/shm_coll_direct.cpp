@@ -47,7 +47,14 @@ const rt::BoolParam direct_crowded{
     "coll_shm_direct_crowded", false,
     "alltoall's single copy (coll_shm_direct_min) also on a communicator with more members "
     "than the host has online CPUs whose copies through the segment move at least "
-    "coll_shm_direct_min per block and step (there the copies were faster)"};
+    "coll_shm_direct_min per block and step, or take at most coll_shm_direct_crowded_steps "
+    "steps (there the copies were faster)"};
+
+const rt::SizeParam direct_crowded_steps{
+    "coll_shm_direct_crowded_steps", 8,
+    "on a communicator with more members than the host has online CPUs, alltoall copies "
+    "through the segment instead of the single copy when that takes at most this many steps "
+    "(0: only by coll_shm_direct_min per block and step)"};
 
 // Address of a contiguous typed buffer, nullptr when it is not contiguous.
 std::byte* contiguous(const void* buf, std::uint64_t count, const Datatype* t)
@@ -70,12 +77,24 @@ bool ShmColl::direct_size(const Args& a) const
     // that gives each block at least coll_shm_direct_min per step they
     // were faster again (2 cores, 64 KiB - 1 MiB per pair: 4 ranks, 128
     // KiB per block and step, 0.27-0.59 of the single copy's time; 8
-    // ranks, 32 KiB, 0.54-0.80 but one point 1.13); at 16 ranks (8 KiB
-    // per block and step) the single copy stays (copies 0.78-1.41 of it).
+    // ranks, 32 KiB, 0.54-0.80 but one point 1.13). At 16 ranks (8 KiB
+    // per block and step) the single copy is process_vm_readv's rate
+    // (about 6 GB/s per core here, against 19 for memcpy), which the copies
+    // beat while the call takes few steps, each of which needs every
+    // member scheduled (OSU 5.3 under chrt, 12 and 16 ranks on 2 cores,
+    // 32-64 KiB per pair, 4-8 steps: copies 0.60-0.81 of Open MPI's time,
+    // the single copy 0.90-1.21; at 128 KiB, 16 steps, mixed; from 256
+    // KiB both at about Open MPI's time, docs/benchmarks.md).
     if (a.coll == Coll::alltoall) {
         const auto p = static_cast<std::uint64_t>(p_);
-        return p_ >= 3 &&
-               (direct_crowded.get() || !crowded(p) || chunk_ / p < direct_min.get());
+        if (p_ < 3) {
+            return false;
+        }
+        if (direct_crowded.get() || !crowded(p)) {
+            return true;
+        }
+        const std::uint64_t piece = chunk_ / p / 64 * 64; // alltoall_large's step
+        return piece < direct_min.get() && a.bytes > direct_crowded_steps.get() * piece;
     }
     return allgather_direct_param.get();
 }
