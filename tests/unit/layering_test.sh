@@ -9,47 +9,62 @@
 #   layering_test.sh --self-test       check that violations are caught
 set -u
 
+# layer_rank LAYER: sets RANK to the layer's place in the order (-1: none).
+# (These helpers set variables instead of printing, so that the scan runs
+# no subshell per include line: it stays fast on a loaded machine.)
 layer_rank() {
     case "$1" in
-        runtime) echo 0 ;;
-        paths) echo 1 ;;
-        ulm) echo 2 ;;
-        ft) echo 3 ;;
-        ft/rep) echo 4 ;;
-        ft/intra) echo 5 ;;
-        mpi) echo 6 ;;
-        *) echo -1 ;;
+        runtime) RANK=0 ;;
+        paths) RANK=1 ;;
+        ulm) RANK=2 ;;
+        ft) RANK=3 ;;
+        ft/rep) RANK=4 ;;
+        ft/intra) RANK=5 ;;
+        mpi) RANK=6 ;;
+        *) RANK=-1 ;;
     esac
 }
 
-# layer_of PATH (relative to the root): the layer a file or header belongs to.
+# layer_of PATH (relative to the root): sets LAYER to the layer a file or
+# header belongs to.
 layer_of() {
     case "$1" in
-        ft/rep/*) echo ft/rep ;;
-        ft/intra/*) echo ft/intra ;;
-        *) echo "${1%%/*}" ;;
+        ft/rep/*) LAYER=ft/rep ;;
+        ft/intra/*) LAYER=ft/intra ;;
+        *) LAYER=${1%%/*} ;;
     esac
 }
 
 # check_tree ROOT: prints one line per violation; exit status 1 if any.
 check_tree() {
     local root=$1
+    local rootabs
+    rootabs=$(realpath -m "$root")
     local bad=0
-    local layer file line inc top target resolved rel own
+    local layer file line inc top target resolved rel own own_layer dir
+    # "#  include  <x>" or "x" -> x
+    local re='^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]+)[">]'
     for layer in runtime paths ulm ft mpi; do
         [ -d "$root/$layer" ] || continue
         while IFS= read -r file; do
-            own=$(layer_rank "$(layer_of "${file#"$root"/}")")
+            layer_of "${file#"$root"/}"
+            own_layer=$LAYER
+            layer_rank "$own_layer"
+            own=$RANK
+            dir=${file%/*}
             while IFS= read -r line; do
-                # "#  include  <x>" or "x" -> x
-                inc=$(printf '%s\n' "$line" | sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]+)[">].*/\1/')
-                [ "$inc" = "$line" ] && continue
+                [[ $line =~ $re ]] || continue
+                inc=${BASH_REMATCH[1]}
                 # Relative includes ("../ulm/x.h", "x.h") resolve against the
                 # including file's folder when that file exists.
                 rel=""
-                if [ -e "$(dirname "$file")/$inc" ]; then
-                    resolved=$(realpath -m "$(dirname "$file")/$inc")
-                    rel=${resolved#"$(realpath -m "$root")/"}
+                if [ -e "$dir/$inc" ]; then
+                    if [[ $inc == *..* || $inc == ./* ]]; then
+                        resolved=$(realpath -m "$dir/$inc")
+                        rel=${resolved#"$rootabs/"}
+                    else
+                        rel=${dir#"$root"/}/$inc
+                    fi
                 fi
                 [ -n "$rel" ] || rel=$inc
                 case "$rel" in
@@ -63,10 +78,12 @@ check_tree() {
                 esac
                 top=${rel%%/*}
                 [ "$top" = "$rel" ] && continue # same folder or a system header
-                top=$(layer_of "$rel")
-                target=$(layer_rank "$top")
+                layer_of "$rel"
+                top=$LAYER
+                layer_rank "$top"
+                target=$RANK
                 if [ "$target" -gt "$own" ]; then
-                    echo "${file#"$root"/}: $(layer_of "${file#"$root"/}")/ includes $rel from the higher layer $top/"
+                    echo "${file#"$root"/}: $own_layer/ includes $rel from the higher layer $top/"
                     bad=1
                 fi
             done < <(grep -E '^[[:space:]]*#[[:space:]]*include' "$file")
