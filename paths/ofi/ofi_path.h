@@ -251,12 +251,12 @@ private:
     // a thread that finds another reading the queue returns 0 at once.
     // `mine` (the deliverer, locks on): receives found while nothing waits
     // in arrived_ go there, handed up by the caller without queueing.
+    // One loop in both modes: below MULTIPLE its guards take nothing.
     int poll_cq(Sink* sink, std::vector<Arrived>* mine = nullptr);
-    // poll_cq() and the chores below MULTIPLE: the single-threaded code
-    // without a test of a lock (the fast path pays nothing).
-    int poll_cq_plain(Sink* sink);
-    // An error completion of either poll (a send's busy mark already cleared).
+    // An error completion of the poll (a send's busy mark already cleared).
     void on_error_cqe(const fi_cq_err_entry& err);
+    // The chores below MULTIPLE: the single-threaded code without a test
+    // of a lock.
     void chores_plain(Sink& sink);
     void set_queued(Peer& p);
     static std::size_t queued(const Peer& p)

@@ -103,56 +103,12 @@ void OfiPath::on_error_cqe(const fi_cq_err_entry& err)
     }
 }
 
-int OfiPath::poll_cq_plain(Sink* sink)
-{
-    fi_cq_msg_entry e[16];
-    int total = 0;
-    for (int round = 0; round < 8; ++round) {
-        const ssize_t n = fi_cq_read(cq_, e, 16);
-        if (n == -FI_EAVAIL) {
-            fi_cq_err_entry err{};
-            if (fi_cq_readerr(cq_, &err, 0) == 1) {
-                if (auto* op = static_cast<Op*>(err.op_context); op != nullptr) {
-                    op->busy = false; // (a receive's is never set)
-                }
-                on_error_cqe(err);
-                ++total;
-            }
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        for (ssize_t k = 0; k < n; ++k) {
-            Op& op = *static_cast<Op*>(e[k].op_context);
-            if (op.kind != Op::Kind::recv) {
-                op.busy = false;
-                on_tx(op, 0);
-            } else if (sink != nullptr && arrived_.empty()) {
-                on_recv(op.index, e[k].len, *sink);
-                ++delivered_;
-            } else {
-                // Polled where nothing can take it (acquire, get, close): it
-                // goes up, in order, from the next progress() (the hint: in
-                // case that one runs with the locks on, after MPI_Init_thread).
-                arrived_.push_back({op.index, e[k].len});
-                arrived_hint_.store(true, std::memory_order_relaxed);
-            }
-        }
-        total += static_cast<int>(n);
-        if (n < 16) {
-            break;
-        }
-    }
-    return total;
-}
-
+// One loop for both modes. With the locks off every OptGuard below takes
+// nothing, `sink` is the progress()'s own and `mine` is null, so the
+// single-threaded poll is the same code without the lock calls.
 int OfiPath::poll_cq(Sink* sink, std::vector<Arrived>* mine)
 {
     const bool fine = rt::fine_locks();
-    if (!fine) [[likely]] {
-        return poll_cq_plain(sink);
-    }
     if (fine) [[unlikely]] {
         if (cq_busy_.exchange(true, std::memory_order_acquire)) {
             return 0; // another thread reads it and completes what it finds
@@ -208,7 +164,8 @@ int OfiPath::poll_cq(Sink* sink, std::vector<Arrived>* mine)
             } else {
                 // Polled where nothing can take it (acquire, get, close, or
                 // any thread with locks on): it goes up, in order, from the
-                // next progress().
+                // next progress() (the hint: in case that one runs with the
+                // locks on, after MPI_Init_thread).
                 rt::OptGuard g(rxq_);
                 arrived_.push_back({op.index, e[k].len});
                 arrived_hint_.store(true, std::memory_order_release);
@@ -281,7 +238,7 @@ int OfiPath::progress(Sink& sink)
         }
         held_.clear();
     }
-    poll_cq_plain(&sink);
+    poll_cq(&sink);
     const int delivered = delivered_;
     chores_plain(sink);
     return delivered + reported_;

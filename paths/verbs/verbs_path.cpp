@@ -115,17 +115,6 @@ std::size_t round_page(std::size_t n) { return (n + 4095) & ~std::size_t{4095}; 
 
 bool newer(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) > 0; }
 
-struct RkeyHead {
-    std::uint32_t n;
-    std::uint32_t version;
-};
-struct RkeyEntry {
-    std::uint64_t addr;
-    std::uint64_t len;
-    std::uint32_t rkey;
-    std::uint32_t pad;
-};
-
 struct VerbsRxFrag final : RxFrag {};
 
 } // namespace
@@ -169,6 +158,7 @@ VerbsPath::VerbsPath(const rt::JobInfo& job, std::shared_ptr<Device> dev, int po
     info_.reliable_default = false;
     info_.has_get = true;
     info_.get_max = 0;
+    info_.get_depth = kGetDepth;
     info_.order = PathInfo::Order::total;
     peers_.resize(static_cast<std::size_t>(job.size));
 }
@@ -266,6 +256,16 @@ Status VerbsPath::open(rt::Bootstrap& boot)
     }
     for (std::uint32_t i = opt_.send_bufs; i-- > 0;) {
         free_bufs_.push_back(i);
+    }
+    reads_.assign(kGetDepth, Read{});
+    free_reads_.clear();
+    for (std::uint32_t i = kGetDepth; i-- > 0;) {
+        free_reads_.push_back(i);
+    }
+    pieces_.assign(kMaxPieces, PieceSlot{});
+    free_pieces_.clear();
+    for (std::uint32_t i = kMaxPieces; i-- > 0;) {
+        free_pieces_.push_back(i);
     }
     for (std::uint32_t i = 0; i < depth_; ++i) {
         Sge s{reinterpret_cast<std::uint64_t>(rbuf(i)), opt_.buf_size, rbufs_mr_->lkey};
@@ -463,6 +463,16 @@ Status VerbsPath::reset_peer(int peer, rt::Bootstrap& boot)
     if (Status st = make_qp(peer, fresh); !st.ok()) {
         return st;
     }
+    {
+        // Its reads end (reported by the next progress()); their posted
+        // pieces stay orphans until the old queue pair is destroyed.
+        rt::OptGuard g(reads_lock_);
+        for (std::uint32_t i = 0; i < reads_.size(); ++i) {
+            if (reads_[i].used && !reads_[i].ended && reads_[i].peer == peer) {
+                abandon_locked(i, Errc::io_error);
+            }
+        }
+    }
     if (p.qp != nullptr) {
         (void)dev_->modify_qp_error(p.qp); // what is queued to the old process completes flushed
         unindex_qpn(p.qp->qpn);
@@ -513,10 +523,11 @@ void VerbsPath::destroy_retired(int peer)
         }
         dev_->destroy_qp(r.qp); // the device touches none of its buffers after this
         for (std::uint32_t t : r.ring) {
-            if (t != 0 && t != kReadTok) {
+            if (t != 0 && t != kReadTok && !is_piece(t)) {
                 free_bufs_.push_back(t - 1);
             }
         }
+        free_pieces(r.ring);
         return true;
     });
 }
@@ -556,6 +567,17 @@ void VerbsPath::close()
     unmap_bytes(reinterpret_cast<std::byte*>(grants_out_), grants_len_);
     bufs_ = rbufs_ = nullptr;
     grants_in_ = grants_out_ = nullptr;
+    // No queue pair is left to complete a read: nothing is in flight.
+    reads_.clear();
+    free_reads_.clear();
+    read_queue_.clear();
+    reads_ended_.clear();
+    pieces_.clear();
+    free_pieces_.clear();
+    orphans_ = 0;
+    reads_used_.store(0, std::memory_order_relaxed);
+    reads_queued_.store(false, std::memory_order_relaxed);
+    reads_ended_hint_.store(false, std::memory_order_relaxed);
     open_ = false;
 }
 
@@ -793,7 +815,10 @@ void VerbsPath::on_send_wc(const Wc& wc)
     const std::uint64_t upto = p.done + ahead;
     while (p.done <= upto && p.done < p.posted) {
         std::uint32_t& t = p.ring[p.done % opt_.qp_depth];
-        if (t != 0 && t != kReadTok) {
+        if (is_piece(t)) {
+            // Requests before the one completed here succeeded (in order).
+            on_piece_done(t - kPieceTok, p.done == upto ? wc.status : WcStatus::success);
+        } else if (t != 0 && t != kReadTok) {
             rt::OptGuard g(pool_);
             free_bufs_.push_back(t - 1);
         }
@@ -949,6 +974,8 @@ int VerbsPath::progress_rx(Sink& sink)
         }
     }
     poll_send();
+    pump_reads();
+    report_reads(sink);
     std::vector<int> again;
     {
         rt::OptGuard g(misc_);
@@ -1000,125 +1027,6 @@ int VerbsPath::progress_rx(Sink& sink)
         }
     }
     return n;
-}
-
-std::size_t VerbsPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap)
-{
-    const std::size_t need = sizeof(RkeyHead) + static_cast<std::size_t>(iovcnt) * sizeof(RkeyEntry);
-    if (!open_ || need > cap || iovcnt <= 0) {
-        return 0;
-    }
-    auto* o = static_cast<std::byte*>(out);
-    RkeyHead head{static_cast<std::uint32_t>(iovcnt), kWireVersion};
-    std::memcpy(o, &head, sizeof head);
-    for (int i = 0; i < iovcnt; ++i) {
-        Mr* mr = cache_->acquire(iov[i].iov_base, iov[i].iov_len, access::remote_read);
-        if (mr == nullptr) {
-            return 0;
-        }
-        RkeyEntry e{reinterpret_cast<std::uint64_t>(iov[i].iov_base), iov[i].iov_len, mr->rkey, 0};
-        std::memcpy(o + sizeof head + static_cast<std::size_t>(i) * sizeof e, &e, sizeof e);
-    }
-    return need;
-}
-
-Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
-                      const iovec* local, int nlocal)
-{
-    if (peer < 0 || peer >= job_.size || rkey_len < sizeof(RkeyHead)) {
-        return Errc::protocol;
-    }
-    Peer& p = peers_[static_cast<std::size_t>(peer)];
-    if (!p.reach || broken(p) || !port_up_) {
-        return Errc::unreachable;
-    }
-    const auto* k = static_cast<const std::byte*>(rkey);
-    RkeyHead head;
-    std::memcpy(&head, k, sizeof head);
-    if (head.version != kWireVersion || rkey_len != sizeof head + std::size_t{head.n} * sizeof(RkeyEntry)) {
-        return Errc::protocol;
-    }
-    std::vector<RkeyEntry> rem(head.n);
-    std::memcpy(rem.data(), k + sizeof head, rem.size() * sizeof(RkeyEntry));
-    // Skip to remote_offset.
-    std::size_t ri = 0;
-    std::uint64_t ro = remote_offset;
-    while (ri < rem.size() && ro >= rem[ri].len) {
-        ro -= rem[ri].len;
-        ++ri;
-    }
-    std::uint64_t bytes = 0;
-    // The send queue's number of our last read, plus one: the receive side
-    // may post credit writes on this queue pair in between ("Threads"), and
-    // completions come in order, so this one's completion covers them all.
-    std::uint64_t end = 0;
-    for (int li = 0; li < nlocal; ++li) {
-        if (local[li].iov_len == 0) {
-            continue;
-        }
-        Mr* mr = cache_->acquire(local[li].iov_base, local[li].iov_len, access::local_write);
-        if (mr == nullptr) {
-            return Errc::no_memory;
-        }
-        std::uint64_t lo = 0;
-        while (lo < local[li].iov_len) {
-            if (ri >= rem.size()) {
-                return Errc::protocol; // the key covers less than asked
-            }
-            std::uint64_t n = std::min<std::uint64_t>({local[li].iov_len - lo, rem[ri].len - ro, opt_.read_chunk});
-            p.lock.lock();
-            while (!has_slot(p)) {
-                p.lock.unlock(); // the send queue's reader takes the peer locks
-                poll_send();
-                p.lock.lock();
-                if (p.broken) {
-                    p.lock.unlock();
-                    return Errc::io_error;
-                }
-            }
-            Sge s{reinterpret_cast<std::uint64_t>(local[li].iov_base) + lo, static_cast<std::uint32_t>(n), mr->lkey};
-            SendWr wr;
-            wr.op = Op::rdma_read;
-            wr.sg = &s;
-            wr.nsge = 1;
-            wr.remote_addr = rem[ri].addr + ro;
-            wr.rkey = rem[ri].rkey;
-            const bool ok = post(peer, wr, kReadTok);
-            end = p.posted;
-            p.lock.unlock();
-            if (!ok) {
-                return Errc::io_error;
-            }
-            bytes += n;
-            lo += n;
-            ro += n;
-            if (ro == rem[ri].len) {
-                ++ri;
-                ro = 0;
-            }
-        }
-    }
-    // Wait for every read: the last one's completion covers them all.
-    const rt::Nanos limit = rt::now_ns() + 60 * rt::Nanos{1000000000};
-    for (;;) {
-        {
-            rt::OptGuard hold(p.lock);
-            if (p.done >= end) {
-                break;
-            }
-            if (p.broken) {
-                return Errc::io_error;
-            }
-            if (rt::now_ns() > limit) {
-                break_peer(peer, "RDMA read did not complete in 60 s");
-                return Errc::timeout;
-            }
-        }
-        poll_send();
-    }
-    bump(counters_.gets);
-    bump(counters_.get_bytes, bytes);
-    return Errc::ok;
 }
 
 std::vector<std::unique_ptr<Path>> make_verbs_paths(const rt::JobInfo& job)

@@ -32,10 +32,32 @@
 // send queue has passed unsignaled; completions of one queue pair come in
 // order, so one signaled completion frees everything before it.
 //
-// Rendezvous. make_rkey() registers the sender's buffer (through the
-// registration cache, verbs_regcache.h) and puts (address, length, rkey)
-// per segment in the key; get() registers the receiver's buffer and RDMA-
-// reads straight into it, in chunks, waiting for their completions.
+// Rendezvous (verbs_reads.cpp). make_rkey() registers the sender's buffer
+// (through the registration cache, verbs_regcache.h) and puts (address,
+// length, rkey) per segment in the key. A read is planned whole first:
+// the receiver's segments registered (the cache again), cut in pieces of
+// at most `read_chunk` bytes checked against the key (a key that does not
+// cover the read is refused before anything is posted). get() posts its
+// pieces by IBV_WR_RDMA_READ straight into the receiver's buffer and waits
+// for their completions. start_get() takes one of kGetDepth read slots
+// (PathInfo::get_depth) and returns; its pieces are posted, in the order
+// reads were started, while one of kMaxPieces piece slots is free and the
+// peer's send queue has room beyond a quarter kept for sends and credit
+// writes (more are posted by progress() as completions free them). The
+// read ends once its last piece completed (or at its first error
+// completion: the rest is not posted) and is reported by
+// Sink::on_get_done from progress(). A remote access error ends it with
+// `protocol` (the sender's registration is gone), any other error with
+// `io_error`; either breaks the queue pair (the verbs specification moves
+// it to error), which reports the path down. abandon_gets(peer) ends the
+// peer's reads at once with `io_error` (ULM's link saw them stall while
+// the peer answered over another rail); a queue pair cannot take back a
+// posted request, so their posted pieces are orphans (orphan_reads())
+// until the device completes them: they may still write into the reader's
+// memory until then (ULM reads into a bounce buffer where reads can be
+// given up: ulm/direct_read.h). A peer replaced by a new process
+// (reset_peer) has its reads ended the same way; the pieces of its old
+// queue pair are freed when that queue pair is destroyed.
 //
 // Failure evidence. An error completion (retry exceeded, remote access
 // error, ...) or a fatal queue-pair event breaks the queue pair to that
@@ -66,6 +88,10 @@
 //   scq_busy_    one reader of the send completion queue (try: a thread
 //                that finds it busy does not wait; the reader completes
 //                everyone's sends and reads, taking each peer's lock).
+//   reads_lock_  the start_get() reads (reads_, their queue, the piece
+//                slots, orphans_): taken inside a peer's lock to post or
+//                complete pieces, alone to report ended reads (the sink is
+//                called with no lock held).
 //   leaves       pool_ (free bounce buffers), misc_ (down_due_, owed_).
 // The registration cache has its own mutex (verbs_regcache.h). Counters are
 // bumped with relaxed atomic adds when the locks are on.
@@ -144,6 +170,10 @@ public:
     std::size_t make_rkey(const iovec* iov, int iovcnt, void* out, std::size_t cap) override;
     Status get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                const iovec* local, int nlocal) override;
+    Status start_get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+                     const iovec* local, int nlocal, std::uint64_t token) override;
+    bool abandon_gets(int peer) override;
+    std::size_t orphan_reads() const override;
     int progress(Sink& sink) override;
     const char* describe() const override { return describe_.c_str(); }
     // Several threads at once: see "Threads" above.
@@ -158,6 +188,10 @@ public:
     std::uint64_t credit_writes() const { return credit_writes_; }
     std::uint64_t error_completions() const { return error_wcs_; }
     bool port_up() const { return port_up_.load(std::memory_order_relaxed); }
+    std::size_t pieces_in_flight() const; // RDMA reads of start_get() posted, not complete
+
+    static constexpr std::uint32_t kGetDepth = 64;   // start_get() reads under way
+    static constexpr std::uint32_t kMaxPieces = 64;  // their RDMA reads posted at once
 
 private:
     struct Peer {
@@ -193,10 +227,43 @@ private:
             inl.clear();
         }
     };
+    // Tokens of send queue entries (Peer::ring): a bounce buffer + 1, a
+    // piece of get() (kReadTok), a piece of a start_get() read (kPieceTok +
+    // its slot of pieces_), or 0.
     static constexpr std::uint32_t kReadTok = 0xffffffffu;
+    static constexpr std::uint32_t kPieceTok = 0x80000000u;
+    static bool is_piece(std::uint32_t t) { return t >= kPieceTok && t != kReadTok; }
     static constexpr std::uintptr_t kInlineTok = ~std::uintptr_t{0};
     static constexpr std::uintptr_t kFailTok = ~std::uintptr_t{0} - 1;
     static constexpr std::size_t kHdr = sizeof(FragHeader);
+
+    // One RDMA read of a planned read: `len` bytes into local memory from
+    // the peer's `raddr`.
+    struct Piece {
+        std::uint64_t local = 0;
+        std::uint32_t len = 0;
+        std::uint32_t lkey = 0;
+        std::uint64_t raddr = 0;
+        std::uint32_t rkey = 0;
+    };
+    // A start_get() read (a slot of reads_, under reads_lock_).
+    struct Read {
+        std::vector<Piece> pieces;
+        std::size_t next = 0;        // first piece not posted
+        std::uint32_t inflight = 0;  // pieces posted, not complete
+        std::uint64_t bytes = 0;
+        std::uint64_t token = 0;
+        int peer = -1;
+        Status result = Errc::ok;
+        bool used = false;
+        bool ended = false;          // waits in reads_ended_ for its report
+    };
+    // A posted piece of a start_get() read (a slot of pieces_).
+    struct PieceSlot {
+        std::uint32_t read = 0;
+        bool busy = false;
+        bool orphan = false;         // its read ended without it: only free the slot
+    };
 
     // A queue pair of a replaced process, in error, until it is destroyed.
     struct Retired {
@@ -237,6 +304,26 @@ private:
     void break_all(const char* why);
     void handle_event(const AsyncEvent& ev);
     Peer* peer_of_qpn(std::uint32_t qpn, int& rank);
+    // Reads (verbs_reads.cpp). plan_read: the pieces of a read, checked
+    // against the key, the receiver's segments registered.
+    Status plan_read(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
+                     const iovec* local, int nlocal, std::vector<Piece>& out, std::uint64_t& bytes);
+    // Posts what it can of the peer's queued reads (its lock and
+    // reads_lock_ held).
+    void pump_peer_locked(int peer);
+    // Posts queued pieces of every peer (progress()).
+    void pump_reads();
+    // A piece's completion (on_send_wc, the peer's lock held).
+    void on_piece_done(std::uint32_t slot, WcStatus st);
+    void piece_done_locked(std::uint32_t slot, WcStatus st);
+    // The read ended (reads_lock_ held): counted, queued for its report.
+    void end_read(std::uint32_t i);
+    // Ends read i now with `why`; its posted pieces become orphans.
+    void abandon_locked(std::uint32_t i, Status why);
+    // Hands ended reads to the sink (the rcq_busy_ holder).
+    void report_reads(Sink& sink);
+    // Frees the piece slots of a destroyed queue pair's ring.
+    void free_pieces(const std::vector<std::uint32_t>& ring);
 
     const rt::JobInfo& job_;
     std::shared_ptr<Device> dev_;
@@ -281,6 +368,18 @@ private:
     std::atomic<bool> scq_busy_{false};
     mutable rt::OptMutex pool_;
     mutable rt::OptMutex misc_;
+    mutable rt::OptMutex reads_lock_;
+    std::vector<Read> reads_;                  // kGetDepth slots
+    std::vector<std::uint32_t> free_reads_;
+    std::vector<std::uint32_t> read_queue_;    // reads with pieces to post, in the order started
+    std::vector<std::uint32_t> reads_ended_;   // to report
+    std::vector<PieceSlot> pieces_;            // kMaxPieces slots
+    std::vector<std::uint32_t> free_pieces_;
+    std::size_t orphans_ = 0;                  // busy pieces of reads that ended
+    std::atomic<std::uint32_t> reads_used_{0};    // slots taken (reads_lock_)
+    std::atomic<bool> reads_queued_{false};       // read_queue_ not empty (reads_lock_)
+    std::atomic<bool> reads_ended_hint_{false};   // reads_ended_ not empty (reads_lock_)
+    std::vector<int> pump_peers_;                 // pump_reads()' own (the rcq_busy_ holder)
     std::uint32_t event_tick_ = 0;
     std::uint64_t credit_stalls_ = 0;
     std::uint64_t credit_writes_ = 0;

@@ -22,9 +22,14 @@ struct RecordingSink final : path::Sink {
     std::vector<std::vector<std::byte>> frags;
     std::vector<int> downs;
     std::vector<int> ups;
+    std::vector<std::pair<std::uint64_t, rt::Errc>> gets_done; // start_get() ends, in order
     void on_frag(path::Path&, path::RxFrag& f) override { frags.emplace_back(f.data, f.data + f.len); }
     void on_path_down(path::Path&, int peer) override { downs.push_back(peer); }
     void on_path_up(path::Path&, int peer) override { ups.push_back(peer); }
+    void on_get_done(path::Path&, std::uint64_t token, rt::Status st) override
+    {
+        gets_done.emplace_back(token, st.code());
+    }
 };
 
 inline std::string fresh_fabric()
