@@ -151,7 +151,7 @@ std::vector<ulm::SendMsg*> AckTable::ack_upto(int dst, int replica, std::uint64_
     return out;
 }
 
-std::map<std::uint64_t, AckTable::Entry> AckTable::take(int dst)
+AckTable::Held AckTable::take(int dst)
 {
     early_[static_cast<std::size_t>(dst)].clear();
     upto_[static_cast<std::size_t>(dst)].clear();
