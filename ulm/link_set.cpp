@@ -86,6 +86,7 @@ const rt::ChoiceParam pace_param{
     case 56: std::memcpy(dst, src, 56); return;
     case 64: std::memcpy(dst, src, 64); return;
     case 72: std::memcpy(dst, src, 72); return;
+    case 80: std::memcpy(dst, src, 80); return;
     default: std::memcpy(dst, src, hlen); return;
     }
 }
@@ -763,7 +764,10 @@ bool LinkSet::accept_any(Link& l, path::Path& path, const BaseHeader& b, std::ui
     if (b.flags & flag::ack_ext) {
         // A piggy-backed ACK: valid even on a duplicate (its header is intact).
         AckExt ext;
-        std::memcpy(&ext, frag.data + header_size(b.type), sizeof ext);
+        // After the RepExt when there is one (wire.h).
+        const std::uint32_t at =
+            header_size(b.type) + ((b.flags & flag::rep_ext) ? static_cast<std::uint32_t>(sizeof(RepExt)) : 0);
+        std::memcpy(&ext, frag.data + at, sizeof ext);
         AckHeader a{};
         a.ack_seq = ext.lids;
         a.lirs = ext.lids;

@@ -383,6 +383,27 @@ void Engine::release(RecvMsg* r)
 // number: emit() assigns it when the fragment really leaves (control
 // fragments may wait in a queue first).
 
+namespace {
+
+// Emits the match or eager header `h`, with a RepExt carrying the
+// replication acknowledgement `piggy` after it when that is not 0.
+template <class H>
+bool emit_msg(LinkSet& links, Link& l, Rail& rail, H& h, std::uint64_t piggy, const Payload& pl,
+              SendMsg* owner)
+{
+    if (piggy == 0) [[likely]] {
+        return links.emit(l, rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, owner);
+    }
+    h.base.flags |= flag::rep_ext;
+    alignas(8) std::byte b[sizeof(H) + sizeof(RepExt)];
+    std::memcpy(b, &h, sizeof h);
+    const RepExt x{piggy};
+    std::memcpy(b + sizeof h, &x, sizeof x);
+    return links.emit(l, rail, b, sizeof b, pl, owner);
+}
+
+} // namespace
+
 bool Engine::start_send(Peer& p, SendMsg* s)
 {
     Link& l = links_[p.rank];
@@ -398,6 +419,13 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     path::Path* path = rail->path;
     const path::PathInfo& info = path->info();
     const bool sync = s->mode == SendMode::synchronous;
+    // Replication: an acknowledgement owed to this process rides along on
+    // a message of the program's (numbered by on_send).
+    std::uint64_t piggy = 0;
+    if (rep_ != nullptr && s->rep_seq != 0) [[unlikely]] {
+        piggy = rep_->piggy_ack(p.rank);
+    }
+    const std::uint32_t ext = piggy != 0 ? static_cast<std::uint32_t>(sizeof(RepExt)) : 0;
     MatchHeader h;
     h.context = s->ctx.value();
     h.tag = s->tag;
@@ -413,7 +441,7 @@ bool Engine::start_send(Peer& p, SendMsg* s)
         eager_limit = std::min(eager_limit, l.eager_floor());
         max_frag = std::min<std::uint64_t>(max_frag, l.frag_floor());
     }
-    if (s->total <= eager_limit && sizeof(MatchHeader) + s->total <= max_frag) {
+    if (s->total <= eager_limit && sizeof(MatchHeader) + ext + s->total <= max_frag) {
         const auto plen = static_cast<std::uint32_t>(s->total);
         Payload pl;
         pl.ref = &s->data;
@@ -426,7 +454,7 @@ bool Engine::start_send(Peer& p, SendMsg* s)
             }
             fill_base(p, h.base, FragType::match, static_cast<std::uint16_t>(flag::eager | flag::sync), plen);
             h.send_id = s->id;
-            if (!links_.emit(l, *rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr)) {
+            if (!emit_msg(links_, l, *rail, h, piggy, pl, nullptr)) {
                 return false;
             }
         } else {
@@ -435,9 +463,12 @@ bool Engine::start_send(Peer& p, SendMsg* s)
             e.context = h.context;
             e.tag = h.tag;
             e.msg_seq = h.msg_seq;
-            if (!links_.emit(l, *rail, reinterpret_cast<std::byte*>(&e), sizeof e, pl, nullptr)) {
+            if (!emit_msg(links_, l, *rail, e, piggy, pl, nullptr)) {
                 return false;
             }
+        }
+        if (piggy != 0) {
+            rep_->piggy_sent(p.rank);
         }
         s->msg_seq = p.next_msg_out;
         ++p.next_msg_out;
@@ -480,19 +511,22 @@ bool Engine::start_send(Peer& p, SendMsg* s)
         h.send_id = s->id;
         pl.bytes = key;
         pl.len = static_cast<std::uint32_t>(keylen);
-        ok = links_.emit(l, *rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, nullptr);
+        ok = emit_msg(links_, l, *rail, h, piggy, pl, nullptr);
     } else {
-        std::uint64_t room = max_frag - sizeof(MatchHeader);
+        std::uint64_t room = max_frag - sizeof(MatchHeader) - ext;
         auto plen = static_cast<std::uint32_t>(std::min<std::uint64_t>({s->total, room, eager_limit}));
         fill_base(p, h.base, FragType::match, static_cast<std::uint16_t>(sync ? flag::sync : 0), plen);
         h.send_id = s->id;
         pl.ref = &s->data;
         pl.len = plen;
-        ok = links_.emit(l, *rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, s);
+        ok = emit_msg(links_, l, *rail, h, piggy, pl, s);
         s->next_offset = plen;
     }
     if (!ok) {
         return false;
+    }
+    if (piggy != 0) {
+        rep_->piggy_sent(p.rank);
     }
     s->msg_seq = p.next_msg_out;
     ++p.next_msg_out;
@@ -771,6 +805,11 @@ void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
     }
     if (!links_.accept(l, path, b, hlen, frag, payload)) {
         return; // damaged, stale, a duplicate, or an ACK or probe (handled there)
+    }
+    if ((b.flags & flag::rep_ext) && rep_ != nullptr) [[unlikely]] {
+        RepExt x;
+        std::memcpy(&x, frag.data + header_size(b.type), sizeof x);
+        rep_->on_piggy_ack(p.rank, x.m);
     }
     switch (b.type) {
     case FragType::match:

@@ -18,7 +18,9 @@
 //     message of the dead peer whose data had not all come
 //     (on_recv_orphaned; rep/ re-posts it with repost()) and the number of
 //     every stored rendezvous message of the dead peer, which it drops
-//     (on_unexpected_dropped).
+//     (on_unexpected_dropped);
+//   * carries rep/'s acknowledgements on the program's messages when it has
+//     one for their destination (piggy_ack, on_piggy_ack).
 // isend_peer() sends to a physical process with none of this (rep/'s own
 // acknowledgements and copies).
 #pragma once
@@ -44,6 +46,15 @@ public:
     virtual void on_recv_complete(const RecvMsg& r) = 0;
     virtual void on_recv_orphaned(RecvMsg& r) = 0;
     virtual void on_unexpected_dropped(int src, std::uint64_t rep_seq) = 0;
+    // Piggy-backed acknowledgements (a RepExt on a match or eager fragment,
+    // ulm/wire.h): the number to carry on a message of the program's (a send
+    // that on_send() numbered) to physical process `phys`, 0 for none;
+    // piggy_sent() once the fragment carrying it has left. on_piggy_ack():
+    // a message from `phys` carried `m` (told before the message is matched;
+    // not for a duplicate).
+    virtual std::uint64_t piggy_ack(int phys) = 0;
+    virtual void piggy_sent(int phys) = 0;
+    virtual void on_piggy_ack(int phys, std::uint64_t m) = 0;
     // Engine::print_state (a wait that lasts, ulm_hang_report_s): the
     // replication state, on stderr.
     virtual void print_state() const = 0;

@@ -50,6 +50,10 @@
 // follows the type's header and counts as part of the header (hcrc covers
 // it; the payload starts after it). header_len() gives the whole length.
 //
+// Under replication a match or eager fragment may carry a replication
+// acknowledgement (flag::rep_ext): a RepExt right after the type's header,
+// before the AckExt when both are there, part of the header as well.
+//
 // All fields are fixed width and little-endian (the only byte order we run
 // on); padding is spelled out; sizes are asserted.
 #pragma once
@@ -61,7 +65,7 @@
 
 namespace ulmpi::ulm {
 
-inline constexpr std::uint8_t kWireVersion = 2;
+inline constexpr std::uint8_t kWireVersion = 3; // 3: flag::rep_ext
 
 // cancel: the sender asks to withdraw an unmatched message (MPI_Cancel of
 // a send whose match fragment has left); cancel_reply answers it.
@@ -78,6 +82,7 @@ inline constexpr std::uint8_t crc = 1u << 3;    // base: crc field is valid
 inline constexpr std::uint8_t reliable = 1u << 4; // base: sender expects an ack
 inline constexpr std::uint8_t ack_ext = 1u << 5;  // base: an AckExt follows the header
 inline constexpr std::uint8_t ack_now = 1u << 6;  // base: the sender waits for this ack: do not delay it
+inline constexpr std::uint8_t rep_ext = 1u << 7;  // match, eager: a RepExt follows the header
 } // namespace flag
 
 struct BaseHeader {
@@ -194,6 +199,14 @@ struct AckExt {
 };
 static_assert(sizeof(AckExt) == 8);
 
+// A piggy-backed replication acknowledgement (docs/replication.md): the
+// fragment's sender received message `m` of the receiver's rank to its own
+// rank (numbered as ft/rep numbers them). Only on match and eager fragments.
+struct RepExt {
+    std::uint64_t m;
+};
+static_assert(sizeof(RepExt) == 8);
+
 static_assert(std::has_unique_object_representations_v<BaseHeader>);
 static_assert(std::has_unique_object_representations_v<MatchHeader>);
 static_assert(std::has_unique_object_representations_v<EagerHeader>);
@@ -240,14 +253,22 @@ constexpr bool carries_data(FragType t)
 
 constexpr std::uint32_t header_len(FragType t, std::uint8_t flags)
 {
-    const std::uint32_t h = header_size(t);
+    std::uint32_t h = header_size(t);
+    if (h != 0 && (flags & flag::rep_ext)) {
+        if (t != FragType::match && t != FragType::eager) {
+            return 0; // only messages carry one: a damaged header
+        }
+        h += static_cast<std::uint32_t>(sizeof(RepExt));
+    }
     if (h == 0 || !(flags & flag::ack_ext)) {
         return h;
     }
     return !sequenced(t) ? 0 : h + static_cast<std::uint32_t>(sizeof(AckExt));
 }
 
-inline constexpr std::uint32_t kMaxHeader = sizeof(AckHeader);
+// A match header with both extensions.
+inline constexpr std::uint32_t kMaxHeader =
+    sizeof(MatchHeader) + sizeof(RepExt) + sizeof(AckExt);
 
 // A header of type H read from received bytes (which need not be aligned).
 template <class H> H read_header(const std::byte* p)
@@ -260,8 +281,8 @@ template <class H> H read_header(const std::byte* p)
 // Every header is whole 8-byte words (ULM copies them word by word).
 static_assert(sizeof(MatchHeader) % 8 == 0 && sizeof(EagerHeader) % 8 == 0 && sizeof(DataHeader) % 8 == 0 && sizeof(CtsHeader) % 8 == 0 &&
               sizeof(FinHeader) % 8 == 0 && sizeof(CancelHeader) % 8 == 0 && sizeof(AckHeader) % 8 == 0 &&
-              sizeof(ProbeHeader) % 8 == 0 && sizeof(AckExt) % 8 == 0);
-static_assert(kMaxHeader >= sizeof(MatchHeader) + sizeof(AckExt) &&
+              sizeof(ProbeHeader) % 8 == 0 && sizeof(AckExt) % 8 == 0 && sizeof(RepExt) % 8 == 0);
+static_assert(kMaxHeader >= sizeof(AckHeader) && kMaxHeader >= sizeof(MatchHeader) + sizeof(AckExt) &&
               kMaxHeader >= sizeof(CtsHeader) + sizeof(AckExt) &&
               kMaxHeader >= sizeof(CancelHeader) + sizeof(AckExt));
 

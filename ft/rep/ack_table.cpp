@@ -21,7 +21,9 @@ std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uin
         }
     }
     if (want != 0 || (parked(dst) && copy)) {
-        pending_[static_cast<std::size_t>(dst)][m] = Entry{want != 0 ? s : nullptr, std::move(copy), want};
+        // Numbers grow: the hint at the end makes the insertion constant time.
+        auto& pend = pending_[static_cast<std::size_t>(dst)];
+        pend.insert_or_assign(pend.end(), m, Entry{want != 0 ? s : nullptr, std::move(copy), want});
     }
     return want;
 }
@@ -151,7 +153,7 @@ std::vector<ulm::SendMsg*> AckTable::ack_upto(int dst, int replica, std::uint64_
     return out;
 }
 
-std::map<std::uint64_t, AckTable::Entry> AckTable::take(int dst)
+AckTable::Held AckTable::take(int dst)
 {
     early_[static_cast<std::size_t>(dst)].clear();
     upto_[static_cast<std::size_t>(dst)].clear();

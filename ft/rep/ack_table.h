@@ -13,6 +13,7 @@
 // posted (a sender replica behind its siblings): it is remembered.
 #pragma once
 
+#include "ft/rep/pool.h"
 #include "ulm/message.h"
 
 #include <cstdint>
@@ -25,10 +26,28 @@
 namespace ulmpi::rep {
 
 // A copy of a message the replicator keeps while its send has completed.
+// Up to kInline bytes are kept inside (no allocation for a small message).
 struct HeldCopy {
-    std::vector<std::byte> bytes;
+    static constexpr std::size_t kInline = 64;
+
     int tag = 0;
     ulm::ContextId ctx;
+
+    std::byte* data() { return len_ > kInline ? heap_.data() : inline_; }
+    const std::byte* data() const { return len_ > kInline ? heap_.data() : inline_; }
+    std::size_t size() const { return len_; }
+    void resize(std::size_t n)
+    {
+        len_ = n;
+        if (n > kInline) {
+            heap_.resize(n);
+        }
+    }
+
+private:
+    std::size_t len_ = 0;
+    std::vector<std::byte> heap_;
+    alignas(8) std::byte inline_[kInline];
 };
 
 class AckTable {
@@ -38,6 +57,10 @@ public:
         std::shared_ptr<HeldCopy> copy;
         std::uint32_t waiting = 0; // bit l: replica l of the destination has not acknowledged
     };
+
+    // Per destination, by message number; the nodes are recycled (pool.h).
+    using Held = std::map<std::uint64_t, Entry, std::less<std::uint64_t>,
+                          PoolAlloc<std::pair<const std::uint64_t, Entry>>>;
 
     explicit AckTable(int logical_size)
         : pending_(static_cast<std::size_t>(logical_size)),
@@ -58,7 +81,7 @@ public:
     // (copies are dropped when nobody waits any more).
     std::vector<ulm::SendMsg*> drop_replica(int dst, int replica);
     // The sends to `dst` still waiting, in message order.
-    const std::map<std::uint64_t, Entry>& held(int dst) const
+    const Held& held(int dst) const
     {
         return pending_[static_cast<std::size_t>(dst)];
     }
@@ -93,7 +116,7 @@ public:
     std::vector<ulm::SendMsg*> ack_upto(int dst, int replica, std::uint64_t upto,
                                         const std::vector<std::uint64_t>& missing);
     // Every entry to `dst`, taken out (a forked process's inheritance).
-    std::map<std::uint64_t, Entry> take(int dst);
+    Held take(int dst);
 
 private:
     struct Early {
@@ -101,8 +124,8 @@ private:
         std::uint64_t m;
         auto operator<=>(const Early&) const = default;
     };
-    std::vector<std::map<std::uint64_t, Entry>> pending_;
-    std::vector<std::set<Early>> early_;
+    std::vector<Held> pending_;
+    std::vector<std::set<Early, std::less<Early>, PoolAlloc<Early>>> early_;
     std::vector<bool> parked_;
     // ack_upto(): per destination and replica, what it is known to have.
     struct Upto {

@@ -81,9 +81,9 @@ bool Replicator::recovery_applies(int dead) const
 
 std::shared_ptr<HeldCopy> Replicator::copy_of(const ulm::SendMsg& s) const
 {
-    auto c = std::make_shared<HeldCopy>();
-    c->bytes.resize(s.total);
-    std::byte* to = c->bytes.data();
+    auto c = std::allocate_shared<HeldCopy>(PoolAlloc<HeldCopy>{});
+    c->resize(s.total);
+    std::byte* to = c->data();
     ulm::for_each_segment(s.data, 0, s.total, [&](const std::byte* p, std::size_t n) {
         std::memcpy(to, p, n);
         to += n;
@@ -174,7 +174,9 @@ void Replicator::try_fork()
         give_up_fork(why);
         return;
     }
-    // Everything queued so far leaves before the notice (FIFO per pair).
+    // Everything queued so far leaves before the notice (FIFO per pair),
+    // deferred acknowledgements too (the new process must not send them).
+    release_deferred(true);
     flush();
     if (rt::Status p = eng_.prepare_fork(d, incarnation); !p.ok()) {
         // mpirun waits for a process that never comes, and announces the
@@ -294,6 +296,10 @@ void Replicator::become_new(int d, int incarnation, int told)
     }
     outbox_.clear();
     pending_acks_.clear();
+    while (!deferred_procs_.empty()) {
+        drop_deferred(deferred_procs_.back());
+    }
+    piggy_in_.clear();
     // The substitute's messages that replicas of their destination had not
     // acknowledged yet: still held for those replicas (they may ask me for
     // them as their server, also after I was forked, when the substitute

@@ -35,7 +35,14 @@ const rt::BoolParam recover_p{
     "replication: the substitute of a dead replica re-creates it by forking (two replicas, "
     "processes on mpirun's host; docs/replication.md)"};
 
+const rt::IntParam ack_delay_p{
+    "rep_ack_delay_us", 100,
+    "replication: an acknowledgement of a small copied message to the process this one sends to "
+    "waits up to this long for a message of the program's to ride on (0: never waits)"};
+
 constexpr std::size_t kMaxHoles = 4096;
+// Deferred acknowledgements to one process beyond which they go at once.
+constexpr std::size_t kMaxDeferred = 64;
 
 } // namespace
 
@@ -119,6 +126,8 @@ Replicator::Replicator(ulm::Engine& engine, rt::Bootstrap& boot, int replicas,
     stock_.resize(nn);
     unready_.assign(static_cast<std::size_t>(engine.phys_size()), false);
     rx_buf_.resize(sizeof(RequestMsg) + kMaxHoles * sizeof(std::uint64_t));
+    deferred_.resize(static_cast<std::size_t>(engine.phys_size()));
+    ack_delay_ = std::max<std::int64_t>(ack_delay_p.get(), 0) * 1000;
     eng_.set_replica_hooks(this);
     eng_.set_failure_hooks(this);
     eng_.watch_events(true); // a replica's death must be read while the program polls
@@ -275,7 +284,101 @@ void Replicator::on_recv_complete(const ulm::RecvMsg& r)
     // mine (with recovery, to mine too: see on_send). Who lives is decided when the acknowledgement leaves (flush),
     // after the control messages that came before it: a replica re-created
     // (recovery) gets the acknowledgements of what comes after its notice.
-    pending_acks_.emplace_back(r.env.source, r.rep_seq);
+    // A small eager message of standard mode (no descriptor to answer)
+    // was copied by its sender, whose send completed: its acknowledgement
+    // may wait a little for a message to carry it (queue_acks).
+    const bool deferrable = r.send_id == 0 && r.env.msg_len <= copy_limit_;
+    pending_acks_.push_back(PendingAck{r.env.source, r.rep_seq, deferrable});
+}
+
+bool Replicator::queued_for(int to) const
+{
+    for (const Out& o : outbox_) {
+        if (o.to == to) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::uint64_t Replicator::piggy_ack(int phys)
+{
+    const Deferred& d = deferred_[static_cast<std::size_t>(phys)];
+    return d.head < d.m.size() ? d.m[d.head] : 0;
+}
+
+void Replicator::piggy_sent(int phys)
+{
+    Deferred& d = deferred_[static_cast<std::size_t>(phys)];
+    ++piggy_acks_;
+    if (++d.head >= d.m.size()) {
+        drop_deferred(phys);
+    }
+}
+
+void Replicator::on_piggy_ack(int phys, std::uint64_t m)
+{
+    piggy_in_.push_back(PiggyIn{phys, inc_[static_cast<std::size_t>(phys)], m});
+}
+
+void Replicator::drop_deferred(int to)
+{
+    Deferred& d = deferred_[static_cast<std::size_t>(to)];
+    if (d.m.empty()) {
+        return;
+    }
+    d.m.clear();
+    d.head = 0;
+    std::erase(deferred_procs_, to);
+}
+
+void Replicator::send_acks(int to, const std::uint64_t* m, std::size_t n)
+{
+    // At most kMaxHoles numbers a message (the size of the receive buffer).
+    for (std::size_t i = 0; i < n; i += kMaxHoles) {
+        const std::size_t k = std::min(n - i, kMaxHoles);
+        Out o{to, {}, nullptr, nullptr};
+        if (!spare_bufs_.empty()) {
+            o.ctrl = std::move(spare_bufs_.back());
+            spare_bufs_.pop_back();
+        }
+        append(o.ctrl, AckMsg{Kind::ack, {}, static_cast<std::uint32_t>(k)});
+        const auto* p = reinterpret_cast<const std::byte*>(m + i);
+        o.ctrl.insert(o.ctrl.end(), p, p + k * sizeof(std::uint64_t));
+        standalone_acks_ += k;
+        outbox_.push_back(std::move(o));
+    }
+}
+
+void Replicator::release_deferred(bool all)
+{
+    if (deferred_procs_.empty()) {
+        return;
+    }
+    all = all || finishing_;
+    const rt::Nanos now = all ? 0 : rt::now_ns();
+    // They were queued before anything now in the outbox: they go first
+    // (each process still gets everything in the order it was queued).
+    const std::vector<Out>::difference_type queued = static_cast<std::ptrdiff_t>(outbox_.size());
+    for (std::size_t i = 0; i < deferred_procs_.size();) {
+        const int to = deferred_procs_[i];
+        Deferred& d = deferred_[static_cast<std::size_t>(to)];
+        if (!all && now - d.since < ack_delay_ && d.m.size() - d.head < kMaxDeferred &&
+            !queued_for(to)) {
+            ++i;
+            continue;
+        }
+        if (!set_.dead(to)) {
+            send_acks(to, d.m.data() + d.head, d.m.size() - d.head);
+        }
+        d.m.clear();
+        d.head = 0;
+        deferred_procs_[i] = deferred_procs_.back();
+        deferred_procs_.pop_back();
+    }
+    if (static_cast<std::ptrdiff_t>(outbox_.size()) > queued && queued > 0) {
+        std::rotate(outbox_.begin(), outbox_.begin() + queued, outbox_.end());
+    }
 }
 
 void Replicator::queue_acks()
@@ -285,12 +388,25 @@ void Replicator::queue_acks()
     // the receive buffer): they are the last things queued, so each
     // process still gets everything in the order it was queued.
     const std::size_t first = outbox_.size();
-    for (const auto& [x, m] : pending_acks_) {
+    for (const auto& [x, m, deferrable] : pending_acks_) {
         for (int l = 0; l < set_.replicas(); ++l) {
             if ((l == k_ && !recover_) || !set_.alive(l, x)) {
                 continue;
             }
             const int to = set_.phys(l, x);
+            if (deferrable && ack_delay_ > 0 && !finishing_ && to == route(x) && !queued_for(to)) {
+                // It may ride on my next message to `to` (piggy_ack), which
+                // is my replica of x: deferred, and sent by release_deferred()
+                // if none comes soon. Not when something is queued for `to`
+                // already: it would overtake that.
+                Deferred& d = deferred_[static_cast<std::size_t>(to)];
+                if (d.m.empty()) {
+                    d.since = rt::now_ns();
+                    deferred_procs_.push_back(to);
+                }
+                d.m.push_back(m);
+                continue;
+            }
             Out* open = nullptr;
             for (std::size_t i = outbox_.size(); i > first; --i) {
                 if (outbox_[i - 1].to == to) {
@@ -303,16 +419,13 @@ void Replicator::queue_acks()
                 std::memcpy(&a, open->ctrl.data(), sizeof a);
             }
             if (open == nullptr || a.count >= kMaxHoles) {
-                outbox_.push_back(Out{to, {}, nullptr, nullptr});
-                open = &outbox_.back();
-                open->ctrl.reserve(sizeof a + 8);
-                a.count = 1;
-                append(open->ctrl, a);
+                send_acks(to, &m, 1);
             } else {
                 ++a.count;
                 std::memcpy(open->ctrl.data(), &a, sizeof a);
+                append(open->ctrl, m);
+                ++standalone_acks_;
             }
-            append(open->ctrl, m);
         }
     }
     pending_acks_.clear();
@@ -439,6 +552,7 @@ void Replicator::fail(int d, const char* detail)
     // drops only what is queued for the dead), and copies meant for the dead
     // one (an orphan entry's, numbered from where the dead one stood) would
     // reach the new one, which numbers them as its next: a stream shifted.
+    drop_deferred(d);
     std::erase_if(outbox_, [&](const Out& o) {
         if (o.to != d) {
             return false;
@@ -647,6 +761,7 @@ int Replicator::flush()
 {
     int n = 0;
     queue_acks();
+    release_deferred(false);
     for (std::size_t i = 0; i < outbox_.size(); ++i) {
         Out o = std::move(outbox_[i]);
         if (set_.dead(o.to)) {
@@ -665,7 +780,7 @@ int Replicator::flush()
             st = eng_.isend_peer(o.parent->data, o.to, o.parent->tag, o.parent->ctx,
                                  ulm::SendMode::standard, &s);
         } else if (o.held) {
-            const ulm::DataRef ref{o.held->bytes.data(), o.held->bytes.size(), &ulm::bytes_layout()};
+            const ulm::DataRef ref{o.held->data(), o.held->size(), &ulm::bytes_layout()};
             st = eng_.isend_peer(ref, o.to, o.held->tag, o.held->ctx, ulm::SendMode::standard, &s);
         } else {
             const ulm::DataRef ref{t.bytes.data(), t.bytes.size(), &ulm::bytes_layout()};
@@ -688,6 +803,11 @@ int Replicator::flush()
             if (tx_[i].parent != nullptr) {
                 eng_.release_hold(tx_[i].parent);
             }
+            if (tx_[i].bytes.capacity() != 0 && tx_[i].bytes.capacity() <= 4096 &&
+                spare_bufs_.size() < 64) {
+                tx_[i].bytes.clear();
+                spare_bufs_.push_back(std::move(tx_[i].bytes));
+            }
             tx_[i] = std::move(tx_.back());
             tx_.pop_back();
             ++n;
@@ -705,6 +825,15 @@ int Replicator::poll()
     }
     polling_ = true;
     int n = 0;
+    // Acknowledgements that came on the program's messages (on_piggy_ack),
+    // from a process that still is the one that gave them.
+    for (std::size_t i = 0; i < piggy_in_.size(); ++i) {
+        const PiggyIn a = piggy_in_[i];
+        if (!set_.dead(a.from) && inc_[static_cast<std::size_t>(a.from)] == a.incarnation) {
+            on_ack(a.from, set_.logical_of(a.from), a.m);
+        }
+    }
+    piggy_in_.clear();
     while (rx_mark_ != nullptr && rx_mark_->complete) {
         eng_.release(rx_mark_); // counted on arrival (on_arrival)
         rx_mark_ = nullptr;
@@ -716,7 +845,8 @@ int Replicator::poll()
         rx_ = nullptr;
         const int from = r->peer;
         const std::size_t len = r->error == rt::Errc::ok ? r->received : 0;
-        std::vector<std::byte> msg(rx_buf_.begin(), rx_buf_.begin() + static_cast<std::ptrdiff_t>(len));
+        msg_.assign(rx_buf_.begin(), rx_buf_.begin() + static_cast<std::ptrdiff_t>(len));
+        const std::vector<std::byte>& msg = msg_; // poll does not nest (polling_)
         eng_.release(r);
         post_rx();
         ++n;
@@ -845,7 +975,7 @@ void Replicator::finalize()
     eng_.wait([&] {
         poll();
         const bool done = !acks_.any_waiting() && outbox_.empty() && tx_.empty() &&
-                          pending_acks_.empty();
+                          pending_acks_.empty() && deferred_procs_.empty();
         if (!done && !told && rt::now_ns() - start > 10'000'000'000) {
             told = true; // a program that is not send-deterministic, most likely
             report_waiting("still waiting at MPI_Finalize");

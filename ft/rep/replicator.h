@@ -133,6 +133,15 @@ public:
     void on_recv_complete(const ulm::RecvMsg& r) override;
     void on_recv_orphaned(ulm::RecvMsg& r) override;
     void on_unexpected_dropped(int src, std::uint64_t rep_seq) override;
+    std::uint64_t piggy_ack(int phys) override;
+    void piggy_sent(int phys) override;
+    void on_piggy_ack(int phys, std::uint64_t m) override;
+    // Acknowledgements that left piggy-backed on the program's messages,
+    // and those that left in control messages (counted per acknowledgement).
+    std::uint64_t piggy_acks() const { return piggy_acks_; }
+    // Messages I sent that some live replica has not acknowledged yet.
+    std::size_t unacknowledged() const { return acks_.waiting(); }
+    std::uint64_t standalone_acks() const { return standalone_acks_; }
     void print_state() const override; // state_report.cpp
 
     // ulm::FailureHooks
@@ -193,6 +202,12 @@ private:
     void fail(int phys, const char* detail);
     int flush();
     void queue_acks();
+    // Deferred acknowledgements (to ride on a message of the program's)
+    // that go as control messages now: those past the delay, or all.
+    void release_deferred(bool all);
+    void send_acks(int to, const std::uint64_t* m, std::size_t n);
+    bool queued_for(int to) const; // the outbox has something for `to`
+    void drop_deferred(int to);
     void on_digest(int from, int dst, std::uint64_t m, int tag, std::uint32_t crc);
     void record_digest(int replica, int dst, std::uint64_t m, int tag, std::uint32_t crc);
     void report_waiting(const char* why) const;
@@ -236,7 +251,34 @@ private:
     std::vector<int> server_;                // per logical source: who sends to me
     std::vector<std::vector<Orphan>> serve_; // per logical destination
     std::vector<Out> outbox_;
-    std::vector<std::pair<int, std::uint64_t>> pending_acks_; // (sender rank, number)
+    struct PendingAck {
+        int rank;          // the sender's
+        std::uint64_t m;
+        bool deferrable;   // its sender kept a copy: the acknowledgement may wait a little
+    };
+    std::vector<PendingAck> pending_acks_;
+    // Acknowledgements to a process I send the program's messages to (my
+    // replica of its rank), held up to rep_ack_delay_us for one of them to
+    // carry (piggy_ack); then, or before any control message to that
+    // process, they go as a control message.
+    struct Deferred {
+        std::vector<std::uint64_t> m;
+        std::size_t head = 0;      // m[head..] wait
+        rt::Nanos since = 0;       // when the first of them was deferred
+    };
+    std::vector<Deferred> deferred_;   // per physical process
+    std::vector<int> deferred_procs_;  // those with some waiting
+    rt::Nanos ack_delay_ = 0;
+    struct PiggyIn {
+        int from;          // physical
+        int incarnation;   // of `from`, as I knew it when it came
+        std::uint64_t m;
+    };
+    std::vector<PiggyIn> piggy_in_; // handled in poll
+    std::uint64_t piggy_acks_ = 0;
+    std::uint64_t standalone_acks_ = 0;
+    std::vector<std::vector<std::byte>> spare_bufs_; // control message buffers to reuse
+    std::vector<std::byte> msg_;                     // the control message being handled
     std::vector<Tx> tx_;
     ulm::RecvMsg* rx_ = nullptr;
     ulm::RecvMsg* rx_mark_ = nullptr;

@@ -271,6 +271,201 @@ TEST(Replication, a_small_send_completes_at_once_and_its_copy_waits_for_the_ackn
     c.e(c.phys(1, 1)).release(r1);
 }
 
+// One round of a 1-byte ping-pong between ranks 0 and 1 on the live
+// replicas (`skip`: a dead process, which neither sends nor receives);
+// checks the data. Rank 1 answers once it received.
+void ping_pong_round(RepCluster& c, int round, int skip = -1)
+{
+    const ulm::ContextId ctx{1};
+    for (int dir = 0; dir < 2; ++dir) {
+        const int from = dir, to = 1 - dir;
+        std::vector<std::vector<std::byte>> out, in;
+        out.reserve(2);
+        in.reserve(2);
+        std::vector<ulm::SendMsg*> s;
+        std::vector<ulm::RecvMsg*> r;
+        std::vector<int> senders, receivers;
+        for (int k = 0; k < 2; ++k) {
+            const int src = c.phys(k, from), dst = c.phys(k, to);
+            out.push_back(pattern(1, static_cast<std::uint32_t>(round * 2 + dir + 1)));
+            in.emplace_back(1);
+            if (src != skip) {
+                ulm::SendMsg* m = nullptr;
+                ASSERT_TRUE(c.e(src).isend(ref(out.back()), to, round, ctx, ulm::SendMode::standard, &m).ok());
+                s.push_back(m);
+                senders.push_back(src);
+            }
+            if (dst != skip) {
+                ulm::RecvMsg* m = nullptr;
+                ASSERT_TRUE(c.e(dst).irecv(ref(in.back()), from, round, ctx, &m).ok());
+                r.push_back(m);
+                receivers.push_back(dst);
+            }
+        }
+        ASSERT_TRUE(c.run_until([&] {
+            for (ulm::RecvMsg* m : r) {
+                if (!m->complete) {
+                    return false;
+                }
+            }
+            for (ulm::SendMsg* m : s) {
+                if (!m->complete) {
+                    return false;
+                }
+            }
+            return true;
+        })) << "round " << round << " direction " << dir;
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            EXPECT_EQ(r[i]->error, rt::Errc::ok);
+            c.e(receivers[i]).release(r[i]);
+        }
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            c.e(senders[i]).release(s[i]);
+        }
+        for (int k = 0; k < 2; ++k) {
+            if (c.phys(k, to) != skip) {
+                EXPECT_EQ(in[static_cast<std::size_t>(k)], out[static_cast<std::size_t>(k)]);
+            }
+        }
+    }
+}
+
+// With recovery, replica k of the destination acknowledges to replica k of
+// the sender, which it sends its own messages to: a small message's
+// acknowledgement waits (rep_ack_delay_us) for the reply to carry it.
+TEST(Replication, acknowledgements_ride_on_the_replies_of_a_ping_pong)
+{
+    ScopedIntParam delay("rep_ack_delay_us", 10'000'000); // only a reply carries them
+    RepCluster c(2, 2, 65536, true);
+    constexpr int kRounds = 20;
+    for (int i = 0; i < kRounds; ++i) {
+        ping_pong_round(c, i);
+    }
+    for (int i = 0; i < 200; ++i) {
+        c.progress();
+    }
+    for (int k = 0; k < 2; ++k) {
+        SCOPED_TRACE("replica " + std::to_string(k));
+        // Rank 0's messages: acknowledged by rank 1's replies (piggy-backed)
+        // and by the other replica of rank 1 (control messages).
+        EXPECT_EQ(c.rep(c.phys(k, 0)).unacknowledged(), 0u);
+        EXPECT_EQ(c.rep(c.phys(k, 1)).piggy_acks(), static_cast<std::uint64_t>(kRounds));
+        EXPECT_EQ(c.rep(c.phys(k, 1)).standalone_acks(), static_cast<std::uint64_t>(kRounds));
+        // Rank 1's: every reply but the last is acknowledged on rank 0's
+        // next message; the last one's acknowledgement still waits.
+        EXPECT_EQ(c.rep(c.phys(k, 0)).piggy_acks(), static_cast<std::uint64_t>(kRounds - 1));
+        EXPECT_EQ(c.rep(c.phys(k, 1)).unacknowledged(), 1u);
+    }
+}
+
+// A process that only receives still acknowledges: once the delay is over,
+// the deferred acknowledgement goes as a control message.
+TEST(Replication, a_deferred_acknowledgement_leaves_alone_after_the_delay)
+{
+    ScopedIntParam delay("rep_ack_delay_us", 2000);
+    RepCluster c(2, 2, 65536, true);
+    const ulm::ContextId ctx{1};
+    std::vector<std::byte> out = pattern(1, 4), in0(1), in1(1);
+    ulm::SendMsg* s[2] = {};
+    ulm::RecvMsg* r[2] = {};
+    for (int k = 0; k < 2; ++k) {
+        ASSERT_TRUE(c.e(c.phys(k, 0)).isend(ref(out), 1, 5, ctx, ulm::SendMode::standard, &s[k]).ok());
+    }
+    ASSERT_TRUE(c.e(c.phys(0, 1)).irecv(ref(in0), 0, 5, ctx, &r[0]).ok());
+    ASSERT_TRUE(c.e(c.phys(1, 1)).irecv(ref(in1), 0, 5, ctx, &r[1]).ok());
+    ASSERT_TRUE(c.run_until([&] { return r[0]->complete && r[1]->complete; }));
+    EXPECT_TRUE(c.run_until([&] {
+        return c.rep(c.phys(0, 0)).unacknowledged() == 0 && c.rep(c.phys(1, 0)).unacknowledged() == 0;
+    }, 10'000'000)) << "a deferred acknowledgement never left";
+    for (int k = 0; k < 2; ++k) {
+        EXPECT_EQ(c.rep(c.phys(k, 1)).piggy_acks(), 0u);
+        EXPECT_EQ(c.rep(c.phys(k, 1)).standalone_acks(), 2u);
+        c.e(c.phys(k, 0)).release(s[k]);
+        c.e(c.phys(k, 1)).release(r[k]);
+    }
+}
+
+// A send that waits for the acknowledgements (Algorithm 1: rep_copy_limit=0)
+// is never acknowledged late: only copied messages' acknowledgements wait.
+TEST(Replication, a_send_that_waits_is_acknowledged_at_once)
+{
+    ScopedIntParam delay("rep_ack_delay_us", 10'000'000);
+    RepCluster c(2, 2, 0, true);
+    const ulm::ContextId ctx{1};
+    std::vector<std::byte> out = pattern(1, 4), in0(1), in1(1);
+    ulm::SendMsg* s[2] = {};
+    ulm::RecvMsg* r[2] = {};
+    for (int k = 0; k < 2; ++k) {
+        ASSERT_TRUE(c.e(c.phys(k, 0)).isend(ref(out), 1, 5, ctx, ulm::SendMode::standard, &s[k]).ok());
+    }
+    ASSERT_TRUE(c.e(c.phys(0, 1)).irecv(ref(in0), 0, 5, ctx, &r[0]).ok());
+    ASSERT_TRUE(c.e(c.phys(1, 1)).irecv(ref(in1), 0, 5, ctx, &r[1]).ok());
+    EXPECT_TRUE(c.run_until([&] { return s[0]->complete && s[1]->complete; }));
+    for (int k = 0; k < 2; ++k) {
+        c.e(c.phys(k, 0)).release(s[k]);
+        c.e(c.phys(k, 1)).release(r[k]);
+    }
+}
+
+// Acknowledgements ride on replies, and then the process such a reply goes
+// to dies (replica 0 of rank 0): its substitute serves replica 0 of rank 1,
+// whose acknowledgements of what the substitute sends go as control
+// messages, and rank 1's replies wait for the live replica of rank 0 only.
+// Every message arrives, every kept copy is released.
+TEST(Replication, the_receiver_of_piggy_backed_acknowledgements_dies)
+{
+    rt::set_log_level(rt::LogLevel::error);
+    ScopedIntParam delay("rep_ack_delay_us", 200);
+    RepCluster c(2, 2, 65536, true);
+    for (int i = 0; i < 5; ++i) {
+        ping_pong_round(c, i);
+    }
+    const int dead = c.phys(0, 0);
+    // A message of rank 0 and rank 1's reply, which carries replica 0 of
+    // rank 1's acknowledgement to the process that then dies before it
+    // takes it in.
+    {
+        const ulm::ContextId ctx{1};
+        std::vector<std::byte> out = pattern(1, 99), in(1);
+        ulm::SendMsg* s = nullptr;
+        ulm::RecvMsg* r = nullptr;
+        ASSERT_TRUE(c.e(dead).isend(ref(out), 1, 50, ctx, ulm::SendMode::standard, &s).ok());
+        ASSERT_TRUE(c.e(c.phys(0, 1)).irecv(ref(in), 0, 50, ctx, &r).ok());
+        ASSERT_TRUE(c.run_until([&] { return r->complete; }));
+        c.e(c.phys(0, 1)).release(r);
+        c.e(dead).release(s);
+        ulm::SendMsg* reply = nullptr;
+        ASSERT_TRUE(c.e(c.phys(0, 1)).isend(ref(in), 0, 51, ctx, ulm::SendMode::standard, &reply).ok());
+        EXPECT_EQ(c.rep(c.phys(0, 1)).piggy_acks(), 6u); // it left carrying one
+        c.e(c.phys(0, 1)).release(reply);
+        c.kill(dead);
+        // Replica 1 of both ranks do the same exchange.
+        ulm::SendMsg* s1 = nullptr;
+        ulm::RecvMsg* r1 = nullptr;
+        ASSERT_TRUE(c.e(c.phys(1, 0)).isend(ref(out), 1, 50, ctx, ulm::SendMode::standard, &s1).ok());
+        ASSERT_TRUE(c.e(c.phys(1, 1)).irecv(ref(in), 0, 50, ctx, &r1).ok());
+        ASSERT_TRUE(c.run_until([&] { return r1->complete; }));
+        c.e(c.phys(1, 1)).release(r1);
+        c.e(c.phys(1, 0)).release(s1);
+        ulm::SendMsg* reply1 = nullptr;
+        ulm::RecvMsg* got = nullptr;
+        std::vector<std::byte> back(1);
+        ASSERT_TRUE(c.e(c.phys(1, 1)).isend(ref(in), 0, 51, ctx, ulm::SendMode::standard, &reply1).ok());
+        ASSERT_TRUE(c.e(c.phys(1, 0)).irecv(ref(back), 1, 51, ctx, &got).ok());
+        ASSERT_TRUE(c.run_until([&] { return got->complete; }));
+        EXPECT_EQ(back, out);
+        c.e(c.phys(1, 1)).release(reply1);
+        c.e(c.phys(1, 0)).release(got);
+    }
+    for (int i = 6; i < 12; ++i) {
+        ping_pong_round(c, i, dead);
+    }
+    EXPECT_TRUE(c.run_until([&] {
+        return c.rep(c.phys(1, 0)).unacknowledged() == 0 && c.rep(c.phys(0, 1)).unacknowledged() == 0 &&
+               c.rep(c.phys(1, 1)).unacknowledged() == 0;
+    }, 10'000'000)) << "a message stays unacknowledged";
+}
+
 // Replica 1 of rank 0 dies after sending `sent_before` of `total` messages
 // to rank 1 (replica 0 of rank 0 sent them all); both replicas of rank 1
 // must receive all of them, in order, and every send must complete.
