@@ -70,6 +70,17 @@ struct Request {
 };
 
 Request* request_new(Request::Kind kind, Comm* comm);
+// The handle of a send that completed inside its call (an eager message
+// that left at once, or one to MPI_PROC_NULL): one shared request, complete
+// with an empty status, that is never allocated, freed or put in the table
+// of user requests (like MPICH's built-in complete requests; several such
+// sends return the same handle value). Finishing or freeing it only sets
+// the program's handle to MPI_REQUEST_NULL; MPI_Cancel finds nothing to
+// cancel in it.
+MPI_Request request_done_send();
+// Its handle value, for the array calls' quick finish: an MPI_Isend that
+// returned it is done and its status is a send's empty one.
+inline constexpr MPI_Request kDoneSendHandle = (ULMPI_KIND_REQUEST << 24) | 1;
 Request* request_get(MPI_Request h);   // nullptr for invalid handles and MPI_REQUEST_NULL
 void request_free(Request* r);
 // MPI_Request_free on a send or receive that has not completed: the handle
