@@ -575,7 +575,7 @@ int PMPI_Request_free(MPI_Request* request) try {
     if (r->kind == Request::Kind::send && r->send != nullptr) {
         state().engine.release(r->send);
     } else if (r->kind == Request::Kind::recv && r->recv != nullptr) {
-        state().engine.release(r->recv);
+        request_release_recv(r);
     } else if (r->kind == Request::Kind::schedule && r->sched != nullptr) {
         ulmpi::mpi::coll::nbc_detach(r->sched); // the collective goes on without its request
     } else if (r->idup != nullptr) {

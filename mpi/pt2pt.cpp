@@ -170,9 +170,12 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI
     }
     if (source == MPI_PROC_NULL) {
         proc_null_status(&r->status);
-    } else if (int e = p2p_irecv(c, buf, static_cast<std::uint64_t>(count), t, source, tag, c->ctx, &r->recv, fn)) {
+    } else if (int e = p2p_irecv_into(c, buf, static_cast<std::uint64_t>(count), t, source, tag, c->ctx,
+                                      r->own_recv, fn)) {
         request_free(r);
         return e;
+    } else {
+        r->recv = &r->own_recv;
     }
     r->type = t; // a freed type stays alive while the receive is pending
     datatype_retain(t);

@@ -80,8 +80,7 @@ public:
                 state().engine.release(r->send);
                 r->send = nullptr;
             } else {
-                state().engine.release(r->recv);
-                r->recv = nullptr;
+                request_release_recv(r);
             }
             request_free(r);
             ++n;
@@ -140,6 +139,16 @@ void request_free(Request* r)
         table().erase(r->handle);
     }
     pool().put(r);
+}
+
+void request_release_recv(Request* r)
+{
+    if (r->recv == &r->own_recv) {
+        state().engine.withdraw(r->own_recv); // ULM forgets it; the request keeps the memory
+    } else {
+        state().engine.release(r->recv);
+    }
+    r->recv = nullptr;
 }
 
 void request_detach(Request* r)
@@ -207,8 +216,7 @@ int request_finish(MPI_Request* h, Request* r, MPI_Status* st)
             int src = m->matched ? r->comm->peer_rank_of(m->env.source) : MPI_ANY_SOURCE;
             status_set(st, src, m->env.tag, err, m->received, false);
         }
-        eng.release(m);
-        r->recv = nullptr;
+        request_release_recv(r);
         break;
     }
     case Request::Kind::generalized:

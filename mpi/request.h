@@ -31,7 +31,10 @@ struct Request {
     bool buffered = false;     // Bsend: the data lives in the attached buffer
     bool is_recv_persistent = false; // persistent receive (else persistent send)
     ulm::SendMsg* send = nullptr;
-    ulm::RecvMsg* recv = nullptr;
+    ulm::RecvMsg* recv = nullptr;  // ULM's (pooled), or own_recv
+    // MPI_Irecv's descriptor lives in its request (Engine::irecv_into):
+    // one object to take and give back per receive instead of two.
+    ulm::RecvMsg own_recv;
     Comm* comm = nullptr;
     MPI_Status status{};       // for Kind::done
     // Persistent requests keep their arguments.
@@ -83,6 +86,9 @@ MPI_Request request_done_send();
 inline constexpr MPI_Request kDoneSendHandle = (ULMPI_KIND_REQUEST << 24) | 1;
 Request* request_get(MPI_Request h);   // nullptr for invalid handles and MPI_REQUEST_NULL
 void request_free(Request* r);
+// Gives a completed receive's descriptor back to ULM (its own or the
+// request's own_recv) and clears r->recv.
+void request_release_recv(Request* r);
 // MPI_Request_free on a send or receive that has not completed: the handle
 // goes now, the request (with its descriptor, communicator and datatype)
 // when the operation completes.
