@@ -24,6 +24,10 @@ struct FtOp;  // mpi/ulfm_api.cpp
 struct Request {
     enum class Kind : std::uint8_t { send, recv, done, generalized, schedule };
 
+    // Every member has its initializer: a provided constructor keeps the
+    // pool's `new T()` from zeroing the whole object before running them.
+    Request() noexcept {}
+
     int handle = 0;
     Kind kind = Kind::done;
     bool persistent = false;
