@@ -7,8 +7,8 @@
  * waits for the other rank: the counts of MPI_Isend + MPI_Waitall (rank 0)
  * and MPI_Irecv + MPI_Waitall (rank 1) are the library's cost, not polling.
  * The sender must complete its sends alone: keep the size small (on ulmpi
- * up to the shm slot's 120 bytes; Open MPI's sender waited for the
- * receiver at 512 B and hung).
+ * up to the shm slot's 120 bytes; Open MPI's sender (vader) waited for the
+ * receiver at 64 B and 512 B and hung: 8 B is the size that compares).
  *
  *   msg_cost <windows> <bytes> <name>   (name: unique per concurrent run)
  */
