@@ -50,7 +50,7 @@ bool p2p_only(const Request* r)
 // (fine locks): their descriptors are read, never the request objects,
 // which other threads' calls may move meanwhile. False: not all of them
 // are such requests; the caller waits the usual way.
-bool wait_p2p_all(int count, MPI_Request* reqs, int first)
+bool wait_p2p_all(int count, Request* const* found, int first)
 {
     ulmpi::ulm::Engine& eng = state().engine;
     if (!eng.fine()) {
@@ -58,8 +58,8 @@ bool wait_p2p_all(int count, MPI_Request* reqs, int first)
     }
     std::vector<const ulmpi::ulm::DoneFlag*> flags;
     for (int i = first; i < count; ++i) {
-        Request* r;
-        if (classify(reqs[i], &r) != Slot::live || r->complete()) {
+        Request* r = found[i];
+        if (r == nullptr || r->complete()) {
             continue;
         }
         if (!p2p_only(r)) {
@@ -132,7 +132,32 @@ int finish_one(MPI_Request* h, Request* r, MPI_Status* st, bool report, const ch
     return err;
 }
 
-int check_array(int count, MPI_Request* reqs, const char* fn)
+// The requests of an array, looked up once: a call over an array reads
+// each handle when it checks it, while it waits and when it finishes.
+// Up to 64 (a window of OSU's bandwidth tests) live on the stack.
+class RequestArray {
+public:
+    explicit RequestArray(int count)
+    {
+        if (count > kInline) {
+            heap_.resize(static_cast<std::size_t>(count));
+            p_ = heap_.data();
+        }
+    }
+    RequestArray(const RequestArray&) = delete;
+    RequestArray& operator=(const RequestArray&) = delete;
+    Request** data() { return p_; }
+
+private:
+    static constexpr int kInline = 64;
+    Request* inline_[kInline];
+    std::vector<Request*> heap_;
+    Request** p_ = inline_;
+};
+
+// Checks the array; with `found`, also stores each live request there
+// (nullptr for MPI_REQUEST_NULL and inactive persistent requests).
+int check_array(int count, MPI_Request* reqs, const char* fn, Request** found = nullptr)
 {
     require_init(fn);
     if (count < 0) {
@@ -142,10 +167,14 @@ int check_array(int count, MPI_Request* reqs, const char* fn)
         return raise(nullptr, MPI_ERR_REQUEST, fn, "the request array is NULL");
     }
     for (int i = 0; i < count; ++i) {
-        Request* r;
-        if (classify(reqs[i], &r) == Slot::invalid) {
+        Request* r = nullptr;
+        const Slot k = classify(reqs[i], &r);
+        if (k == Slot::invalid) {
             return raise(nullptr, MPI_ERR_REQUEST, fn, "requests[%d] = 0x%x is not a valid request", i,
                          static_cast<unsigned>(reqs[i]));
+        }
+        if (found != nullptr) {
+            found[i] = k == Slot::live ? r : nullptr;
         }
     }
     return MPI_SUCCESS;
@@ -156,31 +185,28 @@ MPI_Status* status_at(MPI_Status* statuses, int i)
     return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-// Completes every finished request of the array into the statuses; returns
-// MPI_ERR_IN_STATUS if one failed (each status then carries its code).
-int finish_all(int count, MPI_Request* reqs, MPI_Status* statuses, const char* fn)
+// Completes every finished request of the array (as check_array found
+// them) into the statuses; returns MPI_ERR_IN_STATUS if one failed (each
+// status then carries its code).
+int finish_all(int count, MPI_Request* reqs, Request* const* found, MPI_Status* statuses, const char* fn)
 {
     bool any_error = false;
     Comm* err_comm = nullptr;
     for (int i = 0; i < count; ++i) {
-        Request* r;
+        Request* r = found[i];
         MPI_Status* st = status_at(statuses, i);
-        switch (classify(reqs[i], &r)) {
-        case Slot::null:
-        case Slot::inactive:
-            status_empty(st);
-            break;
-        case Slot::live: {
-            Comm* c = r->comm;
-            int e = finish(&reqs[i], r, st, false, fn);
-            if (e != MPI_SUCCESS) {
-                any_error = true;
-                err_comm = c;
+        if (r == nullptr || reqs[i] == kDoneSendHandle) {
+            status_empty(st); // also the status of a send that completed in its call
+            if (r != nullptr) {
+                reqs[i] = MPI_REQUEST_NULL;
             }
-            break;
+            continue;
         }
-        case Slot::invalid:
-            break;
+        Comm* c = r->comm;
+        int e = finish(&reqs[i], r, st, false, fn);
+        if (e != MPI_SUCCESS) {
+            any_error = true;
+            err_comm = c;
         }
     }
     if (any_error) {
@@ -267,23 +293,24 @@ ULMPI_ALIAS(MPI_Test)
 int PMPI_Waitall(int count, MPI_Request* reqs, MPI_Status* statuses) try {
     EntryGuard guard;
     constexpr const char* fn = "MPI_Waitall";
-    if (int e = check_array(count, reqs, fn)) {
+    RequestArray found(count);
+    if (int e = check_array(count, reqs, fn, found.data())) {
         return e;
     }
+    Request* const* rs = found.data();
     int first_pending = 0; // requests before it are complete (they stay so)
     auto all_done = [&] {
         for (int& i = first_pending; i < count; ++i) {
-            Request* r;
-            if (classify(reqs[i], &r) == Slot::live && !settled(r)) {
+            if (rs[i] != nullptr && !settled(rs[i])) {
                 return false;
             }
         }
         return true;
     };
-    if (!all_done() && !wait_p2p_all(count, reqs, first_pending)) {
+    if (!all_done() && !wait_p2p_all(count, rs, first_pending)) {
         state().engine.wait(all_done);
     }
-    return finish_all(count, reqs, statuses, fn);
+    return finish_all(count, reqs, rs, statuses, fn);
 } catch (...) {
     return api_exception("MPI_Waitall");
 }
@@ -292,22 +319,23 @@ ULMPI_ALIAS(MPI_Waitall)
 int PMPI_Testall(int count, MPI_Request* reqs, int* flag, MPI_Status* statuses) try {
     EntryGuard guard;
     constexpr const char* fn = "MPI_Testall";
-    if (int e = check_array(count, reqs, fn)) {
+    RequestArray found(count);
+    if (int e = check_array(count, reqs, fn, found.data())) {
         return e;
     }
     if (flag == nullptr) {
         return raise(nullptr, MPI_ERR_ARG, fn, "flag is NULL");
     }
     state().engine.poll();
+    Request* const* rs = found.data();
     for (int i = 0; i < count; ++i) {
-        Request* r;
-        if (classify(reqs[i], &r) == Slot::live && !settled(r)) {
+        if (rs[i] != nullptr && !settled(rs[i])) {
             *flag = 0;
             return MPI_SUCCESS;
         }
     }
     *flag = 1;
-    return finish_all(count, reqs, statuses, fn);
+    return finish_all(count, reqs, rs, statuses, fn);
 } catch (...) {
     return api_exception("MPI_Testall");
 }
@@ -547,7 +575,7 @@ int PMPI_Request_free(MPI_Request* request) try {
     if (r->kind == Request::Kind::send && r->send != nullptr) {
         state().engine.release(r->send);
     } else if (r->kind == Request::Kind::recv && r->recv != nullptr) {
-        state().engine.release(r->recv);
+        request_release_recv(r);
     } else if (r->kind == Request::Kind::schedule && r->sched != nullptr) {
         ulmpi::mpi::coll::nbc_detach(r->sched); // the collective goes on without its request
     } else if (r->idup != nullptr) {

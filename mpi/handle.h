@@ -59,13 +59,14 @@ public:
 
     void erase(int h)
     {
-        if (handle_kind(h) != Kind) {
-            return;
-        }
-        int i = handle_index(h);
-        if (i >= kFirstUser && static_cast<std::size_t>(i) < objs_.size() && objs_[static_cast<std::size_t>(i)] != nullptr) {
-            objs_[static_cast<std::size_t>(i)] = nullptr;
-            free_.push_back(i);
+        // The index by one subtraction: a handle of another kind gives at
+        // least 2^24 (modulo 2^32), past the table's end (insert() keeps it
+        // at most 2^24 entries long).
+        const std::size_t i = static_cast<std::uint32_t>(h) -
+                              static_cast<std::uint32_t>(make_handle(Kind, 0));
+        if (i >= kFirstUser && i < objs_.size() && objs_[i] != nullptr) {
+            objs_[i] = nullptr;
+            free_.push_back(static_cast<int>(i));
         }
     }
 

@@ -14,6 +14,10 @@ int p2p_isend(Comm* c, const void* buf, std::uint64_t count, const Datatype* t, 
               ulm::ContextId ctx, ulm::SendMode mode, ulm::SendMsg** out, const char* fn);
 int p2p_irecv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
               ulm::ContextId ctx, ulm::RecvMsg** out, const char* fn);
+// The same into a descriptor of the caller's (Engine::irecv_into); on an
+// error it is withdrawn again.
+int p2p_irecv_into(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
+                   ulm::ContextId ctx, ulm::RecvMsg& into, const char* fn);
 // Wait for a descriptor, release it, and report its error (if any).
 int p2p_wait_send(Comm* c, ulm::SendMsg* s, const char* fn);
 int p2p_wait_recv(Comm* c, ulm::RecvMsg* r, MPI_Status* st, const char* fn);

@@ -51,14 +51,25 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype type, int dest, in
     if (int e = check_out_ptr(c, request, "request pointer", fn)) {
         return e;
     }
-    Request* r = request_new(dest == MPI_PROC_NULL ? Request::Kind::done : Request::Kind::send, c);
+    // An eager message that leaves at once needs no ULM descriptor and no
+    // request of its own: it gets the shared complete one, like a send to
+    // MPI_PROC_NULL (MPI_Cancel then finds nothing to cancel, as for any
+    // eager send that has left, and a peer's later failure has nothing to
+    // fail). A send that must wait (a full FIFO, earlier queued sends,
+    // rendezvous, synchronous mode, a dead or replicated peer) takes the
+    // descriptor path.
+    if (dest == MPI_PROC_NULL ||
+        (mode != SendMode::synchronous &&
+         state().engine.send_now(t->ref(buf, static_cast<std::uint64_t>(count)), c->world_of(dest), tag,
+                                 c->ctx))) {
+        *request = request_done_send();
+        return MPI_SUCCESS;
+    }
+    Request* r = request_new(Request::Kind::send, c);
     if (r == nullptr) {
         return raise(c, MPI_ERR_NO_MEM, fn, "no memory for a request");
     }
-    if (dest == MPI_PROC_NULL) {
-        status_empty(&r->status);
-    } else if (int e = p2p_isend(c, buf, static_cast<std::uint64_t>(count), t, dest, tag, c->ctx, mode,
-                                 &r->send, fn)) {
+    if (int e = p2p_isend(c, buf, static_cast<std::uint64_t>(count), t, dest, tag, c->ctx, mode, &r->send, fn)) {
         request_free(r);
         return e;
     }
@@ -159,9 +170,12 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI
     }
     if (source == MPI_PROC_NULL) {
         proc_null_status(&r->status);
-    } else if (int e = p2p_irecv(c, buf, static_cast<std::uint64_t>(count), t, source, tag, c->ctx, &r->recv, fn)) {
+    } else if (int e = p2p_irecv_into(c, buf, static_cast<std::uint64_t>(count), t, source, tag, c->ctx,
+                                      r->own_recv, fn)) {
         request_free(r);
         return e;
+    } else {
+        r->recv = &r->own_recv;
     }
     r->type = t; // a freed type stays alive while the receive is pending
     datatype_retain(t);

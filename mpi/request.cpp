@@ -26,6 +26,23 @@ HandleTable<Request, ULMPI_KIND_REQUEST>& table() { return g_table; }
 
 rt::Pool<Request>& pool() { return g_pool != nullptr ? *g_pool : make_pool(); }
 
+// request_done_send(): a predefined index of the table (below the user
+// ones, so no scan of live requests sees it), registered by the first use.
+constexpr int kDoneSendIndex = 1;
+static_assert(kDoneSendHandle == make_handle(ULMPI_KIND_REQUEST, kDoneSendIndex));
+Request g_done_send;
+bool g_done_send_ready = false;
+
+[[gnu::noinline, gnu::cold]] MPI_Request make_done_send()
+{
+    g_done_send.kind = Request::Kind::done;
+    g_done_send.handle = kDoneSendHandle;
+    status_empty(&g_done_send.status);
+    table().set_predefined(kDoneSendIndex, &g_done_send);
+    g_done_send_ready = true;
+    return kDoneSendHandle;
+}
+
 int error_of(rt::Errc e) { return e == rt::Errc::ok ? MPI_SUCCESS : to_mpi_class(e); }
 
 // Point-to-point requests freed by MPI_Request_free before they completed.
@@ -63,8 +80,7 @@ public:
                 state().engine.release(r->send);
                 r->send = nullptr;
             } else {
-                state().engine.release(r->recv);
-                r->recv = nullptr;
+                request_release_recv(r);
             }
             request_free(r);
             ++n;
@@ -104,10 +120,15 @@ Request* request_new(Request::Kind kind, Comm* comm)
     return r;
 }
 
+MPI_Request request_done_send() { return g_done_send_ready ? kDoneSendHandle : make_done_send(); }
+
 Request* request_get(MPI_Request h) { return table().get(h); }
 
 void request_free(Request* r)
 {
+    if (r == &g_done_send) {
+        return; // shared, never freed (request_done_send)
+    }
     if (r->type != nullptr) {
         datatype_release(r->type); // held since the operation started (datatype.h)
     }
@@ -118,6 +139,16 @@ void request_free(Request* r)
         table().erase(r->handle);
     }
     pool().put(r);
+}
+
+void request_release_recv(Request* r)
+{
+    if (r->recv == &r->own_recv) {
+        state().engine.withdraw(r->own_recv); // ULM forgets it; the request keeps the memory
+    } else {
+        state().engine.release(r->recv);
+    }
+    r->recv = nullptr;
 }
 
 void request_detach(Request* r)
@@ -185,8 +216,7 @@ int request_finish(MPI_Request* h, Request* r, MPI_Status* st)
             int src = m->matched ? r->comm->peer_rank_of(m->env.source) : MPI_ANY_SOURCE;
             status_set(st, src, m->env.tag, err, m->received, false);
         }
-        eng.release(m);
-        r->recv = nullptr;
+        request_release_recv(r);
         break;
     }
     case Request::Kind::generalized:

@@ -24,6 +24,10 @@ struct FtOp;  // mpi/ulfm_api.cpp
 struct Request {
     enum class Kind : std::uint8_t { send, recv, done, generalized, schedule };
 
+    // Every member has its initializer: a provided constructor keeps the
+    // pool's `new T()` from zeroing the whole object before running them.
+    Request() noexcept {}
+
     int handle = 0;
     Kind kind = Kind::done;
     bool persistent = false;
@@ -31,7 +35,10 @@ struct Request {
     bool buffered = false;     // Bsend: the data lives in the attached buffer
     bool is_recv_persistent = false; // persistent receive (else persistent send)
     ulm::SendMsg* send = nullptr;
-    ulm::RecvMsg* recv = nullptr;
+    ulm::RecvMsg* recv = nullptr;  // ULM's (pooled), or own_recv
+    // MPI_Irecv's descriptor lives in its request (Engine::irecv_into):
+    // one object to take and give back per receive instead of two.
+    ulm::RecvMsg own_recv;
     Comm* comm = nullptr;
     MPI_Status status{};       // for Kind::done
     // Persistent requests keep their arguments.
@@ -70,8 +77,22 @@ struct Request {
 };
 
 Request* request_new(Request::Kind kind, Comm* comm);
+// The handle of a send that completed inside its call (an eager message
+// that left at once, or one to MPI_PROC_NULL): one shared request, complete
+// with an empty status, that is never allocated, freed or put in the table
+// of user requests (like MPICH's built-in complete requests; several such
+// sends return the same handle value). Finishing or freeing it only sets
+// the program's handle to MPI_REQUEST_NULL; MPI_Cancel finds nothing to
+// cancel in it.
+MPI_Request request_done_send();
+// Its handle value, for the array calls' quick finish: an MPI_Isend that
+// returned it is done and its status is a send's empty one.
+inline constexpr MPI_Request kDoneSendHandle = (ULMPI_KIND_REQUEST << 24) | 1;
 Request* request_get(MPI_Request h);   // nullptr for invalid handles and MPI_REQUEST_NULL
 void request_free(Request* r);
+// Gives a completed receive's descriptor back to ULM (its own or the
+// request's own_recv) and clears r->recv.
+void request_release_recv(Request* r);
 // MPI_Request_free on a send or receive that has not completed: the handle
 // goes now, the request (with its descriptor, communicator and datatype)
 // when the operation completes.

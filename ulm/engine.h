@@ -171,7 +171,14 @@ public:
     // on its stack). The caller never releases it: once r.complete (or to
     // give up before) it calls withdraw(), which forgets every reference.
     Status irecv_into(RecvMsg& r, const DataRef& data, int src, int tag, ContextId ctx);
-    void withdraw(RecvMsg& r);
+    void withdraw(RecvMsg& r)
+    {
+        // A completed eager receive has nothing left to forget.
+        if (r.complete && !r.reading && r.id == 0) [[likely]] {
+            return;
+        }
+        withdraw_any(r);
+    }
     // First unexpected message matching, left in place.
     bool iprobe(int src, int tag, ContextId ctx, Envelope* env);
     // Matched probe: removes the message from matching (MPI_Improbe).
@@ -432,6 +439,7 @@ private:
     void ask_cancel(Peer& p, const SendMsg& s);
     void complete_recv(RecvMsg* r);
     void withdraw_matched(RecvMsg* r, Errc why); // under elock_ (write)
+    void withdraw_any(RecvMsg& r);
     Unexpected* store_unexpected(int peer, path::Path* via, const MatchHeader& h,
                                  const std::byte* payload, std::uint32_t plen);
     void free_unexpected(Unexpected* u);

@@ -148,7 +148,7 @@ Status Engine::irecv(const DataRef& data, int src, int tag, ContextId ctx, RecvM
     return irecv_into(*r, data, src, tag, ctx);
 }
 
-void Engine::withdraw(RecvMsg& r)
+void Engine::withdraw_any(RecvMsg& r)
 {
     // A read under way writes into the buffer until its path reports its
     // end (direct_read.h): only then may the owner have its memory back.

@@ -19,8 +19,18 @@ const rt::SizeParam eager_param{"shm_eager_limit", 4096,
                                 "messages up to this size go eagerly over shared memory"};
 const rt::SizeParam frag_param{"shm_frag_size", 65536,
                                "payload bytes of a large shared-memory fragment (rendezvous copy)"};
-const rt::IntParam slots_param{"shm_fifo_slots", 64,
-                               "slots per shared-memory FIFO (power of two, 128 bytes each)"};
+const rt::IntParam slots_param{"shm_fifo_slots", 0,
+                               "slots per shared-memory FIFO (power of two, 128 bytes each; 0: 128 "
+                               "on a host of at most 16 ranks, else 64)"};
+// The automatic FIFO size. A window of 64 messages each way (OSU's bw and
+// bibw) of 121 B-4 KiB takes 64 slots for the fragments and up to 64 for
+// their buffers' returns in the same FIFO: with 64 slots both ranks found
+// it full and bibw at 1 KiB fell to 0.05-1.8 GB/s in some rounds (15 with
+// 128; docs/benchmarks.md, 2026-11-28). Beyond 16 ranks a host keeps 64,
+// so per-peer memory does not double (docs/scaling.md).
+constexpr std::uint32_t kAutoSlotsFew = 128;
+constexpr std::uint32_t kAutoSlotsMany = 64;
+constexpr std::size_t kFewLocalRanks = 16;
 const rt::IntParam small_param{"shm_small_frags", 128, "small fragment buffers per rank"};
 const rt::IntParam large_param{"shm_large_frags", 32, "large fragment buffers per rank"};
 const rt::BoolParam cma_param{"shm_single_copy", true,
@@ -117,7 +127,9 @@ ShmPath::ShmPath(const rt::JobInfo& job) : job_(job), doorbell_(&g_silent_doorbe
     std::uint64_t eager = std::min<std::uint64_t>(eager_param.get(), 1u << 20);
     std::uint64_t frag = std::clamp<std::uint64_t>(frag_param.get(), eager, 16u << 20);
     layout_.local_size = static_cast<std::uint32_t>(locals_.size());
-    layout_.fifo_slots = power_of_two_at_least(slots_param.get());
+    layout_.fifo_slots = slots_param.get() > 0 ? power_of_two_at_least(slots_param.get())
+                         : locals_.size() <= kFewLocalRanks ? kAutoSlotsFew
+                                                             : kAutoSlotsMany;
     layout_.small_count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(small_param.get(), 4, 1 << 16));
     layout_.large_count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(large_param.get(), 2, 1 << 16));
     layout_.small_bytes = static_cast<std::uint32_t>(shm::SegmentLayout::round(eager + 128, 64));
