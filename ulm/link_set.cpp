@@ -271,7 +271,11 @@ bool LinkSet::checksummed(const Link& l, const path::Path& path) const
 void LinkSet::commit(Link& l, Rail& rail, path::TxBuffer& buf, std::uint32_t hlen,
                      std::uint32_t plen)
 {
-    const path::SendResult res = rail.path->commit(l.rank, buf, hlen + plen);
+    counted(l, rail, rail.path->commit(l.rank, buf, hlen + plen), plen);
+}
+
+void LinkSet::counted(Link& l, Rail& rail, path::SendResult res, std::uint32_t plen)
+{
     ++l.counters.frags_sent;
     l.counters.bytes_sent += plen;
     ++rail.counters.frags_sent;
@@ -378,8 +382,7 @@ bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, cons
     // fetched from the receiver's cache, where the previous fragment in
     // that buffer left it (with reliability on, 2 vCPU AMD EPYC: 4 KiB
     // eager bandwidth 3.0 GB/s in place, 6.9 streamed; 4 MiB ping-pong
-    // 530 µs, 225 streamed). The retransmission copy is then taken from the
-    // source, not read back from the fragment.
+    // 530 µs, 225 streamed).
     const bool stream = rail.checksum && rail.streamed && pl.len >= kStreamMin;
     if (pl.ref != nullptr) {
         if (stream) {
@@ -408,16 +411,24 @@ bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, cons
     std::memcpy(frame, &b, sizeof b);
     std::memcpy(hdr, &b, sizeof b);
     copy_header(buf.data, frame, full);
+    // The fragment leaves first, then it is kept: the peer starts on it
+    // while we take the retransmission copy (from the source, which is in
+    // our cache, not from the fragment, whose lines the peer is fetching
+    // now) and do the bookkeeping. Nothing of ours can act on its ACK in
+    // between: ACKs from the peer are handled under the same lock.
     if (kept) {
-        keep(l, rail, b, frame, full, stream ? nullptr : out, pl, owner);
+        const path::SendResult res = path->commit(l.rank, buf, full + pl.len);
+        keep(l, rail, b, frame, full, nullptr, pl, owner);
+        counted(l, rail, res, pl.len);
+        return true;
     }
     commit(l, rail, buf, full, pl.len);
     return true;
 }
 
 // Keeps a fragment just sent until it is acknowledged. `payload`: its bytes
-// as written into the fragment, to copy unless `owner` holds them; nullptr
-// when they went past our caches (then the copy is taken from `pl`).
+// as written into the fragment, to copy unless `owner` holds them; nullptr:
+// the copy is taken from `pl` (emit: the fragment is the peer's already).
 void LinkSet::keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* frame,
                    std::uint32_t full, const std::byte* payload, const Payload& pl, SendMsg* owner)
 {
