@@ -1091,7 +1091,8 @@ bool Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool chec
         if (checksum && (h.base.flags & flag::crc)) {
             // Copy and checksum in one pass; bytes beyond the receive
             // buffer (truncation) are checksummed without being copied.
-            std::uint32_t crc = unpack_crc(r->data, h.offset, src, n);
+            std::uint32_t crc = r->expected >= kCachedCopyMin ? unpack_crc_cached(r->data, h.offset, src, n)
+                                                              : unpack_crc(r->data, h.offset, src, n);
             if (n < h.base.payload_len) {
                 crc = rt::crc32c(src + n, h.base.payload_len - n, crc);
             }
