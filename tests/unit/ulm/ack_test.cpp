@@ -241,6 +241,32 @@ TEST(Ack, sender_that_waits_for_its_ack_is_answered_at_once)
     c.e(1).release(r);
 }
 
+TEST(Ack, only_the_last_data_fragment_of_a_message_is_answered_at_once)
+{
+    ScopedIntParam delay("ulm_ack_delay_us", 20);
+    rt::ManualClock clock; // never advanced: only urgency or the count sends an ACK
+    ClusterOptions o = reliable();
+    o.mem.max_per_progress = 1; // one fragment per pass: each could have had its own ACK
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    // 20000 bytes over 4 KiB fragments: a match fragment, then five data
+    // fragments. The send completes when all are acknowledged; the last
+    // fragment's ACK covers the data (LIDS).
+    std::vector<std::byte> in(20000);
+    auto out = pattern(20000, 5);
+    RecvMsg* r = recv_bytes(c.e(1), in, 0);
+    SendMsg* s = send_bytes(c.e(0), out, 1);
+    ASSERT_TRUE(c.run_until([&] { return r->complete && s->complete; }, 1000));
+    EXPECT_TRUE(same_bytes(in, out));
+    EXPECT_GE(logged(c.fabric, 0, 1, ulm::FragType::data), 5u);
+    // The match fragment's (its CTS left before it was acknowledged) and
+    // the last data fragment's: not one per data fragment (6 before).
+    EXPECT_EQ(logged(c.fabric, 1, 0, ulm::FragType::ack), 2u);
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
+    c.e(0).release(s);
+    c.e(1).release(r);
+}
+
 TEST(Ack, rank_about_to_yield_first_sends_what_it_owes)
 {
     ScopedIntParam delay("ulm_ack_delay_us", 20);
