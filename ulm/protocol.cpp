@@ -774,8 +774,12 @@ void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
     }
     switch (b.type) {
     case FragType::match:
+        // Delivered before it is processed (its payload was checked in
+        // accept): the ACK it owes then rides on the CTS that matching it
+        // may send at once, instead of following alone.
+        links_.delivered(l, b);
         on_match(p, path, read_header<MatchHeader>(frag.data), payload, b.payload_len);
-        break;
+        return;
     case FragType::eager: {
         const EagerHeader e = read_header<EagerHeader>(frag.data);
         if (!eager_in_order(p, path, e, payload)) {
