@@ -46,6 +46,14 @@ struct PathInfo {
     double latency_us = 0;
     std::uint32_t max_frag = 0;   // largest fragment (header + payload) the path takes
     std::uint32_t inline_max = 0; // fragments up to this size are cheapest (no buffer)
+    // Fragments up to inline_max are written into cache lines of line_bytes,
+    // after line_skew bytes of the path's own (shm: 64-byte lines of a FIFO
+    // slot behind its 8-byte header), and every line more is one more
+    // transfer between the cores. ULM then leaves out an optional 8-byte
+    // piggy-backed ACK that would cost a fragment a line (or its inline
+    // room): the ACK waits for a later fragment. 0: no such steps.
+    std::uint32_t line_bytes = 0;
+    std::uint32_t line_skew = 0;
     std::uint64_t eager_limit = 0;
     bool reliable_default = false; // ULM reliability on by default over this path
     // The path can fail while both processes live (a network: a cable, a

@@ -257,6 +257,22 @@ std::uint32_t crc32c_copy(void* dst, const void* src, std::size_t len, std::uint
                          static_cast<const unsigned char*>(src), len);
 }
 
+std::uint32_t crc32c_copy_cached(void* dst, const void* src, std::size_t len,
+                                 std::uint32_t crc) noexcept
+{
+    constexpr std::size_t kPiece = 16384;
+    const Impl* i = impl();
+    std::uint32_t c = ~crc;
+    auto* d = static_cast<unsigned char*>(dst);
+    const auto* s = static_cast<const unsigned char*>(src);
+    for (std::size_t at = 0; at < len; at += kPiece) {
+        const std::size_t n = len - at < kPiece ? len - at : kPiece;
+        std::memcpy(d + at, s + at, n);
+        c = i->crc(c, d + at, n);
+    }
+    return ~c;
+}
+
 std::uint32_t crc32c_copy_stream(void* dst, const void* src, std::size_t len,
                                  std::uint32_t crc) noexcept
 {

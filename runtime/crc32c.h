@@ -56,6 +56,16 @@ std::uint32_t crc32c_copy(void* dst, const void* src, std::size_t len,
 std::uint32_t crc32c_copy_stream(void* dst, const void* src, std::size_t len,
                                  std::uint32_t crc = 0) noexcept;
 
+// crc32c_copy() in two passes over pieces of 16 KiB: the C library's
+// memcpy (`rep movsb` at these sizes, which writes whole destination lines
+// without first reading them for ownership), then the CRC over the
+// destination while this core still holds it. Where the destination's lines
+// sit in another core's cache (a shared-memory fragment buffer the receiver
+// read last time round, in a long stream through a few such buffers), the
+// fused copy waits for each of them; this does not. Same result.
+std::uint32_t crc32c_copy_cached(void* dst, const void* src, std::size_t len,
+                                 std::uint32_t crc = 0) noexcept;
+
 // Given crc_a = crc32c(A) and crc_b = crc32c(B) where B is len_b bytes long,
 // returns crc32c(A‖B) without touching the data. O(log len_b).
 std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t len_b) noexcept;

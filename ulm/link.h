@@ -63,6 +63,7 @@ struct LinkCounters {
     std::uint64_t acks_received = 0;
     std::uint64_t piggy_acks_sent = 0;  // ACKs carried by other fragments (AckExt)
     std::uint64_t piggy_acks_received = 0;
+    std::uint64_t piggy_acks_held = 0;  // left off a fragment it would have cost a line (Rail::costs_a_line)
     std::uint64_t corrupt_acks_received = 0;
 };
 
@@ -126,6 +127,7 @@ public:
     bool ack_due = false;          // an ACK is owed (on LinkSet's ack list)
     bool ack_urgent = false;       // ... and must not wait
     std::uint32_t ack_owed = 0;    // fragments it covers
+    std::uint32_t ack_seen = 0;    // ack_owed at the last pass that looked at it (flush_one)
     rt::Nanos ack_deadline = 0;    // when it goes out at the latest (0, -1: set in a later pass)
     Rail* ack_rail = nullptr;      // where the last reliable fragment came from
     // Fragments being received in pieces (wire.h, piece): the whole's

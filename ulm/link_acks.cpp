@@ -34,6 +34,7 @@ void LinkSet::ack_given(Link& l)
     l.ack_due = false;
     l.ack_urgent = false;
     l.ack_owed = 0;
+    l.ack_seen = 0;
     list_ack_due(l, false);
 }
 
@@ -85,10 +86,16 @@ void LinkSet::flush_acks(bool all)
 bool LinkSet::flush_one(Link& l, bool all, rt::Nanos& now)
 {
     if (!all && !l.ack_urgent && policy_.ack_delay > 0 && l.ack_owed < policy_.ack_every) {
-        // The pass that queued it does not read the clock: most ACKs
-        // ride on the caller's next send before the next pass.
-        if (l.ack_deadline == 0) {
-            l.ack_deadline = -1;
+        // A pass that queued it, or added fragments to it, does not read
+        // the clock: most ACKs ride on the caller's next send before the
+        // next pass (or, held for a line, on a later one: the clock would
+        // be read on every message of an 8-byte ping-pong). The deadline
+        // is checked in the passes between arrivals.
+        if (l.ack_deadline == 0 || l.ack_owed != l.ack_seen) {
+            if (l.ack_deadline == 0) {
+                l.ack_deadline = -1;
+            }
+            l.ack_seen = l.ack_owed;
             return false;
         }
         if (now == 0) {

@@ -183,6 +183,9 @@ void LinkSet::bind(Link& l, const std::vector<std::unique_ptr<path::Path>>& path
         r.reliable = reliable;
         r.checksum = sum == "crc32c" || (sum == "auto" && reliable);
         r.max_frag = info.max_frag;
+        r.inline_max = info.inline_max;
+        r.line_bytes = info.line_bytes;
+        r.line_skew = info.line_skew;
         r.streamed = info.streamed_tx;
         r.rate = info.bandwidth_mbs > 0 ? info.bandwidth_mbs : 1000;
         l.reliable = l.reliable || reliable;
@@ -269,7 +272,11 @@ bool LinkSet::checksummed(const Link& l, const path::Path& path) const
 void LinkSet::commit(Link& l, Rail& rail, path::TxBuffer& buf, std::uint32_t hlen,
                      std::uint32_t plen)
 {
-    const path::SendResult res = rail.path->commit(l.rank, buf, hlen + plen);
+    counted(l, rail, rail.path->commit(l.rank, buf, hlen + plen), plen);
+}
+
+void LinkSet::counted(Link& l, Rail& rail, path::SendResult res, std::uint32_t plen)
+{
     ++l.counters.frags_sent;
     l.counters.bytes_sent += plen;
     ++rail.counters.frags_sent;
@@ -323,9 +330,19 @@ bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, cons
     const bool seq = sequenced(b.type);
     // The ACK this peer is owed rides along when everything it sent us so
     // far was delivered in order (then LIDS says it all) and the path has
-    // room for the extra 8 bytes.
-    const bool piggy = seq && l.ack_due && l.delivered.islands() == 0 &&
-                       hlen + sizeof(AckExt) + pl.len <= rail.max_frag;
+    // room for the extra 8 bytes. Unless those bytes would cost the fragment
+    // a line (an 8-byte message over shm: 56 bytes fill a FIFO slot's first
+    // line, 64 take two, about 100 ns more between two cores) while the ACK
+    // can wait: then it rides on a later fragment, before it covers
+    // ack_every fragments (flush_one would send it alone then), or goes
+    // alone after ack_delay as any delayed ACK does.
+    bool piggy = seq && l.ack_due && l.delivered.islands() == 0 &&
+                 hlen + sizeof(AckExt) + pl.len <= rail.max_frag;
+    if (piggy && !l.ack_urgent && l.ack_owed + 1 < policy_.ack_every &&
+        rail.costs_a_line(hlen + pl.len, sizeof(AckExt))) {
+        piggy = false;
+        ++l.counters.piggy_acks_held;
+    }
     const std::uint32_t full = hlen + (piggy ? static_cast<std::uint32_t>(sizeof(AckExt)) : 0);
     path::TxBuffer buf;
     buf.lane = lane_of(hdr[1]);
@@ -339,8 +356,15 @@ bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, cons
     const bool kept = rail.reliable && seq;
     if (kept) {
         b.flags |= flag::reliable;
-        if (owner != nullptr && pl.ref != nullptr) {
-            b.flags |= flag::ack_now; // the send completes only when this is acknowledged
+        // The send completes only when its fragments are acknowledged: the
+        // last data fragment of a message asks for its ACK at once, which
+        // (in order) covers the others; those before it are acknowledged as
+        // any fragment is, once per ack_every (a 4 MiB message over shm:
+        // 5 ACKs, not 64). Rails that measure their rate and pace their data
+        // by ACKs (several rails, a network path) have every one answered.
+        if (owner != nullptr && pl.ref != nullptr &&
+            (b.type != FragType::data || pl.offset + pl.len >= owner->limit || l.measured())) {
+            b.flags |= flag::ack_now;
         }
     }
     alignas(8) std::byte frame[kMaxHeader];
@@ -359,11 +383,17 @@ bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, cons
     // fetched from the receiver's cache, where the previous fragment in
     // that buffer left it (with reliability on, 2 vCPU AMD EPYC: 4 KiB
     // eager bandwidth 3.0 GB/s in place, 6.9 streamed; 4 MiB ping-pong
-    // 530 µs, 225 streamed). The retransmission copy is then taken from the
-    // source, not read back from the fragment.
-    const bool stream = rail.checksum && rail.streamed && pl.len >= kStreamMin;
+    // 530 µs, 225 streamed).
+    // The data of a long message goes in place but copied first and
+    // checksummed after (pack_crc_cached, kCachedCopyMin): in a stream of
+    // many fragments through the same few buffers.
+    const bool cached = rail.checksum && rail.streamed && owner != nullptr && b.type == FragType::data &&
+                        owner->total >= kCachedCopyMin;
+    const bool stream = rail.checksum && rail.streamed && pl.len >= kStreamMin && !cached;
     if (pl.ref != nullptr) {
-        if (stream) {
+        if (cached) {
+            pcrc = pack_crc_cached(*pl.ref, pl.offset, out, pl.len);
+        } else if (stream) {
             pcrc = pack_crc_stream(*pl.ref, pl.offset, out, pl.len);
         } else if (rail.checksum) {
             pcrc = pack_crc(*pl.ref, pl.offset, out, pl.len);
@@ -389,16 +419,24 @@ bool LinkSet::emit(Link& l, Rail& rail, std::byte* hdr, std::uint32_t hlen, cons
     std::memcpy(frame, &b, sizeof b);
     std::memcpy(hdr, &b, sizeof b);
     copy_header(buf.data, frame, full);
+    // The fragment leaves first, then it is kept: the peer starts on it
+    // while we take the retransmission copy (from the source, which is in
+    // our cache, not from the fragment, whose lines the peer is fetching
+    // now) and do the bookkeeping. Nothing of ours can act on its ACK in
+    // between: ACKs from the peer are handled under the same lock.
     if (kept) {
-        keep(l, rail, b, frame, full, stream ? nullptr : out, pl, owner);
+        const path::SendResult res = path->commit(l.rank, buf, full + pl.len);
+        keep(l, rail, b, frame, full, nullptr, pl, owner);
+        counted(l, rail, res, pl.len);
+        return true;
     }
     commit(l, rail, buf, full, pl.len);
     return true;
 }
 
 // Keeps a fragment just sent until it is acknowledged. `payload`: its bytes
-// as written into the fragment, to copy unless `owner` holds them; nullptr
-// when they went past our caches (then the copy is taken from `pl`).
+// as written into the fragment, to copy unless `owner` holds them; nullptr:
+// the copy is taken from `pl` (emit: the fragment is the peer's already).
 void LinkSet::keep(Link& l, Rail& rail, const BaseHeader& b, const std::byte* frame,
                    std::uint32_t full, const std::byte* payload, const Payload& pl, SendMsg* owner)
 {
@@ -884,6 +922,7 @@ void LinkSet::reset(Link& l, int peer_incarnation)
     l.ack_latest = 0;
     l.ack_low = l.ack_high = 0;
     l.ack_owed = 0;
+    l.ack_seen = 0;
     l.ack_deadline = 0;
     l.ack_rail = nullptr;
     for (int i = 0; i < l.nrails; ++i) {
@@ -914,13 +953,14 @@ void LinkSet::print_stats(std::FILE* out, int rank, int peer) const
                  " resent_fast=%" PRIu64 " resent_recovery=%" PRIu64 " resent_corrupt=%" PRIu64
                  " resent_failover=%" PRIu64 " split=%" PRIu64 " pieces_dropped=%" PRIu64 " crc_header_fail=%" PRIu64 " crc_payload_fail=%" PRIu64
                  " duplicates=%" PRIu64 " stale=%" PRIu64 " bad=%" PRIu64 " acks_sent=%" PRIu64 " acks_received=%" PRIu64
-                 " piggy_acks_sent=%" PRIu64 " piggy_acks_received=%" PRIu64 " corrupt_acks=%" PRIu64
+                 " piggy_acks_sent=%" PRIu64 " piggy_acks_received=%" PRIu64 " piggy_acks_held=%" PRIu64
+                 " corrupt_acks=%" PRIu64
                  " srtt_us=%.1f rto_us=%.1f\n",
                  rank, peer, l.alive() ? "alive" : "failed", l.epoch, c.frags_sent, c.frags_received,
                  c.bytes_sent, c.retransmits, c.resent_timer, c.resent_fast, c.resent_recovery,
                  c.resent_corrupt, c.resent_failover, c.split, c.pieces_dropped, c.crc_header_fail, c.crc_payload_fail,
                  c.duplicates, c.stale, c.bad_frags, c.acks_sent, c.acks_received, c.piggy_acks_sent,
-                 c.piggy_acks_received, c.corrupt_acks_received, static_cast<double>(l.rtt.srtt) / 1e3,
+                 c.piggy_acks_received, c.piggy_acks_held, c.corrupt_acks_received, static_cast<double>(l.rtt.srtt) / 1e3,
                  static_cast<double>(l.rtt.rto) / 1e3);
     for (int i = 0; i < l.nrails; ++i) {
         const Rail& r = l.rails[i];

@@ -219,6 +219,9 @@ private:
     // path and counts it; a path that says it cannot send takes the rail down.
     [[gnu::always_inline]] inline void commit(Link& l, Rail& rail, path::TxBuffer& buf,
                                               std::uint32_t hlen, std::uint32_t plen);
+    // Counts a fragment the path took (`res`: what its commit answered).
+    [[gnu::always_inline]] inline void counted(Link& l, Rail& rail, path::SendResult res,
+                                               std::uint32_t plen);
     bool resend(Link& l, SendFrag* f, Rail* rail, std::uint64_t LinkCounters::*why);
     bool resend_any(Link& l, SendFrag* f, std::uint64_t LinkCounters::*why);
     bool split(Link& l, SendFrag* f, Rail& rail, std::uint64_t LinkCounters::*why);

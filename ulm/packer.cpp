@@ -45,6 +45,28 @@ std::uint32_t pack_crc_stream(const DataRef& ref, std::uint64_t pos, void* dst, 
     return crc;
 }
 
+std::uint32_t pack_crc_cached(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
+                              std::uint32_t crc)
+{
+    auto* out = static_cast<std::byte*>(dst);
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        crc = rt::crc32c_copy_cached(out, p, len, crc);
+        out += len;
+    });
+    return crc;
+}
+
+std::uint32_t unpack_crc_cached(const DataRef& ref, std::uint64_t pos, const void* src,
+                                std::uint64_t n, std::uint32_t crc)
+{
+    const auto* in = static_cast<const std::byte*>(src);
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        crc = rt::crc32c_copy_cached(p, in, len, crc);
+        in += len;
+    });
+    return crc;
+}
+
 std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
                          std::uint32_t crc)
 {

@@ -813,8 +813,12 @@ void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
     }
     switch (b.type) {
     case FragType::match:
+        // Delivered before it is processed (its payload was checked in
+        // accept): the ACK it owes then rides on the CTS that matching it
+        // may send at once, instead of following alone.
+        links_.delivered(l, b);
         on_match(p, path, read_header<MatchHeader>(frag.data), payload, b.payload_len);
-        break;
+        return;
     case FragType::eager: {
         const EagerHeader e = read_header<EagerHeader>(frag.data);
         if (!eager_in_order(p, path, e, payload)) {
@@ -1130,7 +1134,8 @@ bool Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool chec
         if (checksum && (h.base.flags & flag::crc)) {
             // Copy and checksum in one pass; bytes beyond the receive
             // buffer (truncation) are checksummed without being copied.
-            std::uint32_t crc = unpack_crc(r->data, h.offset, src, n);
+            std::uint32_t crc = r->expected >= kCachedCopyMin ? unpack_crc_cached(r->data, h.offset, src, n)
+                                                              : unpack_crc(r->data, h.offset, src, n);
             if (n < h.base.payload_len) {
                 crc = rt::crc32c(src + n, h.base.payload_len - n, crc);
             }

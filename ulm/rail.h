@@ -52,6 +52,23 @@ struct Rail {
     bool streamed = false;          // path::PathInfo::streamed_tx: rendezvous data is
                                     // packed into its buffers with non-temporal stores
     std::uint32_t max_frag = 0;     // path's largest fragment (header + payload)
+    std::uint32_t inline_max = 0;   // path::PathInfo::inline_max, line_bytes, line_skew
+    std::uint32_t line_bytes = 0;
+    std::uint32_t line_skew = 0;
+
+    // Whether `more` bytes would cost a fragment of `n` bytes one more line
+    // transfer, or its inline room (path::PathInfo::line_bytes).
+    bool costs_a_line(std::uint32_t n, std::uint32_t more) const
+    {
+        if (line_bytes == 0 || n > inline_max) {
+            return false;
+        }
+        if (n + more > inline_max) {
+            return true;
+        }
+        const std::uint32_t lines = (n + line_skew + line_bytes - 1) / line_bytes;
+        return (n + more + line_skew + line_bytes - 1) / line_bytes > lines;
+    }
 
     // In flight.
     std::uint64_t inflight = 0;     // bytes (payload + header) not yet acknowledged

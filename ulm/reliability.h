@@ -34,10 +34,14 @@
 // even when earlier ACKs were lost. When everything from a peer arrived in
 // order, the ACK owed to it rides on the next fragment we send it (an AckExt
 // after the header, 8 bytes: the LIDS), so a ping-pong or any two-way
-// exchange sends no ACK fragments at all. An ACK fragment goes out at the
+// exchange sends no ACK fragments at all (unless those 8 bytes would cost
+// the fragment another cache line of the path, Rail::costs_a_line: then a
+// non-urgent ACK waits for a later fragment, up to ack_every - 1 of them).
+// An ACK fragment goes out at the
 // end of a progress pass when no fragment took it along: at once when it is
 // urgent (a duplicate, a fragment out of order or filling a hole, a fragment
-// whose sender waits for its ACK to complete a send: flag::ack_now), else
+// whose sender waits for its ACK to complete a send: flag::ack_now, on the
+// last data fragment of a message where no rail paces by ACKs), else
 // when it covers ack_every fragments or has waited ack_delay (well below the
 // sender's smallest retransmission timeout), or before the rank yields the
 // CPU or sleeps while it waits.

@@ -141,6 +141,8 @@ ShmPath::ShmPath(const rt::JobInfo& job) : job_(job), doorbell_(&g_silent_doorbe
     info_.eager_limit = eager;
     info_.max_frag = layout_.large_bytes;
     info_.inline_max = static_cast<std::uint32_t>(shm::kSlotData);
+    info_.line_bytes = static_cast<std::uint32_t>(shm::kLine);
+    info_.line_skew = static_cast<std::uint32_t>(shm::kSlotHeader);
     info_.reliable_default = false;
     info_.can_fail = false;
     info_.streamed_tx = stream_param.get();

@@ -4,7 +4,8 @@
  *
  * Every rank derives the same plan from the seed: message i goes from
  * plan[i].src to plan[i].dst with plan[i].size bytes (0 .. max_size, most
- * small, some crossing the eager and rendezvous limits). The plan is walked
+ * small, some crossing the eager and rendezvous limits; a max_size of 1024
+ * or less: every size 0 .. max_size alike). The plan is walked
  * in batches: each rank posts the sends and receives it takes part in, then
  * waits for all of them. Payload byte k of message i is a function of (i, k),
  * so the receiver checks every byte. Rank 0 prints "No Errors" at the end. */
@@ -60,7 +61,8 @@ int main(int argc, char** argv)
             m->dst = (int)(next_rand() % (uint64_t)(size - 1));
             if (m->dst >= m->src) m->dst++;
             uint64_t r = next_rand() % 100;
-            if (r < 70) m->size = (int)(next_rand() % 1025);
+            if (max_size <= 1024) m->size = (int)(next_rand() % ((uint64_t)max_size + 1));
+            else if (r < 70) m->size = (int)(next_rand() % 1025);
             else if (r < 90) m->size = (int)(next_rand() % 32768);
             else m->size = (int)(next_rand() % ((uint64_t)max_size + 1));
             m->tag = j;

@@ -54,7 +54,8 @@ struct CopyVariant {
     std::size_t exhaustive_from;
 };
 const CopyVariant kCopies[] = {{"crc32c_copy", &crc32c_copy, 0},
-                               {"crc32c_copy_stream", &crc32c_copy_stream, 1900}};
+                               {"crc32c_copy_stream", &crc32c_copy_stream, 1900},
+                               {"crc32c_copy_cached", &crc32c_copy_cached, 3900}};
 
 constexpr std::string_view kAvx512Name = "avx512 vpclmulqdq fold + sse4.2";
 constexpr std::string_view kAvx2Name = "avx2 vpclmulqdq fold + sse4.2";

@@ -1,9 +1,13 @@
 // Delayed and piggy-backed ACKs over the in-memory test path with a manual
 // clock: a two-way exchange sends no ACK fragments, an owed ACK goes out
 // after the delay or after ack_every fragments or before the rank yields the
-// CPU, a sender that waits for its ACK is answered at once, and a damaged
-// piggy-backed ACK is never believed.
+// CPU, a sender that waits for its ACK is answered at once, a damaged
+// piggy-backed ACK is never believed, and an ACK that would cost a small
+// fragment another cache line waits for a later one (also under seeded
+// faults).
 #include "reliability_harness.h"
+
+#include <random>
 
 namespace ulmpi::test {
 namespace {
@@ -21,7 +25,142 @@ void one_message(Cluster& c, int from, int to, std::uint32_t seed)
     c.e(to).release(r);
 }
 
+// A path whose small fragments are written into 64-byte lines behind an
+// 8-byte slot header, as shm's FIFO slots are: 56 bytes take one line.
+ClusterOptions lined()
+{
+    ClusterOptions o = reliable();
+    o.mem.inline_max = 120;
+    o.mem.line_bytes = 64;
+    o.mem.line_skew = 8;
+    return o;
+}
+
+// Sends `n` bytes from `from` to `to` and progresses until they arrived.
+void message_of(Cluster& c, int from, int to, std::size_t n, std::uint32_t seed)
+{
+    std::vector<std::byte> in(n);
+    auto out = pattern(n, seed);
+    RecvMsg* r = recv_bytes(c.e(to), in, from);
+    c.e(from).release(send_bytes(c.e(from), out, to));
+    ASSERT_TRUE(c.run_until([&] { return r->complete; }, 1000));
+    EXPECT_TRUE(same_bytes(in, out));
+    c.e(to).release(r);
+}
+
 } // namespace
+
+TEST(Ack, ack_that_would_cost_a_line_rides_on_a_later_fragment)
+{
+    ScopedIntParam delay("ulm_ack_delay_us", 20);
+    ScopedIntParam every("ulm_ack_every", 8);
+    rt::ManualClock clock; // never advanced: only the count bounds the wait
+    Cluster c(lined());
+    ASSERT_TRUE(c.ok());
+    // 8 bytes behind a 48-byte eager header fill the first line: an AckExt
+    // would take a second one. It rides when the ACK covers ack_every - 1
+    // fragments: one message in 7 carries it, and no ACK goes alone.
+    constexpr int kRounds = 21;
+    for (int i = 0; i < kRounds; ++i) {
+        message_of(c, 0, 1, 8, static_cast<std::uint32_t>(2 * i));
+        message_of(c, 1, 0, 8, static_cast<std::uint32_t>(2 * i + 1));
+    }
+    c.settle(5);
+    EXPECT_EQ(logged(c.fabric, 0, 1, ulm::FragType::ack) + logged(c.fabric, 1, 0, ulm::FragType::ack), 0u);
+    EXPECT_EQ(c.e(1).counters(0).piggy_acks_sent, 3u) << "at the 7th, 14th and 21st reply";
+    EXPECT_EQ(c.e(1).counters(0).piggy_acks_held, static_cast<std::uint64_t>(kRounds - 3));
+    EXPECT_EQ(c.e(0).counters(1).piggy_acks_received, 3u);
+    std::size_t one_line = 0;
+    for (const FragRecord& f : c.fabric.log) {
+        one_line += f.bytes.size() + 8 <= 64 ? 1 : 0;
+    }
+    EXPECT_EQ(one_line, static_cast<std::size_t>(2 * kRounds - 5)) << "all but the five that carry an ACK";
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u) << "the 21st reply acknowledged all of rank 0's messages";
+
+    // Larger messages take their second line anyway: the ACK rides at once.
+    message_of(c, 0, 1, 8, 100);
+    message_of(c, 1, 0, 40, 101);
+    c.settle(5);
+    EXPECT_EQ(c.e(1).counters(0).piggy_acks_sent, 4u);
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
+    // 72 bytes fill the inline room (48 + 72 = 120): an AckExt waits again.
+    message_of(c, 0, 1, 72, 102);
+    EXPECT_EQ(c.e(1).counters(0).piggy_acks_held, static_cast<std::uint64_t>(kRounds - 3));
+    message_of(c, 1, 0, 72, 103);
+    EXPECT_EQ(c.e(1).counters(0).piggy_acks_held, static_cast<std::uint64_t>(kRounds - 2));
+    EXPECT_EQ(c.e(0).unacked_frags(), 1u);
+
+    // Nothing more goes back: the held ACK leaves alone after the delay.
+    clock.advance(21 * 1000);
+    c.settle(5);
+    EXPECT_EQ(logged(c.fabric, 1, 0, ulm::FragType::ack), 1u);
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
+    EXPECT_EQ(c.e(0).counters(1).retransmits + c.e(1).counters(0).retransmits, 0u);
+}
+
+TEST(Ack, held_acks_survive_seeded_loss_duplicates_and_corruption)
+{
+    ScopedIntParam delay("ulm_ack_delay_us", 20);
+    rt::ManualClock clock;
+    for (std::uint32_t seed = 1; seed <= 4; ++seed) {
+        ClusterOptions o = lined();
+        o.mem.seed = seed;
+        o.mem.drop = 0.05;
+        o.mem.duplicate = 0.05;
+        o.mem.corrupt = 0.05;
+        o.mem.order = seed % 2 == 0 ? Order::random : Order::fifo;
+        Cluster c(o);
+        ASSERT_TRUE(c.ok());
+        // Ping-pong and bursts of one-line messages (0 and 8 bytes) and of
+        // messages that fill the inline room (72), so that held ACKs meet
+        // losses, duplicates, damaged headers and reordering.
+        std::mt19937 rng(seed);
+        const std::size_t sizes[] = {0, 8, 8, 72, 40};
+        for (int i = 0; i < 300; ++i) {
+            const int from = static_cast<int>(rng() % 2);
+            const int burst = 1 + static_cast<int>(rng() % 3);
+            std::vector<std::vector<std::byte>> in, out;
+            std::vector<RecvMsg*> rs;
+            for (int k = 0; k < burst; ++k) {
+                const std::size_t n = sizes[rng() % 5];
+                out.push_back(pattern(n, static_cast<std::uint32_t>(i * 8 + k)));
+                in.emplace_back(n);
+            }
+            for (int k = 0; k < burst; ++k) {
+                rs.push_back(recv_bytes(c.e(1 - from), in[static_cast<std::size_t>(k)], from));
+            }
+            for (int k = 0; k < burst; ++k) {
+                c.e(from).release(send_bytes(c.e(from), out[static_cast<std::size_t>(k)], 1 - from));
+            }
+            ASSERT_TRUE(c.run_until([&] {
+                bool all = true;
+                for (RecvMsg* r : rs) {
+                    all = all && r->complete;
+                }
+                if (!all) {
+                    clock.advance(100 * 1000); // timers expire, delayed ACKs leave
+                }
+                return all;
+            }, 100000)) << "seed " << seed << ", round " << i;
+            for (int k = 0; k < burst; ++k) {
+                EXPECT_TRUE(same_bytes(in[static_cast<std::size_t>(k)], out[static_cast<std::size_t>(k)]));
+                c.e(1 - from).release(rs[static_cast<std::size_t>(k)]);
+            }
+        }
+        ASSERT_TRUE(c.run_until([&] {
+            clock.advance(100 * 1000);
+            return c.e(0).unacked_frags() + c.e(1).unacked_frags() == 0;
+        }, 100000)) << "seed " << seed << ": fragments never acknowledged";
+        const auto& a = c.e(0).counters(1);
+        const auto& b = c.e(1).counters(0);
+        EXPECT_GT(a.piggy_acks_held + b.piggy_acks_held, 0u) << "seed " << seed;
+        EXPECT_GT(a.piggy_acks_sent + b.piggy_acks_sent, 0u) << "seed " << seed;
+        EXPECT_GT(a.retransmits + b.retransmits, 0u) << "seed " << seed;
+        EXPECT_GT(a.duplicates + b.duplicates, 0u) << "seed " << seed;
+        EXPECT_GT(a.crc_header_fail + b.crc_header_fail + a.crc_payload_fail + b.crc_payload_fail, 0u)
+            << "seed " << seed;
+    }
+}
 
 TEST(Ack, two_way_exchange_sends_no_ack_fragments)
 {
@@ -98,6 +237,33 @@ TEST(Ack, sender_that_waits_for_its_ack_is_answered_at_once)
         << "the send still waits for ACKs";
     EXPECT_TRUE(same_bytes(in, out));
     EXPECT_GE(logged(c.fabric, 1, 0, ulm::FragType::ack), 1u);
+    c.e(0).release(s);
+    c.e(1).release(r);
+}
+
+TEST(Ack, only_the_last_data_fragment_of_a_message_is_answered_at_once)
+{
+    ScopedIntParam delay("ulm_ack_delay_us", 20);
+    rt::ManualClock clock; // never advanced: only urgency or the count sends an ACK
+    ClusterOptions o = reliable();
+    o.mem.max_per_progress = 1; // one fragment per pass: each could have had its own ACK
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    // 20000 bytes over 4 KiB fragments: a match fragment, then five data
+    // fragments. The send completes when all are acknowledged; the last
+    // fragment's ACK covers the data (LIDS).
+    std::vector<std::byte> in(20000);
+    auto out = pattern(20000, 5);
+    RecvMsg* r = recv_bytes(c.e(1), in, 0);
+    SendMsg* s = send_bytes(c.e(0), out, 1);
+    ASSERT_TRUE(c.run_until([&] { return r->complete && s->complete; }, 1000));
+    EXPECT_TRUE(same_bytes(in, out));
+    EXPECT_GE(logged(c.fabric, 0, 1, ulm::FragType::data), 5u);
+    // Only the last data fragment's: the match fragment's rode on the CTS,
+    // and no data fragment before the last asked for one (6 before).
+    EXPECT_EQ(logged(c.fabric, 1, 0, ulm::FragType::ack), 1u);
+    EXPECT_EQ(c.e(1).counters(0).piggy_acks_sent, 1u) << "on the CTS";
+    EXPECT_EQ(c.e(0).unacked_frags(), 0u);
     c.e(0).release(s);
     c.e(1).release(r);
 }

@@ -94,6 +94,13 @@ TEST_P(EngineStress, delivers_everything_once_in_mpi_order)
     o.tweak = [&](int r, MemPathOptions& m) { m.has_get = P.get && r != 1; };
     if (P.reliable) {
         o.mem.reliable = true;
+        // Small fragments in 64-byte lines, as shm writes them (there behind
+        // an 8-byte slot header; here none, so that a 16-byte message, the
+        // smallest this test sends, fills one): ACKs that would cost one a
+        // line are held.
+        o.mem.inline_max = 120;
+        o.mem.line_bytes = 64;
+        o.mem.line_skew = 0;
         o.mem.drop = 0.04;
         o.mem.duplicate = 0.03;
         o.mem.corrupt = 0.03;
@@ -109,7 +116,11 @@ TEST_P(EngineStress, delivers_everything_once_in_mpi_order)
     std::map<std::tuple<int, int, std::uint32_t>, std::uint32_t> next_k;
     std::vector<std::size_t> post_count(3, 0);
     int to_send[3] = {kPerRank, kPerRank, kPerRank};
-    const std::size_t sizes[] = {16, 17, 100, 511, 512, 513, 2000, 2048, 3000, 3500, 9000};
+    const std::size_t plain_sizes[] = {16, 17, 100, 511, 512, 513, 2000, 2048, 3000, 3500, 9000};
+    // Lossy runs: also messages that fill the inline room (72 bytes); those
+    // and the 16-byte ones hold their ACKs for a later fragment.
+    const std::size_t lined_sizes[] = {16, 17, 72, 100, 511, 512, 513, 2000, 3000, 3500, 9000};
+    const std::size_t(&sizes)[11] = P.reliable ? lined_sizes : plain_sizes;
 
     auto post = [&](int rank, std::uint32_t ctx, int src, int tag, std::size_t cap) {
         auto p = std::make_unique<Posted>();
@@ -309,6 +320,13 @@ TEST_P(EngineStress, delivers_everything_once_in_mpi_order)
         }
         EXPECT_GT(dropped, 0u);
         EXPECT_GT(repeats, 0u) << "faults but no retransmission";
+        std::uint64_t held = 0;
+        for (int r = 0; r < 3; ++r) {
+            for (int q = 0; q < 3; ++q) {
+                held += c.e(r).counters(q).piggy_acks_held;
+            }
+        }
+        EXPECT_GT(held, 0u) << "no ACK was held for a later fragment";
     }
     for (int r = 0; r < 3; ++r) {
         EXPECT_EQ(c.path(r).contract_violations(), 0u);

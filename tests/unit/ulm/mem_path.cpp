@@ -43,7 +43,9 @@ MemPath::MemPath(MemFabric& fabric, int rank, MemPathOptions opt)
     info_.bandwidth_mbs = opt_.bandwidth_mbs;
     info_.latency_us = opt_.latency_us;
     info_.max_frag = opt_.max_frag;
-    info_.inline_max = 64;
+    info_.inline_max = opt_.inline_max;
+    info_.line_bytes = opt_.line_bytes;
+    info_.line_skew = opt_.line_skew;
     info_.eager_limit = opt_.eager_limit;
     info_.reliable_default = opt_.reliable;
     info_.has_get = opt_.has_get;

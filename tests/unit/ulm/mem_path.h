@@ -27,7 +27,7 @@
 //                     bandwidth: the rails of a multi-rail test differ so)
 //   refuse_send       commit() answers `failed` (the path knows it cannot
 //                     reach the peer: a link down on this side)
-//   latency_us, bandwidth_mbs
+//   latency_us, bandwidth_mbs, inline_max, line_bytes, line_skew
 //                     what info() claims
 // Several MemPaths of one rank (rails) live on separate fabrics and publish
 // their address under their own name.
@@ -90,6 +90,9 @@ struct MemPathOptions {
     bool refuse_send = false;
     double latency_us = 1;
     double bandwidth_mbs = 1000;
+    std::uint32_t inline_max = 64;
+    std::uint32_t line_bytes = 0; // PathInfo::line_bytes (0: no lines)
+    std::uint32_t line_skew = 0;
     // Chosen faults (deterministic tests): called for every committed
     // fragment with its bytes (which it may damage); returns how many copies
     // arrive: 0 drops it, 2 duplicates it. Applied before the random faults.
