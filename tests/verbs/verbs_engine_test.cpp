@@ -18,11 +18,6 @@ namespace {
 using path::verbs::VerbsOptions;
 using path::verbs::VerbsPath;
 
-struct Fabric {
-    std::string name = fresh_fabric();
-    ~Fabric() { soft::unlink_fabric(name); }
-};
-
 const ulm::Run kRun{0, 1};
 const std::uint64_t kPrefix[2] = {0, 1};
 const ulm::Layout kByteLayout{1, 1, 1, &kRun, kPrefix, true};

@@ -38,6 +38,26 @@ inline std::string fresh_fabric()
     return "t" + std::to_string(::getpid()) + "-" + std::to_string(++n);
 }
 
+// A soft fabric of a fresh name, unlinked when the test ends.
+struct Fabric {
+    std::string name = fresh_fabric();
+    ~Fabric() { soft::unlink_fabric(name); }
+};
+
+// Small queues and a short transport timeout (131 us per try, one retry):
+// failure tests end fast.
+inline path::verbs::VerbsOptions small_verbs_options(std::uint32_t srq_depth = 64, std::uint32_t send_bufs = 16)
+{
+    path::verbs::VerbsOptions o;
+    o.buf_size = 4096;
+    o.srq_depth = srq_depth;
+    o.send_bufs = send_bufs;
+    o.qp_depth = 32;
+    o.timeout = 4;
+    o.retry_cnt = 1;
+    return o;
+}
+
 // Runs body(rank, boot) in two forked ranks; returns true when both exited 0.
 inline bool run_two(const std::function<int(int, SocketBootstrap&)>& body, unsigned watchdog_s = 60)
 {

@@ -36,22 +36,7 @@ template <class A, class B> bool expect_same(const A& a, const B& b)
     return a == b;
 }
 
-VerbsOptions small_options()
-{
-    VerbsOptions o;
-    o.buf_size = 4096;
-    o.srq_depth = 64;
-    o.send_bufs = 16;
-    o.qp_depth = 32;
-    o.timeout = 4; // 131 us per try: failure tests end fast
-    o.retry_cnt = 1;
-    return o;
-}
-
-struct Fabric {
-    std::string name = fresh_fabric();
-    ~Fabric() { soft::unlink_fabric(name); }
-};
+VerbsOptions small_options() { return small_verbs_options(); }
 
 TEST(VerbsPath, wires_up_and_moves_fragments_of_every_size_in_order)
 {

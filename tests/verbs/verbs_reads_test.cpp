@@ -15,22 +15,7 @@ namespace {
 using path::verbs::VerbsOptions;
 using path::verbs::VerbsPath;
 
-struct Fabric {
-    std::string name = fresh_fabric();
-    ~Fabric() { soft::unlink_fabric(name); }
-};
-
-VerbsOptions options()
-{
-    VerbsOptions o;
-    o.buf_size = 4096;
-    o.srq_depth = 64;
-    o.send_bufs = 16;
-    o.qp_depth = 32;
-    o.timeout = 4; // 131 us per try
-    o.retry_cnt = 1;
-    return o;
-}
+VerbsOptions options() { return small_verbs_options(); }
 
 std::vector<std::byte> pattern(std::size_t n, int seed)
 {

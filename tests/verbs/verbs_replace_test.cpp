@@ -13,22 +13,7 @@ namespace {
 using path::verbs::VerbsOptions;
 using path::verbs::VerbsPath;
 
-struct Fabric {
-    std::string name = fresh_fabric();
-    ~Fabric() { soft::unlink_fabric(name); }
-};
-
-VerbsOptions small_options()
-{
-    VerbsOptions o;
-    o.buf_size = 4096;
-    o.srq_depth = 16;
-    o.send_bufs = 8;
-    o.qp_depth = 32;
-    o.timeout = 4; // 131 us per try
-    o.retry_cnt = 1;
-    return o;
-}
+VerbsOptions small_options() { return small_verbs_options(16, 8); }
 
 // One rank: its bootstrap (on the shared board) and its path.
 struct Rank {
