@@ -26,6 +26,7 @@
 #include "runtime/log.h"
 #include "runtime/notice_board.h"
 #include "runtime/notice_filter.h"
+#include "runtime/stream_io.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -684,17 +685,9 @@ Status OurBootstrap::send(wire::Body body)
         return Errc::peer_failed;
     }
     wire::Bytes frame = wire::encode(wire::Message{job_.rank, std::move(body)});
-    std::size_t off = 0;
-    while (off < frame.size()) {
-        ssize_t n = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            connection_lost(std::string("send: ") + std::strerror(errno));
-            return Errc::peer_failed;
-        }
-        off += static_cast<std::size_t>(n);
+    if (int err = stream_io::send_all(fd_, frame.data(), frame.size()); err != 0) {
+        connection_lost(stream_io::describe("send", err));
+        return Errc::peer_failed;
     }
     return Errc::ok;
 }
@@ -704,28 +697,8 @@ Status OurBootstrap::read_some(int timeout_ms)
     if (lost_) {
         return Errc::peer_failed;
     }
-    if (timeout_ms != 0) {
-        pollfd p{fd_, POLLIN, 0};
-        int rc = ::poll(&p, 1, timeout_ms);
-        if (rc < 0 && errno == EINTR) {
-            return Errc::again;
-        }
-        if (rc == 0) {
-            return Errc::timeout;
-        }
-    }
-    char buf[65536];
-    ssize_t n = ::recv(fd_, buf, sizeof buf, timeout_ms == 0 ? MSG_DONTWAIT : 0);
-    if (n > 0) {
-        reader_.append(buf, static_cast<std::size_t>(n));
-        return Errc::ok;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        return Errc::again;
-    }
-    connection_lost(n == 0 ? "mpirun closed the connection"
-                           : std::string("recv: ") + std::strerror(errno));
-    return Errc::peer_failed;
+    return stream_io::read_into(fd_, timeout_ms, reader_, "mpirun closed the connection",
+                                [this](const std::string& why) { connection_lost(why); });
 }
 
 void OurBootstrap::connection_lost(const std::string& why)

@@ -36,6 +36,7 @@
 #include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "runtime/stream_io.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -419,17 +420,9 @@ Status Pmi2Bootstrap::send_all(const std::string& bytes)
     if (lost_) {
         return Errc::peer_failed;
     }
-    std::size_t off = 0;
-    while (off < bytes.size()) {
-        ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            lost(std::string("send: ") + std::strerror(errno));
-            return Errc::peer_failed;
-        }
-        off += static_cast<std::size_t>(n);
+    if (int err = stream_io::send_all(fd_, bytes.data(), bytes.size()); err != 0) {
+        lost(stream_io::describe("send", err));
+        return Errc::peer_failed;
     }
     return Errc::ok;
 }
@@ -439,27 +432,8 @@ Status Pmi2Bootstrap::read_some(int timeout_ms)
     if (lost_) {
         return Errc::peer_failed;
     }
-    if (timeout_ms != 0) {
-        pollfd p{fd_, POLLIN, 0};
-        int rc = ::poll(&p, 1, timeout_ms);
-        if (rc < 0 && errno == EINTR) {
-            return Errc::again;
-        }
-        if (rc == 0) {
-            return Errc::timeout;
-        }
-    }
-    char buf[16384];
-    ssize_t n = ::recv(fd_, buf, sizeof buf, timeout_ms == 0 ? MSG_DONTWAIT : 0);
-    if (n > 0) {
-        reader_.append(buf, static_cast<std::size_t>(n));
-        return Errc::ok;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        return Errc::again;
-    }
-    lost(n == 0 ? "the launcher closed PMI_FD" : std::string("recv: ") + std::strerror(errno));
-    return Errc::peer_failed;
+    return stream_io::read_into(fd_, timeout_ms, reader_, "the launcher closed PMI_FD",
+                                [this](const std::string& why) { lost(why); });
 }
 
 void Pmi2Bootstrap::lost(const std::string& why)
