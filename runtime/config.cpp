@@ -208,106 +208,72 @@ template <> std::string RealParam::to_text(const double& v)
 template <> std::string TextParam::to_text(const std::string& v) { return v; }
 template <> std::string ChoiceParam::to_text(const std::string& v) { return v; }
 
-template <> bool IntParam::reload(std::string& why)
+template <> bool IntParam::parse(const char* text, std::int64_t& out, std::string& is_not) const
 {
-    const char* e = env_value();
-    if (forced_) {
-        return true;
-    }
-    if (e == nullptr) {
-        value_ = default_; // unset again: back to the default
-        return true;
-    }
-    if (!parse_integer(e, value_)) {
-        why = std::string("'") + e + "' is not an integer";
-        value_ = default_;
-        return false;
-    }
+    is_not = "not an integer";
+    return parse_integer(text, out);
+}
+
+template <> bool SizeParam::parse(const char* text, std::uint64_t& out, std::string& is_not) const
+{
+    is_not = "not a size (a number with optional K, M or G)";
+    return parse_size(text, out);
+}
+
+template <> bool BoolParam::parse(const char* text, bool& out, std::string& is_not) const
+{
+    is_not = "not on/off";
+    return parse_boolean(text, out);
+}
+
+template <> bool RealParam::parse(const char* text, double& out, std::string& is_not) const
+{
+    is_not = "not a number";
+    return parse_real(text, out);
+}
+
+template <> bool TextParam::parse(const char* text, std::string& out, std::string&) const
+{
+    out = text;
     return true;
 }
 
-template <> bool SizeParam::reload(std::string& why)
+template <> bool ChoiceParam::parse(const char* text, std::string& out, std::string& is_not) const
 {
-    const char* e = env_value();
-    if (forced_) {
-        return true;
-    }
-    if (e == nullptr) {
-        value_ = default_; // unset again: back to the default
-        return true;
-    }
-    if (!parse_size(e, value_)) {
-        why = std::string("'") + e + "' is not a size (a number with optional K, M or G)";
-        value_ = default_;
-        return false;
-    }
-    return true;
-}
-
-template <> bool BoolParam::reload(std::string& why)
-{
-    const char* e = env_value();
-    if (forced_) {
-        return true;
-    }
-    if (e == nullptr) {
-        value_ = default_; // unset again: back to the default
-        return true;
-    }
-    if (!parse_boolean(e, value_)) {
-        why = std::string("'") + e + "' is not on/off";
-        value_ = default_;
-        return false;
-    }
-    return true;
-}
-
-template <> bool RealParam::reload(std::string& why)
-{
-    const char* e = env_value();
-    if (forced_) {
-        return true;
-    }
-    if (e == nullptr) {
-        value_ = default_; // unset again: back to the default
-        return true;
-    }
-    if (!parse_real(e, value_)) {
-        why = std::string("'") + e + "' is not a number";
-        value_ = default_;
-        return false;
-    }
-    return true;
-}
-
-template <> bool TextParam::reload(std::string&)
-{
-    const char* e = env_value();
-    if (!forced_) {
-        value_ = e != nullptr ? std::string(e) : default_;
-    }
-    return true;
-}
-
-template <> bool ChoiceParam::reload(std::string& why)
-{
-    const char* e = env_value();
-    if (forced_) {
-        return true;
-    }
-    if (e == nullptr) {
-        value_ = default_; // unset again: back to the default
-        return true;
-    }
-    std::string v = lower(e);
+    std::string v = lower(text);
     if (!in_choices(choices(), v)) {
-        why = std::string("'") + e + "' is not one of " + choices();
+        is_not = std::string("not one of ") + choices();
+        return false;
+    }
+    out = v;
+    return true;
+}
+
+template <class T, ParamKind K> bool Param<T, K>::reload(std::string& why)
+{
+    if (forced_) {
+        return true;
+    }
+    const char* e = env_value();
+    if (e == nullptr) {
+        value_ = default_; // unset again: back to the default
+        return true;
+    }
+    std::string is_not;
+    if (!parse(e, value_, is_not)) {
+        why = std::string("'") + e + "' is " + is_not;
         value_ = default_;
         return false;
     }
-    value_ = v;
     return true;
 }
+
+template bool IntParam::reload(std::string&);
+template bool SizeParam::reload(std::string&);
+template bool BoolParam::reload(std::string&);
+template bool RealParam::reload(std::string&);
+template bool TextParam::reload(std::string&);
+template bool ChoiceParam::reload(std::string&);
 
 std::vector<ParamBase*> all_params()
 {

@@ -74,6 +74,8 @@ public:
 
 private:
     static std::string to_text(const T& v);
+    // Parses `text` into `out`; false with what the text is not in `is_not`.
+    bool parse(const char* text, T& out, std::string& is_not) const;
     T default_;
     T value_;
     bool forced_ = false;
