@@ -994,6 +994,10 @@ void Engine::deliver_matched(RecvMsg* r, path::Path* via, const MatchHeader& h,
     }
 
     if (flags & flag::get) {
+        if (!reads_well(r->data)) {
+            ask_stream(p, r, h.send_id);
+            return;
+        }
         if (start_direct(r, via, src, h.send_id, payload, plen)) {
             return; // under way: on_get_done() answers and completes it
         }
