@@ -143,8 +143,14 @@ int p2p_recv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int sou
         }
     }
     eng.withdraw(r);
-    if (r.error == rt::Errc::ok && st == MPI_STATUS_IGNORE) [[likely]] {
-        return MPI_SUCCESS; // nothing to report (a blocking receive is never cancelled)
+    if (r.error == rt::Errc::ok) [[likely]] {
+        // A blocking receive is never cancelled: its status, if asked for,
+        // without p2p_recv_status's other cases.
+        if (st != MPI_STATUS_IGNORE) {
+            status_fill(st, r.matched ? c->peer_rank_of(r.env.source) : MPI_ANY_SOURCE, r.env.tag,
+                        r.received, false);
+        }
+        return MPI_SUCCESS;
     }
     int err = p2p_recv_status(c, &r, st);
     if (err != MPI_SUCCESS) [[unlikely]] {
