@@ -139,12 +139,9 @@ int check_buffer(Comm* c, const void* buf, int count, const Datatype* t, const c
     return MPI_SUCCESS;
 }
 
-int check_out_ptr(Comm* c, const void* p, const char* what, const char* fn)
+int raise_null_ptr(Comm* c, const char* what, const char* fn)
 {
-    if (p == nullptr) [[unlikely]] {
-        return raise(c, MPI_ERR_ARG, fn, "%s is NULL", what);
-    }
-    return MPI_SUCCESS;
+    return raise(c, MPI_ERR_ARG, fn, "%s is NULL", what);
 }
 
 int check_send_all(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,

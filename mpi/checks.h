@@ -40,7 +40,16 @@ int check_source(Comm* c, int rank, const char* fn);
 int check_send_tag(Comm* c, int tag, const char* fn);
 int check_recv_tag(Comm* c, int tag, const char* fn); // MPI_ANY_TAG allowed
 int check_buffer(Comm* c, const void* buf, int count, const Datatype* t, const char* fn);
-int check_out_ptr(Comm* c, const void* p, const char* what, const char* fn);
+// An output pointer that must not be NULL (inline: every nonblocking call
+// checks its request pointer).
+int raise_null_ptr(Comm* c, const char* what, const char* fn);
+inline int check_out_ptr(Comm* c, const void* p, const char* what, const char* fn)
+{
+    if (p == nullptr) [[unlikely]] {
+        return raise_null_ptr(c, what, fn);
+    }
+    return MPI_SUCCESS;
+}
 // The arguments of a rooted call over an intracommunicator that returns a
 // new communicator (MPI_Comm_spawn, MPI_Comm_accept, MPI_Comm_connect):
 // `comm` valid and not an intercommunicator, `root` one of its ranks, the

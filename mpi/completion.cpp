@@ -33,7 +33,7 @@ Slot classify(MPI_Request h, Request** out)
 
 // Complete, or a wildcard receive that a failure keeps from completing for
 // now (fault tolerance: it raises MPIX_ERR_PROC_FAILED_PENDING and stays).
-bool settled(const Request* r)
+[[gnu::always_inline]] inline bool settled(const Request* r)
 {
     return r->complete() || (ft_enabled() && ft_request_blocked(r));
 }
@@ -74,6 +74,30 @@ bool wait_p2p_all(int count, Request* const* found, int first)
         }
         return next == flags.size();
     });
+    return true;
+}
+
+// A nonblocking receive that completed cleanly into its request's own
+// descriptor (MPI_Irecv, Engine::irecv_into), not persistent: its status,
+// then the request goes; ULM has nothing to forget (Engine::withdraw's
+// inline case). False: finish() does it. `array`: the status's MPI_ERROR
+// is set (the array forms), else left as the program set it.
+[[gnu::always_inline]] inline bool finish_plain_recv(MPI_Request* h, Request* r, MPI_Status* st, bool array)
+{
+    const ulmpi::ulm::RecvMsg& m = r->own_recv;
+    if (r->kind != Request::Kind::recv || r->recv != &m || r->persistent) {
+        return false;
+    }
+    if (m.error != ulmpi::rt::Errc::ok || m.cancelled || m.id != 0 || !m.complete || m.reading) [[unlikely]] {
+        return false;
+    }
+    if (st != MPI_STATUS_IGNORE) {
+        const int src = m.matched ? r->comm->peer_rank_of(m.env.source) : MPI_ANY_SOURCE;
+        status_set(st, src, m.env.tag, array ? MPI_SUCCESS : st->MPI_ERROR, m.received, false);
+    }
+    r->recv = nullptr;
+    request_free(r);
+    *h = MPI_REQUEST_NULL;
     return true;
 }
 
@@ -202,6 +226,9 @@ int finish_all(int count, MPI_Request* reqs, Request* const* found, MPI_Status* 
             }
             continue;
         }
+        if (finish_plain_recv(&reqs[i], r, st, true)) {
+            continue;
+        }
         Comm* c = r->comm;
         int e = finish(&reqs[i], r, st, false, fn);
         if (e != MPI_SUCCESS) {
@@ -250,6 +277,9 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) try {
             state().engine.wait([r] { return settled(r); });
         }
     }
+    if (finish_plain_recv(request, r, status, false)) {
+        return MPI_SUCCESS;
+    }
     return finish(request, r, status, true, fn);
 } catch (...) {
     return api_exception("MPI_Wait");
@@ -284,6 +314,9 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) try {
         }
     }
     *flag = 1;
+    if (finish_plain_recv(request, r, status, false)) {
+        return MPI_SUCCESS;
+    }
     return finish(request, r, status, true, fn);
 } catch (...) {
     return api_exception("MPI_Test");

@@ -32,19 +32,10 @@ int p2p_irecv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int so
     return MPI_SUCCESS;
 }
 
-int p2p_irecv_into(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
-                   ulm::ContextId ctx, ulm::RecvMsg& into, const char* fn)
+int p2p_post_error(Comm* c, ulm::RecvMsg& into, rt::Status st, const char* fn)
 {
-    int src = source == MPI_ANY_SOURCE ? ulm::kAnySource : c->world_of(source);
-    int utag = tag == MPI_ANY_TAG ? ulm::kAnyTag : tag;
-    ulm::Engine& eng = state().engine;
-    rt::Status st = eng.irecv_into(into, t->ref(buf, count), src, utag, ctx);
-    if (!st.ok()) [[unlikely]] {
-        eng.withdraw(into);
-        return raise(c, to_mpi_class(st.code()), fn, "cannot post a receive: %s",
-                     rt::errc_name(st.code()));
-    }
-    return MPI_SUCCESS;
+    state().engine.withdraw(into);
+    return raise(c, to_mpi_class(st.code()), fn, "cannot post a receive: %s", rt::errc_name(st.code()));
 }
 
 int p2p_send_error(Comm* c, const ulm::SendMsg* s, const char* fn)
@@ -152,6 +143,15 @@ int p2p_recv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int sou
         }
     }
     eng.withdraw(r);
+    if (r.error == rt::Errc::ok) [[likely]] {
+        // A blocking receive is never cancelled: its status, if asked for,
+        // without p2p_recv_status's other cases.
+        if (st != MPI_STATUS_IGNORE) {
+            status_fill(st, r.matched ? c->peer_rank_of(r.env.source) : MPI_ANY_SOURCE, r.env.tag,
+                        r.received, false);
+        }
+        return MPI_SUCCESS;
+    }
     int err = p2p_recv_status(c, &r, st);
     if (err != MPI_SUCCESS) [[unlikely]] {
         err = p2p_recv_error(c, &r, fn);

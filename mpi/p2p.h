@@ -6,6 +6,7 @@
 #include "mpi/comm.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/entry.h"
+#include "mpi/state.h"
 #include "ulm/message.h"
 
 namespace ulmpi::mpi {
@@ -15,9 +16,19 @@ int p2p_isend(Comm* c, const void* buf, std::uint64_t count, const Datatype* t, 
 int p2p_irecv(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
               ulm::ContextId ctx, ulm::RecvMsg** out, const char* fn);
 // The same into a descriptor of the caller's (Engine::irecv_into); on an
-// error it is withdrawn again.
-int p2p_irecv_into(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
-                   ulm::ContextId ctx, ulm::RecvMsg& into, const char* fn);
+// error it is withdrawn again. Inline: MPI_Irecv's whole path.
+int p2p_post_error(Comm* c, ulm::RecvMsg& into, rt::Status st, const char* fn);
+inline int p2p_irecv_into(Comm* c, void* buf, std::uint64_t count, const Datatype* t, int source, int tag,
+                          ulm::ContextId ctx, ulm::RecvMsg& into, const char* fn)
+{
+    int src = source == MPI_ANY_SOURCE ? ulm::kAnySource : c->world_of(source);
+    int utag = tag == MPI_ANY_TAG ? ulm::kAnyTag : tag;
+    rt::Status st = state().engine.irecv_into(into, t->ref(buf, count), src, utag, ctx);
+    if (!st.ok()) [[unlikely]] {
+        return p2p_post_error(c, into, st, fn);
+    }
+    return MPI_SUCCESS;
+}
 // Wait for a descriptor, release it, and report its error (if any).
 int p2p_wait_send(Comm* c, ulm::SendMsg* s, const char* fn);
 int p2p_wait_recv(Comm* c, ulm::RecvMsg* r, MPI_Status* st, const char* fn);

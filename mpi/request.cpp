@@ -7,16 +7,18 @@
 #include <vector>
 
 namespace ulmpi::mpi {
+
+constinit HandleTable<Request, ULMPI_KIND_REQUEST> g_request_table;
+
 namespace {
 
 // Every nonblocking call takes both several times: plain globals, no
 // guard of a function-local static and no call to reach them (the table
 // is constant-initialized; the pool is made by the first request and
 // kept until exit, like the communicators' table).
-constinit HandleTable<Request, ULMPI_KIND_REQUEST> g_table;
 constinit rt::Pool<Request>* g_pool = nullptr;
 
-HandleTable<Request, ULMPI_KIND_REQUEST>& table() { return g_table; }
+HandleTable<Request, ULMPI_KIND_REQUEST>& table() { return g_request_table; }
 
 [[gnu::noinline, gnu::cold]] rt::Pool<Request>& make_pool()
 {
@@ -122,7 +124,6 @@ Request* request_new(Request::Kind kind, Comm* comm)
 
 MPI_Request request_done_send() { return g_done_send_ready ? kDoneSendHandle : make_done_send(); }
 
-Request* request_get(MPI_Request h) { return table().get(h); }
 
 void request_free(Request* r)
 {

@@ -11,6 +11,7 @@
 #include "mpi/comm.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/entry.h"
+#include "mpi/handle.h"
 #include "ulm/message.h"
 
 namespace ulmpi::mpi {
@@ -88,7 +89,11 @@ MPI_Request request_done_send();
 // Its handle value, for the array calls' quick finish: an MPI_Isend that
 // returned it is done and its status is a send's empty one.
 inline constexpr MPI_Request kDoneSendHandle = (ULMPI_KIND_REQUEST << 24) | 1;
-Request* request_get(MPI_Request h);   // nullptr for invalid handles and MPI_REQUEST_NULL
+// The table of request handles (request.cpp); reached inline by
+// request_get, which every completion call runs for each handle.
+extern HandleTable<Request, ULMPI_KIND_REQUEST> g_request_table;
+// nullptr for invalid handles and MPI_REQUEST_NULL.
+inline Request* request_get(MPI_Request h) { return g_request_table.get(h); }
 void request_free(Request* r);
 // Gives a completed receive's descriptor back to ULM (its own or the
 // request's own_recv) and clears r->recv.

@@ -170,7 +170,27 @@ public:
     // A receive into a descriptor the caller owns (a blocking receive keeps it
     // on its stack). The caller never releases it: once r.complete (or to
     // give up before) it calls withdraw(), which forgets every reference.
-    Status irecv_into(RecvMsg& r, const DataRef& data, int src, int tag, ContextId ctx);
+    // Inline for the common case (no fine locks, no replication, a valid
+    // source that is alive or MPI_ANY_SOURCE): the fields, then the
+    // matcher's post, which is inline too when nothing is stored on the
+    // context; everything else in irecv_rest().
+    Status irecv_into(RecvMsg& r, const DataRef& data, int src, int tag, ContextId ctx)
+    {
+        r.data = data;
+        r.capacity = data.bytes();
+        r.src = src;
+        r.tag = tag;
+        r.ctx = ctx;
+        if (fine_ || rep_ != nullptr ||
+            (src != kAnySource && (static_cast<unsigned>(src) >= static_cast<unsigned>(size_) ||
+                                   !links_[src].alive()))) [[unlikely]] {
+            return irecv_rest(r);
+        }
+        if (Unexpected* u = matcher_.post(&r)) {
+            take_stored(r, u);
+        }
+        return Errc::ok;
+    }
     void withdraw(RecvMsg& r)
     {
         // A completed eager receive has nothing left to forget.
@@ -438,6 +458,10 @@ private:
     void on_cancel_reply(Peer& p, const CancelHeader& h);
     void ask_cancel(Peer& p, const SendMsg& s);
     void complete_recv(RecvMsg* r);
+    // irecv_into() past its inline case, with the descriptor's fields set.
+    [[gnu::noinline]] Status irecv_rest(RecvMsg& r);
+    // A receive posted without fine locks met the stored message `u`.
+    [[gnu::noinline]] void take_stored(RecvMsg& r, Unexpected* u);
     void withdraw_matched(RecvMsg* r, Errc why); // under elock_ (write)
     void withdraw_any(RecvMsg& r);
     Unexpected* store_unexpected(int peer, path::Path* via, const MatchHeader& h,

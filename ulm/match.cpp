@@ -23,9 +23,8 @@ Matcher::Context& Matcher::context_slow(std::uint32_t v)
     return *c;
 }
 
-Unexpected* Matcher::post(RecvMsg* r)
+Unexpected* Matcher::post_search(Context& c, RecvMsg* r)
 {
-    Context& c = context(r->ctx);
     for (Unexpected* u = c.unexpected.front(); u != nullptr; u = c.unexpected.next(u)) {
         if (envelope_matches(r->src, r->tag, u->source(), u->tag())) {
             c.unexpected.remove(u);
@@ -51,10 +50,9 @@ Unexpected* Matcher::post_front(RecvMsg* r)
     return nullptr;
 }
 
-RecvMsg* Matcher::arrive(ContextId ctx, int src, int tag)
+RecvMsg* Matcher::arrive_search(Context& c, RecvMsg* first, int src, int tag)
 {
-    Context& c = context(ctx);
-    for (RecvMsg* r = c.posted.front(); r != nullptr; r = c.posted.next(r)) {
+    for (RecvMsg* r = c.posted.next(first); r != nullptr; r = c.posted.next(r)) {
         if (envelope_matches(r->src, r->tag, src, tag)) {
             c.posted.remove(r);
             r->posted = false;

@@ -34,10 +34,32 @@ public:
 
     // Returns the first unexpected message `r` matches (removed from the
     // list); otherwise appends `r` to the posted list and returns nullptr.
-    Unexpected* post(RecvMsg* r);
+    // Inline when nothing is stored on the context (a receive posted ahead
+    // of its message), else post_search().
+    Unexpected* post(RecvMsg* r)
+    {
+        Context& c = context(r->ctx);
+        if (!c.unexpected.empty()) {
+            return post_search(c, r);
+        }
+        c.posted.push_back(r);
+        r->posted = true;
+        return nullptr;
+    }
     // Returns the first posted receive matching an arrived message (removed
-    // from the list), or nullptr.
-    RecvMsg* arrive(ContextId ctx, int src, int tag);
+    // from the list), or nullptr. Inline when the first posted receive
+    // matches (a window of receives from one sender), else arrive_search().
+    RecvMsg* arrive(ContextId ctx, int src, int tag)
+    {
+        Context& c = context(ctx);
+        RecvMsg* r = c.posted.front();
+        if (r != nullptr && envelope_matches(r->src, r->tag, src, tag)) [[likely]] {
+            c.posted.remove(r);
+            r->posted = false;
+            return r;
+        }
+        return r == nullptr ? nullptr : arrive_search(c, r, src, tag);
+    }
     void add_unexpected(Unexpected* u);
     // First unexpected message matching (src, tag), left in place.
     Unexpected* probe(ContextId ctx, int src, int tag);
@@ -159,6 +181,9 @@ private:
         return context_slow(v);
     }
     Context& context_slow(std::uint32_t v);
+    Unexpected* post_search(Context& c, RecvMsg* r);
+    // The posted receives after `first` (which does not match).
+    RecvMsg* arrive_search(Context& c, RecvMsg* first, int src, int tag);
     template <class Fn> void for_each_context(Fn&& fn) const
     {
         for (const auto& c : dense_) {

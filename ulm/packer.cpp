@@ -23,6 +23,24 @@ std::uint32_t find_run(const Layout& l, std::uint64_t within)
 
 } // namespace detail
 
+void pack_walk(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n)
+{
+    auto* out = static_cast<std::byte*>(dst);
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        std::memcpy(out, p, len);
+        out += len;
+    });
+}
+
+void unpack_walk(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n)
+{
+    const auto* in = static_cast<const std::byte*>(src);
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        std::memcpy(p, in, len);
+        in += len;
+    });
+}
+
 std::uint32_t pack_crc(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
                        std::uint32_t crc)
 {

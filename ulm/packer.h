@@ -94,24 +94,34 @@ template <class Fn> void for_each_segment(const DataRef& ref, std::uint64_t pos,
     }
 }
 
-// Packed bytes [pos, pos + n) of ref -> dst.
+// pack() and unpack() of a buffer that is not one block (packer.cpp).
+void pack_walk(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n);
+void unpack_walk(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n);
+
+// Packed bytes [pos, pos + n) of ref -> dst. A contiguous buffer (every
+// small message of a predefined type) is one memcpy here, without the
+// out-of-line walk over the runs.
 inline void pack(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n)
 {
-    auto* out = static_cast<std::byte*>(dst);
-    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
-        std::memcpy(out, p, len);
-        out += len;
-    });
+    if (ref.layout != nullptr && ref.layout->contiguous) [[likely]] {
+        if (n != 0) {
+            std::memcpy(dst, static_cast<const std::byte*>(ref.base) + ref.layout->runs[0].disp + pos, n);
+        }
+        return;
+    }
+    pack_walk(ref, pos, dst, n);
 }
 
 // src -> packed bytes [pos, pos + n) of ref.
 inline void unpack(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n)
 {
-    const auto* in = static_cast<const std::byte*>(src);
-    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
-        std::memcpy(p, in, len);
-        in += len;
-    });
+    if (ref.layout != nullptr && ref.layout->contiguous) [[likely]] {
+        if (n != 0) {
+            std::memcpy(static_cast<std::byte*>(ref.base) + ref.layout->runs[0].disp + pos, src, n);
+        }
+        return;
+    }
+    unpack_walk(ref, pos, src, n);
 }
 
 // pack/unpack that also return the CRC32C of the moved bytes (one pass).

@@ -175,14 +175,16 @@ void Engine::withdraw_any(RecvMsg& r)
     }
 }
 
-Status Engine::irecv_into(RecvMsg& rr, const DataRef& data, int src, int tag, ContextId ctx)
+void Engine::take_stored(RecvMsg& r, Unexpected* u)
+{
+    deliver_stored(&r, u);
+    free_unexpected(u);
+}
+
+Status Engine::irecv_rest(RecvMsg& rr)
 {
     RecvMsg* r = &rr;
-    r->data = data;
-    r->capacity = data.bytes();
-    r->src = src;
-    r->tag = tag;
-    r->ctx = ctx;
+    const int src = r->src;
     if (src != kAnySource && (src < 0 || src >= size())) {
         r->error = Errc::invalid_arg;
         complete_recv(r);
@@ -190,8 +192,7 @@ Status Engine::irecv_into(RecvMsg& rr, const DataRef& data, int src, int tag, Co
     }
     if (!fine_) [[likely]] {
         if (Unexpected* u = matcher_.post(r)) {
-            deliver_stored(r, u);
-            free_unexpected(u);
+            take_stored(*r, u);
         } else if (src != kAnySource && rep_ == nullptr && !links_[src].alive()) {
             matcher_.cancel(r);
             r->error = Errc::peer_failed;
