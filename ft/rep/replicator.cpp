@@ -234,18 +234,24 @@ void Replicator::on_send(ulm::SendMsg& s, int dst)
     if (mask == 0 && orphans.empty() && !parked) {
         return; // no other replica of the destination lives
     }
-    std::shared_ptr<HeldCopy> copy;
-    if (parked || (s.total <= copy_limit_ && s.mode != ulm::SendMode::synchronous)) {
-        // Completes as without replication (a program may count on standard
-        // sends of small messages being buffered); the copy is what the
-        // substitute would send.
-        copy = copy_of(s);
+    // Completes as without replication (a program may count on standard
+    // sends of small messages being buffered); the copy is what the
+    // substitute would send.
+    const bool copied = parked || (s.total <= copy_limit_ && s.mode != ulm::SendMode::synchronous);
+    std::shared_ptr<HeldCopy> copy = copied ? copy_of(s) : nullptr;
+    if (orphans.empty()) [[likely]] {
+        // The table takes the copy (no reference count to move).
+        const std::uint32_t want = acks_.post(dst, m, copied ? nullptr : &s, mask, std::move(copy));
+        if (!copied) {
+            s.holds += static_cast<std::uint32_t>(std::popcount(want));
+        }
+        return;
     }
-    const std::uint32_t want = acks_.post(dst, m, copy ? nullptr : &s, mask, copy);
-    if (!copy) {
+    const std::uint32_t want = acks_.post(dst, m, copied ? nullptr : &s, mask, copy);
+    if (!copied) {
         s.holds += static_cast<std::uint32_t>(std::popcount(want));
     }
-    AckTable::Entry e{copy ? nullptr : &s, copy, want};
+    AckTable::Entry e{copied ? nullptr : &s, copy, want};
     for (const Orphan& o : orphans) {
         if (o.wants(m) && set_.alive(o.replica, dst)) {
             queue_copy(e, set_.phys(o.replica, dst));

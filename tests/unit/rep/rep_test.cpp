@@ -13,7 +13,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace ulmpi::test {
@@ -116,6 +119,7 @@ public:
     ~RepCluster() { reps_.clear(); }
     int phys(int k, int i) const { return k * n_ + i; }
     ulm::Engine& e(int p) { return c_->e(p); }
+    MemFabric& fabric() { return c_->fabric; }
     rep::Replicator& rep(int p) { return *reps_[static_cast<std::size_t>(p)]; }
     void progress()
     {
@@ -355,6 +359,54 @@ TEST(Replication, acknowledgements_ride_on_the_replies_of_a_ping_pong)
         // next message; the last one's acknowledgement still waits.
         EXPECT_EQ(c.rep(c.phys(k, 0)).piggy_acks(), static_cast<std::uint64_t>(kRounds - 1));
         EXPECT_EQ(c.rep(c.phys(k, 1)).unacknowledged(), 1u);
+    }
+}
+
+// The acknowledgement a reply carries (RepExt) takes the checksum words of
+// a fragment without checksums, so a 1-byte replicated eager message is no
+// longer than an unreplicated one (one 64-byte line over shm, wire.h), and
+// follows the header of a checksummed one; either way each reaches its
+// sender, which releases exactly the copies acknowledged.
+TEST(Replication, a_piggy_backed_acknowledgement_costs_no_byte_without_checksums)
+{
+    for (const char* sum : {"none", "crc32c"}) {
+        SCOPED_TRACE(sum);
+        ScopedParam<rt::ChoiceParam, std::string> checksum("ulm_checksum", sum);
+        ScopedIntParam delay("rep_ack_delay_us", 10'000'000); // only a reply carries them
+        RepCluster c(2, 2, 65536, true);
+        constexpr int kRounds = 12;
+        for (int i = 0; i < kRounds; ++i) {
+            ping_pong_round(c, i);
+        }
+        const bool crc = std::string(sum) == "crc32c";
+        std::set<std::uint64_t> carried;
+        for (const FragRecord& f : c.fabric().log) {
+            const auto b = ulm::read_header<ulm::BaseHeader>(f.bytes.data());
+            if (b.type != ulm::FragType::eager || f.src != c.phys(0, 1) || f.dst != c.phys(0, 0)) {
+                continue; // rank 1's replies, replica 0's
+            }
+            if (!(b.flags & ulm::flag::rep_ext)) {
+                continue;
+            }
+            EXPECT_EQ(f.bytes.size(), sizeof(ulm::EagerHeader) + (crc ? 8u : 0u) + 1u);
+            EXPECT_EQ((b.flags & ulm::flag::crc) != 0, crc);
+            ulm::RepExt x;
+            std::memcpy(&x, f.bytes.data() + ulm::rep_ext_at(b.type, b.flags), sizeof x);
+            carried.insert(x.m);
+        }
+        // Reply i carries the acknowledgement of rank 0's message i.
+        std::set<std::uint64_t> want;
+        for (std::uint64_t m = 1; m <= kRounds; ++m) {
+            want.insert(m);
+        }
+        EXPECT_EQ(carried, want);
+        for (int i = 0; i < 200; ++i) {
+            c.progress();
+        }
+        for (int k = 0; k < 2; ++k) {
+            EXPECT_EQ(c.rep(c.phys(k, 0)).unacknowledged(), 0u);
+            EXPECT_EQ(c.rep(c.phys(k, 1)).piggy_acks(), static_cast<std::uint64_t>(kRounds));
+        }
     }
 }
 
