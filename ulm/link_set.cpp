@@ -803,8 +803,7 @@ bool LinkSet::accept_any(Link& l, path::Path& path, const BaseHeader& b, std::ui
         // A piggy-backed ACK: valid even on a duplicate (its header is intact).
         AckExt ext;
         // After the RepExt when there is one (wire.h).
-        const std::uint32_t at =
-            header_size(b.type) + ((b.flags & flag::rep_ext) ? static_cast<std::uint32_t>(sizeof(RepExt)) : 0);
+        const std::uint32_t at = header_size(b.type) + rep_ext_len(b.flags);
         std::memcpy(&ext, frag.data + at, sizeof ext);
         AckHeader a{};
         a.ack_seq = ext.lids;

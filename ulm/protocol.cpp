@@ -387,7 +387,8 @@ void Engine::release(RecvMsg* r)
 namespace {
 
 // Emits the match or eager header `h`, with a RepExt carrying the
-// replication acknowledgement `piggy` after it when that is not 0.
+// replication acknowledgement `piggy` when that is not 0: in the checksum
+// words over a rail without checksums (no byte more), else after `h`.
 template <class H>
 bool emit_msg(LinkSet& links, Link& l, Rail& rail, H& h, std::uint64_t piggy, const Payload& pl,
               SendMsg* owner)
@@ -396,6 +397,11 @@ bool emit_msg(LinkSet& links, Link& l, Rail& rail, H& h, std::uint64_t piggy, co
         return links.emit(l, rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, owner);
     }
     h.base.flags |= flag::rep_ext;
+    if (!rail.checksum) {
+        const RepExt x{piggy};
+        std::memcpy(reinterpret_cast<std::byte*>(&h) + offsetof(BaseHeader, hcrc), &x, sizeof x);
+        return links.emit(l, rail, reinterpret_cast<std::byte*>(&h), sizeof h, pl, owner);
+    }
     alignas(8) std::byte b[sizeof(H) + sizeof(RepExt)];
     std::memcpy(b, &h, sizeof h);
     const RepExt x{piggy};
@@ -426,7 +432,7 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     if (rep_ != nullptr && s->rep_seq != 0) [[unlikely]] {
         piggy = rep_->piggy_ack(p.rank);
     }
-    const std::uint32_t ext = piggy != 0 ? static_cast<std::uint32_t>(sizeof(RepExt)) : 0;
+    const std::uint32_t ext = piggy != 0 && rail->checksum ? static_cast<std::uint32_t>(sizeof(RepExt)) : 0;
     MatchHeader h;
     h.context = s->ctx.value();
     h.tag = s->tag;
@@ -809,7 +815,7 @@ void Engine::on_frag_locked(path::Path& path, path::RxFrag& frag)
     }
     if ((b.flags & flag::rep_ext) && rep_ != nullptr) [[unlikely]] {
         RepExt x;
-        std::memcpy(&x, frag.data + header_size(b.type), sizeof x);
+        std::memcpy(&x, frag.data + rep_ext_at(b.type, b.flags), sizeof x);
         rep_->on_piggy_ack(p.rank, x.m);
     }
     switch (b.type) {

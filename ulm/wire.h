@@ -52,7 +52,10 @@
 //
 // Under replication a match or eager fragment may carry a replication
 // acknowledgement (flag::rep_ext): a RepExt right after the type's header,
-// before the AckExt when both are there, part of the header as well.
+// before the AckExt when both are there, part of the header as well. A
+// fragment without checksums (flag::crc clear) carries it in place of the
+// two checksum words instead, which carry nothing then: over shm a 1-byte
+// replicated eager message stays one 64-byte line (rep_ext_len, rep_ext_at).
 //
 // All fields are fixed width and little-endian (the only byte order we run
 // on); padding is spelled out; sizes are asserted.
@@ -65,7 +68,7 @@
 
 namespace ulmpi::ulm {
 
-inline constexpr std::uint8_t kWireVersion = 3; // 3: flag::rep_ext
+inline constexpr std::uint8_t kWireVersion = 4; // 3: flag::rep_ext; 4: RepExt in the checksum words
 
 // cancel: the sender asks to withdraw an unmatched message (MPI_Cancel of
 // a send whose match fragment has left); cancel_reply answers it.
@@ -202,10 +205,29 @@ static_assert(sizeof(AckExt) == 8);
 // A piggy-backed replication acknowledgement (docs/replication.md): the
 // fragment's sender received message `m` of the receiver's rank to its own
 // rank (numbered as ft/rep numbers them). Only on match and eager fragments.
+// With flag::crc it follows the type's header; without, it takes the place
+// of hcrc and pcrc (rep_ext_at).
 struct RepExt {
     std::uint64_t m;
 };
 static_assert(sizeof(RepExt) == 8);
+static_assert(offsetof(BaseHeader, hcrc) % 8 == 0 && offsetof(BaseHeader, pcrc) == offsetof(BaseHeader, hcrc) + 4,
+              "a RepExt fits the two checksum words");
+
+// Bytes a RepExt adds to the header of a fragment with `flags`.
+constexpr std::uint32_t rep_ext_len(std::uint8_t flags)
+{
+    return (flags & flag::rep_ext) && (flags & flag::crc) ? static_cast<std::uint32_t>(sizeof(RepExt)) : 0;
+}
+
+// Where the RepExt of a match or eager fragment of type `t` with `flags` is.
+constexpr std::uint32_t rep_ext_at(FragType t, std::uint8_t flags)
+{
+    if (!(flags & flag::crc)) {
+        return static_cast<std::uint32_t>(offsetof(BaseHeader, hcrc));
+    }
+    return static_cast<std::uint32_t>(t == FragType::match ? sizeof(MatchHeader) : sizeof(EagerHeader));
+}
 
 static_assert(std::has_unique_object_representations_v<BaseHeader>);
 static_assert(std::has_unique_object_representations_v<MatchHeader>);
@@ -258,7 +280,7 @@ constexpr std::uint32_t header_len(FragType t, std::uint8_t flags)
         if (t != FragType::match && t != FragType::eager) {
             return 0; // only messages carry one: a damaged header
         }
-        h += static_cast<std::uint32_t>(sizeof(RepExt));
+        h += rep_ext_len(flags);
     }
     if (h == 0 || !(flags & flag::ack_ext)) {
         return h;

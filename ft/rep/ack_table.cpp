@@ -8,44 +8,31 @@ namespace ulmpi::rep {
 std::uint32_t AckTable::post(int dst, std::uint64_t m, ulm::SendMsg* s, std::uint32_t want,
                              std::shared_ptr<HeldCopy> copy)
 {
-    auto& early = early_[static_cast<std::size_t>(dst)];
-    for (std::uint32_t l = 0; l < 32 && want != 0 && !early.empty(); ++l) {
-        if ((want & (1u << l)) && early.erase(Early{l, m}) > 0) {
-            want &= ~(1u << l);
+    const auto d = static_cast<std::size_t>(dst);
+    std::uint32_t known = 0; // replicas that said they have m (ack_upto)
+    for (const auto& [l, u] : upto_[d]) {
+        if (m <= u.upto && std::find(u.missing.begin(), u.missing.end(), m) == u.missing.end()) {
+            known |= 1u << l;
         }
     }
-    for (const auto& [l, u] : upto_[static_cast<std::size_t>(dst)]) {
-        if ((want & (1u << l)) && m <= u.upto &&
-            std::find(u.missing.begin(), u.missing.end(), m) == u.missing.end()) {
-            want &= ~(1u << l);
-        }
-    }
-    if (want != 0 || (parked(dst) && copy)) {
-        // Numbers grow: the hint at the end makes the insertion constant time.
-        auto& pend = pending_[static_cast<std::size_t>(dst)];
-        pend.insert_or_assign(pend.end(), m, Entry{want != 0 ? s : nullptr, std::move(copy), want});
-    }
-    return want;
+    return pending_[d].post(m, want, known, s, std::move(copy), parked_[d]);
 }
 
 ulm::SendMsg* AckTable::ack(int dst, int replica, std::uint64_t m)
 {
-    auto& pend = pending_[static_cast<std::size_t>(dst)];
-    auto it = pend.find(m);
+    const auto d = static_cast<std::size_t>(dst);
     const std::uint32_t bit = 1u << replica;
-    if (it == pend.end() || !(it->second.waiting & bit)) {
-        if (it == pend.end()) {
-            early_[static_cast<std::size_t>(dst)].insert(Early{static_cast<std::uint32_t>(replica), m});
-        }
+    Entry* e = pending_[d].ack(m, bit);
+    if (e == nullptr || !(e->waiting & bit)) {
         return nullptr;
     }
-    ulm::SendMsg* s = it->second.send;
-    it->second.waiting &= ~bit;
-    if (it->second.waiting == 0) {
-        if (parked(dst)) {
-            it->second.send = nullptr; // its copy stays
+    ulm::SendMsg* s = e->send;
+    e->waiting &= ~bit;
+    if (e->waiting == 0) {
+        if (parked_[d]) {
+            e->send = nullptr; // its copy stays
         } else {
-            pend.erase(it);
+            pending_[d].erase(m);
         }
     }
     return s;
@@ -54,27 +41,24 @@ ulm::SendMsg* AckTable::ack(int dst, int replica, std::uint64_t m)
 std::vector<ulm::SendMsg*> AckTable::drop_replica(int dst, int replica)
 {
     std::vector<ulm::SendMsg*> out;
-    auto& pend = pending_[static_cast<std::size_t>(dst)];
+    const auto d = static_cast<std::size_t>(dst);
     const std::uint32_t bit = 1u << replica;
-    for (auto it = pend.begin(); it != pend.end();) {
-        if (it->second.waiting & bit) {
-            if (it->second.send != nullptr) {
-                out.push_back(it->second.send);
+    for (auto&& [m, e] : pending_[d]) {
+        if (e.waiting & bit) {
+            if (e.send != nullptr) {
+                out.push_back(e.send);
             }
-            it->second.waiting &= ~bit;
+            e.waiting &= ~bit;
         }
-        if (it->second.waiting == 0 && parked(dst)) {
-            it->second.send = nullptr;
-            ++it;
-            continue;
+        if (e.waiting == 0 && parked_[d]) {
+            e.send = nullptr;
         }
-        it = it->second.waiting == 0 ? pend.erase(it) : std::next(it);
     }
-    auto& early = early_[static_cast<std::size_t>(dst)];
-    for (auto it = early.begin(); it != early.end();) {
-        it = it->replica == static_cast<std::uint32_t>(replica) ? early.erase(it) : std::next(it);
+    if (!parked_[d]) {
+        pending_[d].erase_if([](const Entry& e) { return e.waiting == 0; });
     }
-    upto_[static_cast<std::size_t>(dst)].erase(replica);
+    pending_[d].forget_early(bit);
+    upto_[d].erase(replica);
     return out;
 }
 
@@ -82,7 +66,7 @@ void AckTable::park(int dst,
                     const std::function<std::shared_ptr<HeldCopy>(const ulm::SendMsg&)>& copy_of)
 {
     parked_[static_cast<std::size_t>(dst)] = true;
-    for (auto& [m, e] : pending_[static_cast<std::size_t>(dst)]) {
+    for (auto&& [m, e] : pending_[static_cast<std::size_t>(dst)]) {
         if (!e.copy && e.send != nullptr) {
             e.copy = copy_of(*e.send);
         }
@@ -92,15 +76,14 @@ void AckTable::park(int dst,
 void AckTable::unpark(int dst)
 {
     parked_[static_cast<std::size_t>(dst)] = false;
-    std::erase_if(pending_[static_cast<std::size_t>(dst)],
-                  [](const auto& kv) { return kv.second.waiting == 0; });
+    pending_[static_cast<std::size_t>(dst)].erase_if([](const Entry& e) { return e.waiting == 0; });
 }
 
 std::vector<ulm::SendMsg*> AckTable::wait_for_new(int dst, int replica)
 {
     std::vector<ulm::SendMsg*> more;
     const std::uint32_t bit = 1u << replica;
-    for (auto& [m, e] : pending_[static_cast<std::size_t>(dst)]) {
+    for (auto&& [m, e] : pending_[static_cast<std::size_t>(dst)]) {
         if (!(e.waiting & bit)) {
             e.waiting |= bit;
             if (e.send != nullptr) {
@@ -113,59 +96,56 @@ std::vector<ulm::SendMsg*> AckTable::wait_for_new(int dst, int replica)
 
 ulm::SendMsg* AckTable::wait_for(int dst, int replica, std::uint64_t m)
 {
-    auto& pend = pending_[static_cast<std::size_t>(dst)];
-    const auto it = pend.find(m);
+    Entry* e = pending_[static_cast<std::size_t>(dst)].find(m);
     const std::uint32_t bit = 1u << replica;
-    if (it == pend.end() || (it->second.waiting & bit)) {
+    if (e == nullptr || (e->waiting & bit)) {
         return nullptr;
     }
-    it->second.waiting |= bit;
-    return it->second.send;
+    e->waiting |= bit;
+    return e->send;
 }
 
 std::vector<ulm::SendMsg*> AckTable::ack_upto(int dst, int replica, std::uint64_t upto,
                                               const std::vector<std::uint64_t>& missing)
 {
     std::vector<ulm::SendMsg*> out;
-    upto_[static_cast<std::size_t>(dst)][replica] = Upto{upto, missing};
-    auto& pend = pending_[static_cast<std::size_t>(dst)];
+    const auto d = static_cast<std::size_t>(dst);
+    upto_[d][replica] = Upto{upto, missing};
     const std::uint32_t bit = 1u << replica;
-    for (auto it = pend.begin(); it != pend.end() && it->first <= upto;) {
-        Entry& e = it->second;
-        if (!(e.waiting & bit) ||
-            std::find(missing.begin(), missing.end(), it->first) != missing.end()) {
-            ++it;
+    for (auto&& [m, e] : pending_[d]) {
+        if (m > upto) {
+            break;
+        }
+        if (!(e.waiting & bit) || std::find(missing.begin(), missing.end(), m) != missing.end()) {
             continue;
         }
         if (e.send != nullptr) {
             out.push_back(e.send);
         }
         e.waiting &= ~bit;
-        if (e.waiting == 0 && parked(dst)) {
+        if (e.waiting == 0 && parked_[d]) {
             e.send = nullptr;
-            ++it;
-        } else if (e.waiting == 0) {
-            it = pend.erase(it);
-        } else {
-            ++it;
         }
+    }
+    if (!parked_[d]) {
+        pending_[d].erase_if([](const Entry& e) { return e.waiting == 0; });
     }
     return out;
 }
 
 AckTable::Held AckTable::take(int dst)
 {
-    early_[static_cast<std::size_t>(dst)].clear();
-    upto_[static_cast<std::size_t>(dst)].clear();
-    parked_[static_cast<std::size_t>(dst)] = false;
-    return std::exchange(pending_[static_cast<std::size_t>(dst)], {});
+    const auto d = static_cast<std::size_t>(dst);
+    upto_[d].clear();
+    parked_[d] = false;
+    return std::exchange(pending_[d], Held{});
 }
 
 std::size_t AckTable::waiting() const
 {
     std::size_t n = 0;
-    for (const auto& p : pending_) {
-        for (const auto& [m, e] : p) {
+    for (const Held& h : pending_) {
+        for (const auto& [m, e] : h) {
             n += e.waiting != 0 ? 1 : 0;
         }
     }
@@ -174,8 +154,8 @@ std::size_t AckTable::waiting() const
 
 bool AckTable::any_waiting() const
 {
-    for (const auto& p : pending_) {
-        for (const auto& [m, e] : p) {
+    for (const Held& h : pending_) {
+        for (const auto& [m, e] : h) {
             if (e.waiting != 0) {
                 return true;
             }

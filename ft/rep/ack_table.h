@@ -13,58 +13,26 @@
 // posted (a sender replica behind its siblings): it is remembered.
 #pragma once
 
-#include "ft/rep/pool.h"
+#include "ft/rep/ack_ring.h"
+#include "ft/rep/held_copy.h"
 #include "ulm/message.h"
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <vector>
 
 namespace ulmpi::rep {
 
-// A copy of a message the replicator keeps while its send has completed.
-// Up to kInline bytes are kept inside (no allocation for a small message).
-struct HeldCopy {
-    static constexpr std::size_t kInline = 64;
-
-    int tag = 0;
-    ulm::ContextId ctx;
-
-    std::byte* data() { return len_ > kInline ? heap_.data() : inline_; }
-    const std::byte* data() const { return len_ > kInline ? heap_.data() : inline_; }
-    std::size_t size() const { return len_; }
-    void resize(std::size_t n)
-    {
-        len_ = n;
-        if (n > kInline) {
-            heap_.resize(n);
-        }
-    }
-
-private:
-    std::size_t len_ = 0;
-    std::vector<std::byte> heap_;
-    alignas(8) std::byte inline_[kInline];
-};
-
 class AckTable {
 public:
-    struct Entry {
-        ulm::SendMsg* send = nullptr;      // holds the message (nullptr: `copy` does)
-        std::shared_ptr<HeldCopy> copy;
-        std::uint32_t waiting = 0; // bit l: replica l of the destination has not acknowledged
-    };
-
-    // Per destination, by message number; the nodes are recycled (pool.h).
-    using Held = std::map<std::uint64_t, Entry, std::less<std::uint64_t>,
-                          PoolAlloc<std::pair<const std::uint64_t, Entry>>>;
+    using Entry = AckEntry;
+    // Per destination, by message number (ack_ring.h).
+    using Held = AckRing;
 
     explicit AckTable(int logical_size)
         : pending_(static_cast<std::size_t>(logical_size)),
-          early_(static_cast<std::size_t>(logical_size)),
           parked_(static_cast<std::size_t>(logical_size), false),
           upto_(static_cast<std::size_t>(logical_size))
     {
@@ -119,13 +87,7 @@ public:
     Held take(int dst);
 
 private:
-    struct Early {
-        std::uint32_t replica;
-        std::uint64_t m;
-        auto operator<=>(const Early&) const = default;
-    };
     std::vector<Held> pending_;
-    std::vector<std::set<Early, std::less<Early>, PoolAlloc<Early>>> early_;
     std::vector<bool> parked_;
     // ack_upto(): per destination and replica, what it is known to have.
     struct Upto {

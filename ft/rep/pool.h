@@ -1,7 +1,8 @@
-// Recycled memory for what the replicator allocates per message: the nodes
-// of the acknowledgement table's maps, the shared_ptr control blocks and the
-// copies of small messages (HeldCopy). A replicated round trip otherwise
-// spent about 1,600 instructions in malloc and free (docs/benchmarks.md).
+// Recycled memory for what the replicator allocates per message: the
+// shared_ptr control blocks and the copies of small messages (HeldCopy); the
+// acknowledgement table needs none (its ring reuses its slots, ack_ring.h).
+// A replicated round trip otherwise spent about 1,600 instructions in malloc
+// and free (docs/benchmarks.md).
 //
 // PoolAlloc<T> is a stateless allocator: single objects come from a free
 // list of their own per thread (the freed blocks themselves, linked), of at

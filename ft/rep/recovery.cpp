@@ -34,6 +34,8 @@
 // others stop keeping messages for D.
 #include "ft/rep/replicator.h"
 
+#include "ft/rep/pool.h"
+
 #include "ft/rep/control_msg.h"
 
 #include "runtime/config.h"
@@ -309,7 +311,7 @@ void Replicator::become_new(int d, int incarnation, int told)
     for (int j = 0; j < set_.logical_size(); ++j) {
         auto& stock = stock_[static_cast<std::size_t>(j)];
         stock.clear();
-        for (auto& [m, e] : acks_.take(j)) {
+        for (auto&& [m, e] : acks_.take(j)) {
             unacked[static_cast<std::size_t>(j)].emplace_back(m, e.waiting);
             stock[m] = e.copy ? e.copy : copy_of(*e.send);
             if (e.send != nullptr) {

@@ -80,9 +80,8 @@ void Replicator::on_resend(int from, int rank, const std::vector<std::uint64_t>&
     ULMPI_DEBUG("replication: process %d asks for %zu of my messages to rank %d again",
                 from, numbers.size(), rank);
     for (std::uint64_t m : numbers) {
-        const auto it = acks_.held(rank).find(m);
         const auto st = stock.find(m);
-        if (it == acks_.held(rank).end() && st == stock.end()) {
+        if (acks_.held(rank).find(m) == nullptr && st == stock.end()) {
             // Its receiver numbers the next message after a mark as this
             // one: without it, the numbering would go wrong.
             rt::log(rt::LogLevel::error,
@@ -116,14 +115,13 @@ void Replicator::keep_pending(int rank, int replica, const std::vector<std::uint
 void Replicator::send_again(int rank, int l, std::uint64_t m, int from,
                             const std::shared_ptr<HeldCopy>& stocked)
 {
-    const auto it = acks_.held(rank).find(m);
-    if (it != acks_.held(rank).end()) {
+    if (const AckTable::Entry* e = acks_.held(rank).find(m); e != nullptr) {
         if (recover_) {
             if (ulm::SendMsg* s = acks_.wait_for(rank, l, m)) {
                 ++s->holds;
             }
         }
-        queue_copy(it->second, from);
+        queue_copy(*e, from);
         return;
     }
     if (recover_) {
