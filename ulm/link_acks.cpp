@@ -91,11 +91,22 @@ bool LinkSet::flush_one(Link& l, bool all, rt::Nanos& now)
         // next pass (or, held for a line, on a later one: the clock would
         // be read on every message of an 8-byte ping-pong). The deadline
         // is checked in the passes between arrivals.
+        // Nor does every quiet pass after it: a held ACK (8-byte
+        // ping-pong) is owed while the rank waits for the reply, and a clock
+        // read in each of those passes delayed noticing the reply. The
+        // clock is read once in kAckClockPasses of them (a spinning pass is
+        // well under a microsecond, ack_delay some ten: an ACK leaves a few
+        // passes late at most; before the rank yields or sleeps
+        // Engine::idle sends it anyway).
         if (l.ack_deadline == 0 || l.ack_owed != l.ack_seen) {
             if (l.ack_deadline == 0) {
                 l.ack_deadline = -1;
             }
             l.ack_seen = l.ack_owed;
+            l.ack_quiet = 0;
+            return false;
+        }
+        if (++l.ack_quiet % kAckClockPasses != 0) {
             return false;
         }
         if (now == 0) {
@@ -265,7 +276,11 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
         }
     }
     if (l.unacked.empty()) {
-        list_unacked(l, false);
+        // The link stays on the list of those that keep fragments until
+        // tick() finds it still empty: in a ping-pong the next message
+        // refills it, and leaving and joining the list cost each message
+        // two list updates. Its timer starts afresh with the next fragment.
+        l.timer = 0;
         l.recover_seq = 0;
         l.backoff = 0;
         return;
@@ -311,6 +326,10 @@ int LinkSet::tick()
     int n = 0;
     for (Link* l = unacked_.front(), *next; l != nullptr; l = next) {
         next = unacked_.next(l);
+        if (l->unacked.empty()) {
+            list_unacked(*l, false); // emptied by an ACK since (apply_ack)
+            continue;
+        }
         retry_timer(*l, now, n);
         if (l->multi() && l->alive()) {
             n += check_rails(*l, now);

@@ -71,7 +71,7 @@ TEST(Reliability, timer_probes_a_silent_peer_backs_off_and_gives_up)
     rt::Nanos start = clock.now();
     for (int step = 0; step < 2000 && hooks.unreachable < 0; ++step) {
         clock.advance(100000);
-        for (int k = 0; k < 4; ++k) { // the timer is checked every few passes
+        for (std::uint32_t k = 0; k < Engine::kTickPasses; ++k) { // the timer is checked in one pass of these
             c.e(0).progress();
         }
         std::size_t n = logged_messages(c.fabric, 0, 1);
@@ -213,7 +213,7 @@ TEST(Reliability, damaged_header_is_dropped_silently_and_repaired_by_the_timer)
     auto m = pattern(30, 6);
     RecvMsg* r = recv_bytes(c.e(1), in, 0);
     c.e(0).release(send_bytes(c.e(0), m, 1));
-    c.settle(20);
+    c.settle(static_cast<int>(Engine::kTickPasses)); // a tick arms the timer
     EXPECT_FALSE(r->complete);
     EXPECT_EQ(c.e(1).counters(0).crc_header_fail, 1u);
     EXPECT_EQ(c.e(0).counters(1).corrupt_acks_received, 0u) << "a damaged header gets no answer";
