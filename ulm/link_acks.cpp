@@ -23,7 +23,7 @@ void LinkSet::queue_ack(Link& l, std::uint64_t seq, bool urgent)
     if (!l.ack_due) {
         l.ack_due = true;
         l.ack_deadline = 0;
-        list_ack_due(l, true);
+        list_ack_due(l, true); // nothing to do when still listed
     }
 }
 
@@ -35,7 +35,10 @@ void LinkSet::ack_given(Link& l)
     l.ack_urgent = false;
     l.ack_owed = 0;
     l.ack_seen = 0;
-    list_ack_due(l, false);
+    // The link stays on the list of those that owe an ACK until the next
+    // flush finds it owes none: a fragment that carries the ACK (the
+    // reply of a ping-pong) then does not also update the list, and the
+    // next ACK owed (the next message) finds it there.
 }
 
 void LinkSet::send_ack(Link& l, std::uint64_t seq, AckStatus status)
@@ -78,6 +81,10 @@ void LinkSet::flush_acks(bool all)
     rt::Nanos now = 0;
     for (Link* p = ack_due_.front(), *next; p != nullptr; p = next) {
         next = ack_due_.next(p);
+        if (!p->ack_due) {
+            list_ack_due(*p, false); // paid since (ack_given)
+            continue;
+        }
         (void)flush_one(*p, all, now);
     }
 }
@@ -146,6 +153,8 @@ void LinkSet::flush_acks_fine(bool all)
         rt::OptGuard g(owner_->link_lock(l));
         if (l.ack_due) {
             (void)flush_one(l, all, now);
+        } else {
+            list_ack_due(l, false); // paid since (ack_given)
         }
     }
 }

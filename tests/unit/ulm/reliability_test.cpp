@@ -255,4 +255,45 @@ TEST(Reliability, duplicate_is_dropped_and_acknowledged_again)
     c.e(1).release(r2);
 }
 
+// A window that an ACK emptied leaves the link on the list of those that
+// keep fragments (LinkSet::apply_ack, until tick() finds it empty): the
+// next fragment, lost, must wait a whole timeout from the tick after it
+// left, not the deadline the timer had for the fragments before it.
+TEST(Reliability, emptied_window_arms_a_fresh_timer_for_the_next_lost_fragment)
+{
+    ScopedIntParam at_once("ulm_ack_delay_us", 0); // the first message is acknowledged at once
+    rt::ManualClock clock;
+    int seen = 0;
+    Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
+        if (src == 0 && starts_message(type_of(b)) && ++seen == 2) {
+            return 0; // the second message's first transmission
+        }
+        return 1;
+    }));
+    ASSERT_TRUE(c.ok());
+    std::vector<std::byte> in1(40), in2(40);
+    auto m1 = pattern(40, 11), m2 = pattern(40, 12);
+    RecvMsg* r1 = recv_bytes(c.e(1), in1, 0);
+    RecvMsg* r2 = recv_bytes(c.e(1), in2, 0);
+    c.e(0).release(send_bytes(c.e(0), m1, 1));
+    // Rank 1 silent long enough for a tick of rank 0 to arm the timer
+    // (1 ms: no round trip measured yet).
+    for (std::uint32_t k = 0; k < Engine::kTickPasses; ++k) {
+        c.e(0).progress();
+    }
+    ASSERT_TRUE(c.run_until([&] { return r1->complete && c.e(0).unacked_frags() == 0; }, 1000));
+    clock.advance(10 * 1000000); // well past the first message's deadline
+    c.e(0).release(send_bytes(c.e(0), m2, 1));
+    c.settle(static_cast<int>(4 * Engine::kTickPasses));
+    EXPECT_FALSE(r2->complete);
+    EXPECT_EQ(c.e(0).counters(1).retransmits, 0u) << "resent on the emptied window's old deadline";
+    clock.advance(50 * 1000000);
+    ASSERT_TRUE(c.run_until([&] { return r2->complete; }, 1000));
+    EXPECT_TRUE(same_bytes(in1, m1));
+    EXPECT_TRUE(same_bytes(in2, m2));
+    EXPECT_EQ(c.e(0).counters(1).retransmits, 1u);
+    c.e(1).release(r1);
+    c.e(1).release(r2);
+}
+
 } // namespace ulmpi::test
