@@ -82,12 +82,6 @@ std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src,
     return unpack_with<&rt::crc32c_copy>(ref, pos, src, n, crc);
 }
 
-std::uint32_t unpack_crc_cached(const DataRef& ref, std::uint64_t pos, const void* src,
-                                std::uint64_t n, std::uint32_t crc)
-{
-    return unpack_with<&rt::crc32c_copy_cached>(ref, pos, src, n, crc);
-}
-
 int to_iovec(const DataRef& ref, std::uint64_t pos, std::uint64_t n, iovec* iov, int max,
              std::uint64_t* covered)
 {
