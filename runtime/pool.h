@@ -41,6 +41,21 @@ public:
         return new (s->storage) T(std::forward<Args>(args)...);
     }
 
+    // get() with default-initialization (`new T`, not `new T()`): members
+    // without an initializer keep whatever the slot held, so a T with large
+    // arrays (ulm's SendFrag: header and inline copy, 280 bytes) is not
+    // zeroed first on every get.
+    T* get_default()
+    {
+        if (free_ == nullptr && !grow()) {
+            return nullptr;
+        }
+        Slot* s = free_;
+        free_ = s->next;
+        ++in_use_;
+        return new (s->storage) T;
+    }
+
     void put(T* obj) noexcept
     {
         obj->~T();

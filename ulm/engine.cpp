@@ -240,7 +240,7 @@ int Engine::progress()
     if (links_.acks_due()) {
         links_.flush_acks(false);
     }
-    if (links_.needs_tick() && (++tick_count_ & 3) == 0) {
+    if (links_.needs_tick() && ++tick_count_ % kTickPasses == 0) {
         n += links_.tick();
     }
     if (notice_word_ != nullptr) {
@@ -413,6 +413,14 @@ void Engine::idle(Backoff& backoff)
         // About to yield or sleep: no send of ours will carry the ACKs we
         // owe for a while, and a sleep could outlast the sender's timeout.
         flush_acks(true);
+    }
+    if (!fine_ && links_.needs_tick() && backoff.idle_polls() >= backoff_policy_.spin_polls) {
+        // About to yield or sleep: the timers run now, not in one pass of
+        // kTickPasses (each may take a time slice).
+        if (links_.tick() > 0) {
+            backoff.reset();
+            return;
+        }
     }
     bool may_sleep = true;
     if (backoff.sleeps_next()) {

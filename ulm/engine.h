@@ -514,6 +514,15 @@ private:
     std::vector<ProgressHook*> slow_hooks_;
     Backoff::Policy backoff_policy_{};
     std::uint32_t tick_count_ = 0;
+public:
+    // One-lock mode: the links' timers (LinkSet::tick, which reads the
+    // clock) run in one progress pass of this many, and in every pass of a
+    // rank that waits past spinning (Engine::idle). A spinning pass is well
+    // under a microsecond, the shortest retransmission timeout 200: every
+    // fourth pass, as before, read the clock about once per message of a
+    // ping-pong while the rank waited for the reply.
+    static constexpr std::uint32_t kTickPasses = 32;
+private:
     std::uint32_t event_count_ = 0;
     const std::atomic<std::uint64_t>* notice_word_ = nullptr; // boot_->notice_word()
     std::atomic<std::uint64_t> notice_seen_{0};

@@ -128,6 +128,7 @@ public:
     bool ack_urgent = false;       // ... and must not wait
     std::uint32_t ack_owed = 0;    // fragments it covers
     std::uint32_t ack_seen = 0;    // ack_owed at the last pass that looked at it (flush_one)
+    std::uint32_t ack_quiet = 0;   // passes since then that found nothing new (flush_one)
     rt::Nanos ack_deadline = 0;    // when it goes out at the latest (0, -1: set in a later pass)
     Rail* ack_rail = nullptr;      // where the last reliable fragment came from
     // Fragments being received in pieces (wire.h, piece): the whole's

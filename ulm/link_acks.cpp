@@ -23,7 +23,7 @@ void LinkSet::queue_ack(Link& l, std::uint64_t seq, bool urgent)
     if (!l.ack_due) {
         l.ack_due = true;
         l.ack_deadline = 0;
-        list_ack_due(l, true);
+        list_ack_due(l, true); // nothing to do when still listed
     }
 }
 
@@ -35,7 +35,10 @@ void LinkSet::ack_given(Link& l)
     l.ack_urgent = false;
     l.ack_owed = 0;
     l.ack_seen = 0;
-    list_ack_due(l, false);
+    // The link stays on the list of those that owe an ACK until the next
+    // flush finds it owes none: a fragment that carries the ACK (the
+    // reply of a ping-pong) then does not also update the list, and the
+    // next ACK owed (the next message) finds it there.
 }
 
 void LinkSet::send_ack(Link& l, std::uint64_t seq, AckStatus status)
@@ -78,6 +81,10 @@ void LinkSet::flush_acks(bool all)
     rt::Nanos now = 0;
     for (Link* p = ack_due_.front(), *next; p != nullptr; p = next) {
         next = ack_due_.next(p);
+        if (!p->ack_due) {
+            list_ack_due(*p, false); // paid since (ack_given)
+            continue;
+        }
         (void)flush_one(*p, all, now);
     }
 }
@@ -91,11 +98,22 @@ bool LinkSet::flush_one(Link& l, bool all, rt::Nanos& now)
         // next pass (or, held for a line, on a later one: the clock would
         // be read on every message of an 8-byte ping-pong). The deadline
         // is checked in the passes between arrivals.
+        // Nor does every quiet pass after it: a held ACK (8-byte
+        // ping-pong) is owed while the rank waits for the reply, and a clock
+        // read in each of those passes delayed noticing the reply. The
+        // clock is read once in kAckClockPasses of them (a spinning pass is
+        // well under a microsecond, ack_delay some ten: an ACK leaves a few
+        // passes late at most; before the rank yields or sleeps
+        // Engine::idle sends it anyway).
         if (l.ack_deadline == 0 || l.ack_owed != l.ack_seen) {
             if (l.ack_deadline == 0) {
                 l.ack_deadline = -1;
             }
             l.ack_seen = l.ack_owed;
+            l.ack_quiet = 0;
+            return false;
+        }
+        if (++l.ack_quiet % kAckClockPasses != 0) {
             return false;
         }
         if (now == 0) {
@@ -135,6 +153,8 @@ void LinkSet::flush_acks_fine(bool all)
         rt::OptGuard g(owner_->link_lock(l));
         if (l.ack_due) {
             (void)flush_one(l, all, now);
+        } else {
+            list_ack_due(l, false); // paid since (ack_given)
         }
     }
 }
@@ -265,7 +285,11 @@ void LinkSet::apply_ack(Link& l, const AckHeader& h)
         }
     }
     if (l.unacked.empty()) {
-        list_unacked(l, false);
+        // The link stays on the list of those that keep fragments until
+        // tick() finds it still empty: in a ping-pong the next message
+        // refills it, and leaving and joining the list cost each message
+        // two list updates. Its timer starts afresh with the next fragment.
+        l.timer = 0;
         l.recover_seq = 0;
         l.backoff = 0;
         return;
@@ -311,6 +335,10 @@ int LinkSet::tick()
     int n = 0;
     for (Link* l = unacked_.front(), *next; l != nullptr; l = next) {
         next = unacked_.next(l);
+        if (l->unacked.empty()) {
+            list_unacked(*l, false); // emptied by an ACK since (apply_ack)
+            continue;
+        }
         retry_timer(*l, now, n);
         if (l->multi() && l->alive()) {
             n += check_rails(*l, now);

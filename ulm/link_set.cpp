@@ -978,7 +978,7 @@ void LinkSet::print_stats(std::FILE* out, int rank, int peer) const
 SendFrag* LinkSet::get_frag()
 {
     rt::OptGuard g(pool_lock_);
-    return frag_pool_.get();
+    return frag_pool_.get_default(); // hdr and inline_copy are written before they are read
 }
 
 void LinkSet::put_frag(SendFrag* f)

@@ -41,59 +41,63 @@ void unpack_walk(const DataRef& ref, std::uint64_t pos, const void* src, std::ui
     });
 }
 
-std::uint32_t pack_crc(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
-                       std::uint32_t crc)
+namespace {
+
+// One copy-and-checksum kernel of runtime/crc32c.h: fused, fused with
+// non-temporal stores, or memcpy then CRC from cache.
+using CopyCrc = std::uint32_t (*)(void*, const void*, std::size_t, std::uint32_t) noexcept;
+
+// The packed bytes [pos, pos + n) of ref -> dst through `Kernel`, segment by
+// segment, chaining the CRC (the kernel is a constant: a direct call).
+template <CopyCrc Kernel>
+std::uint32_t pack_with(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
+                        std::uint32_t crc)
 {
     auto* out = static_cast<std::byte*>(dst);
     for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
-        crc = rt::crc32c_copy(out, p, len, crc);
+        crc = Kernel(out, p, len, crc);
         out += len;
     });
     return crc;
+}
+
+// src -> the packed bytes [pos, pos + n) of ref through `Kernel`.
+template <CopyCrc Kernel>
+std::uint32_t unpack_with(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
+                          std::uint32_t crc)
+{
+    const auto* in = static_cast<const std::byte*>(src);
+    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
+        crc = Kernel(p, in, len, crc);
+        in += len;
+    });
+    return crc;
+}
+
+} // namespace
+
+std::uint32_t pack_crc(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
+                       std::uint32_t crc)
+{
+    return pack_with<&rt::crc32c_copy>(ref, pos, dst, n, crc);
 }
 
 std::uint32_t pack_crc_stream(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
                               std::uint32_t crc)
 {
-    auto* out = static_cast<std::byte*>(dst);
-    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
-        crc = rt::crc32c_copy_stream(out, p, len, crc);
-        out += len;
-    });
-    return crc;
+    return pack_with<&rt::crc32c_copy_stream>(ref, pos, dst, n, crc);
 }
 
 std::uint32_t pack_crc_cached(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
                               std::uint32_t crc)
 {
-    auto* out = static_cast<std::byte*>(dst);
-    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
-        crc = rt::crc32c_copy_cached(out, p, len, crc);
-        out += len;
-    });
-    return crc;
-}
-
-std::uint32_t unpack_crc_cached(const DataRef& ref, std::uint64_t pos, const void* src,
-                                std::uint64_t n, std::uint32_t crc)
-{
-    const auto* in = static_cast<const std::byte*>(src);
-    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
-        crc = rt::crc32c_copy_cached(p, in, len, crc);
-        in += len;
-    });
-    return crc;
+    return pack_with<&rt::crc32c_copy_cached>(ref, pos, dst, n, crc);
 }
 
 std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
                          std::uint32_t crc)
 {
-    const auto* in = static_cast<const std::byte*>(src);
-    for_each_segment(ref, pos, n, [&](std::byte* p, std::size_t len) {
-        crc = rt::crc32c_copy(p, in, len, crc);
-        in += len;
-    });
-    return crc;
+    return unpack_with<&rt::crc32c_copy>(ref, pos, src, n, crc);
 }
 
 int to_iovec(const DataRef& ref, std::uint64_t pos, std::uint64_t n, iovec* iov, int max,

@@ -134,17 +134,19 @@ std::uint32_t pack_crc_stream(const DataRef& ref, std::uint64_t pos, void* dst, 
                               std::uint32_t crc = 0);
 std::uint32_t unpack_crc(const DataRef& ref, std::uint64_t pos, const void* src, std::uint64_t n,
                          std::uint32_t crc = 0);
-// pack_crc() and unpack_crc() by rt::crc32c_copy_cached: for the data of
-// messages of kCachedCopyMin bytes and more over shared memory, which
-// stream through a few fragment buffers that the two cores hand back and
-// forth (2 vCPU AMD EPYC with reliability on, 4 MiB ping-pong: streamed
-// 238-270 us depending on the VM's state, fused in place 136-540, this
-// 171-238; docs/benchmarks.md 2026-11-28 "cost per message").
+// pack_crc() by rt::crc32c_copy_cached: for the sender's data of messages
+// of kCachedCopyMin bytes and more over shared memory, which stream through
+// a few fragment buffers that the two cores hand back and forth (2 vCPU AMD
+// EPYC with reliability on, 4 MiB ping-pong: streamed 238-270 us depending
+// on the VM's state, fused in place 136-540, this 171-238; docs/benchmarks.md
+// 2026-11-28 "cost per message"). The receiver copies out with the fused
+// unpack_crc(): its destination is its own buffer, which no other core
+// holds, and one pass over the fragment beat two (4 MiB streaming, AVX2
+// kernel: -32 % against reliability off with memcpy then CRC, -20 % fused;
+// docs/benchmarks.md "fewer clock reads").
 inline constexpr std::uint64_t kCachedCopyMin = std::uint64_t{2} << 20;
 std::uint32_t pack_crc_cached(const DataRef& ref, std::uint64_t pos, void* dst, std::uint64_t n,
                               std::uint32_t crc = 0);
-std::uint32_t unpack_crc_cached(const DataRef& ref, std::uint64_t pos, const void* src,
-                                std::uint64_t n, std::uint32_t crc = 0);
 
 // The layout of plain bytes (size 1, extent 1): DataRef{p, n, &bytes_layout()}
 // is n contiguous bytes at p.

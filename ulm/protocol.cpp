@@ -1143,10 +1143,13 @@ bool Engine::on_data(Peer& p, const DataHeader& h, path::RxFrag& frag, bool chec
     if (frag.addressable) {
         const std::byte* src = frag.data + header_len(h.base.type, h.base.flags);
         if (checksum && (h.base.flags & flag::crc)) {
-            // Copy and checksum in one pass; bytes beyond the receive
-            // buffer (truncation) are checksummed without being copied.
-            std::uint32_t crc = r->expected >= kCachedCopyMin ? unpack_crc_cached(r->data, h.offset, src, n)
-                                                              : unpack_crc(r->data, h.offset, src, n);
+            // Copy and checksum in one pass, also for the data of long
+            // messages that the sender copied then checksummed
+            // (kCachedCopyMin): our destination is no other core's, and
+            // one pass over the fragment beats two. Bytes beyond the
+            // receive buffer (truncation) are checksummed without being
+            // copied.
+            std::uint32_t crc = unpack_crc(r->data, h.offset, src, n);
             if (n < h.base.payload_len) {
                 crc = rt::crc32c(src + n, h.base.payload_len - n, crc);
             }

@@ -63,6 +63,9 @@ namespace ulmpi::ulm {
 // Fragments sent after one and known delivered that make it count as lost
 // on a path that may reorder (see Engine::on_ack).
 constexpr int kReorderThreshold = 3;
+// A delayed ACK's deadline is checked (the clock read) once in this many
+// progress passes that brought nothing new (LinkSet::flush_one).
+constexpr std::uint32_t kAckClockPasses = 8;
 // The round trip is timed on one fragment at a time, at most one in this many.
 constexpr std::uint64_t kRttEvery = 8;
 

@@ -90,9 +90,13 @@ TEST(Ack, ack_that_would_cost_a_line_rides_on_a_later_fragment)
     EXPECT_EQ(c.e(1).counters(0).piggy_acks_held, static_cast<std::uint64_t>(kRounds - 2));
     EXPECT_EQ(c.e(0).unacked_frags(), 1u);
 
-    // Nothing more goes back: the held ACK leaves alone after the delay.
+    // Nothing more goes back: the held ACK leaves alone after the delay
+    // (counted from the first quiet pass that reads the clock, one in
+    // kAckClockPasses).
+    c.settle(static_cast<int>(ulm::kAckClockPasses));
+    EXPECT_EQ(logged(c.fabric, 1, 0, ulm::FragType::ack), 0u) << "sent before the delay was over";
     clock.advance(21 * 1000);
-    c.settle(5);
+    c.settle(static_cast<int>(ulm::kAckClockPasses));
     EXPECT_EQ(logged(c.fabric, 1, 0, ulm::FragType::ack), 1u);
     EXPECT_EQ(c.e(0).unacked_frags(), 0u);
     EXPECT_EQ(c.e(0).counters(1).retransmits + c.e(1).counters(0).retransmits, 0u);
@@ -184,10 +188,10 @@ TEST(Ack, two_way_exchange_sends_no_ack_fragments)
 
     // Nothing goes back to rank 1: after the delay, the owed ACK goes alone.
     clock.advance(19 * 1000);
-    c.settle(5);
+    c.settle(static_cast<int>(ulm::kAckClockPasses));
     EXPECT_EQ(logged(c.fabric, 0, 1, ulm::FragType::ack), 0u) << "sent before the delay was over";
     clock.advance(2 * 1000);
-    c.settle(5);
+    c.settle(static_cast<int>(ulm::kAckClockPasses));
     EXPECT_EQ(logged(c.fabric, 0, 1, ulm::FragType::ack), 1u);
     EXPECT_EQ(c.e(1).unacked_frags(), 0u);
     EXPECT_EQ(c.e(0).counters(1).retransmits + c.e(1).counters(0).retransmits, 0u);
@@ -307,7 +311,7 @@ TEST(Ack, damaged_piggy_backed_ack_is_never_believed)
     auto out = pattern(24, 2);
     RecvMsg* r = recv_bytes(c.e(0), in, 1);
     c.e(1).release(send_bytes(c.e(1), out, 0));
-    c.settle(20);
+    c.settle(static_cast<int>(Engine::kTickPasses)); // a tick arms the timer
     EXPECT_TRUE(damaged);
     EXPECT_FALSE(r->complete) << "the reply with the damaged ACK was dropped";
     EXPECT_EQ(c.e(0).counters(1).crc_header_fail, 1u);

@@ -71,7 +71,7 @@ TEST(Reliability, timer_probes_a_silent_peer_backs_off_and_gives_up)
     rt::Nanos start = clock.now();
     for (int step = 0; step < 2000 && hooks.unreachable < 0; ++step) {
         clock.advance(100000);
-        for (int k = 0; k < 4; ++k) { // the timer is checked every few passes
+        for (std::uint32_t k = 0; k < Engine::kTickPasses; ++k) { // the timer is checked in one pass of these
             c.e(0).progress();
         }
         std::size_t n = logged_messages(c.fabric, 0, 1);
@@ -213,7 +213,7 @@ TEST(Reliability, damaged_header_is_dropped_silently_and_repaired_by_the_timer)
     auto m = pattern(30, 6);
     RecvMsg* r = recv_bytes(c.e(1), in, 0);
     c.e(0).release(send_bytes(c.e(0), m, 1));
-    c.settle(20);
+    c.settle(static_cast<int>(Engine::kTickPasses)); // a tick arms the timer
     EXPECT_FALSE(r->complete);
     EXPECT_EQ(c.e(1).counters(0).crc_header_fail, 1u);
     EXPECT_EQ(c.e(0).counters(1).corrupt_acks_received, 0u) << "a damaged header gets no answer";
@@ -251,6 +251,47 @@ TEST(Reliability, duplicate_is_dropped_and_acknowledged_again)
     EXPECT_GE(c.e(1).counters(0).acks_sent, 2u) << "the duplicate is acknowledged again";
     EXPECT_EQ(c.e(0).unacked_frags(), 0u);
     EXPECT_TRUE(c.e(1).cancel(r2));
+    c.e(1).release(r1);
+    c.e(1).release(r2);
+}
+
+// A window that an ACK emptied leaves the link on the list of those that
+// keep fragments (LinkSet::apply_ack, until tick() finds it empty): the
+// next fragment, lost, must wait a whole timeout from the tick after it
+// left, not the deadline the timer had for the fragments before it.
+TEST(Reliability, emptied_window_arms_a_fresh_timer_for_the_next_lost_fragment)
+{
+    ScopedIntParam at_once("ulm_ack_delay_us", 0); // the first message is acknowledged at once
+    rt::ManualClock clock;
+    int seen = 0;
+    Cluster c(reliable([&](int src, int, std::vector<std::byte>& b) {
+        if (src == 0 && starts_message(type_of(b)) && ++seen == 2) {
+            return 0; // the second message's first transmission
+        }
+        return 1;
+    }));
+    ASSERT_TRUE(c.ok());
+    std::vector<std::byte> in1(40), in2(40);
+    auto m1 = pattern(40, 11), m2 = pattern(40, 12);
+    RecvMsg* r1 = recv_bytes(c.e(1), in1, 0);
+    RecvMsg* r2 = recv_bytes(c.e(1), in2, 0);
+    c.e(0).release(send_bytes(c.e(0), m1, 1));
+    // Rank 1 silent long enough for a tick of rank 0 to arm the timer
+    // (1 ms: no round trip measured yet).
+    for (std::uint32_t k = 0; k < Engine::kTickPasses; ++k) {
+        c.e(0).progress();
+    }
+    ASSERT_TRUE(c.run_until([&] { return r1->complete && c.e(0).unacked_frags() == 0; }, 1000));
+    clock.advance(10 * 1000000); // well past the first message's deadline
+    c.e(0).release(send_bytes(c.e(0), m2, 1));
+    c.settle(static_cast<int>(4 * Engine::kTickPasses));
+    EXPECT_FALSE(r2->complete);
+    EXPECT_EQ(c.e(0).counters(1).retransmits, 0u) << "resent on the emptied window's old deadline";
+    clock.advance(50 * 1000000);
+    ASSERT_TRUE(c.run_until([&] { return r2->complete; }, 1000));
+    EXPECT_TRUE(same_bytes(in1, m1));
+    EXPECT_TRUE(same_bytes(in2, m2));
+    EXPECT_EQ(c.e(0).counters(1).retransmits, 1u);
     c.e(1).release(r1);
     c.e(1).release(r2);
 }
