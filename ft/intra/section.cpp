@@ -34,7 +34,12 @@ rt::Nanos profile_now()
     return static_cast<rt::Nanos>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-Section::Section(ulm::Engine& eng, rep::Replicator* rep) : eng_(eng), rep_(rep) {}
+Section::Section(ulm::Engine& eng, rep::Replicator* rep) : eng_(eng), rep_(rep)
+{
+    if (rep_ != nullptr && rep_->set().replicas() >= 2) {
+        prepare_stage();
+    }
+}
 
 void Section::report() const
 {

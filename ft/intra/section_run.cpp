@@ -9,6 +9,7 @@
 #include "runtime/config.h"
 #include "runtime/log.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +46,11 @@ const rt::SizeParam stage_max_p{
     "intra_stage_max", std::uint64_t{64} << 20,
     "largest staging area of a replica's updates in one section (bytes; larger updates are sent "
     "from the program's memory)"};
+
+const rt::SizeParam stage_init_p{
+    "intra_stage_init", std::uint64_t{2} << 20,
+    "staging area of intra-parallel updates made at MPI_Init in a replicated job whose sections "
+    "would stage (bytes; it grows at a section that needs more; 0: made at the first such section)"};
 
 bool written(Access a) { return a != Access::in; }
 
@@ -272,6 +278,20 @@ void wait_all(ulm::Engine& eng, rep::Replicator& rep, int r, const std::vector<R
 }
 
 } // namespace
+
+void Section::prepare_stage()
+{
+    const int r = rep_->set().replicas();
+    bool sibling_here = false;
+    for (int l = 0; l < r; ++l) {
+        sibling_here = sibling_here || (l != rep_->replica() && rep_->sibling_alive(l) &&
+                                        rep_->sibling_on_my_host(l));
+    }
+    const std::uint64_t bytes = std::min(stage_init_p.get(), stage_max_p.get());
+    if (bytes > 0 && stage_min_p.get() > 0 && staging_on(sibling_here)) {
+        (void)process_stage().reserve(bytes, stage_shared_p.get());
+    }
+}
 
 rt::Status Section::run_replicated()
 {
