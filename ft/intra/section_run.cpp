@@ -77,6 +77,17 @@ bool staging_on(bool sibling_here)
     return sibling_here && ((stage_shared_p.get() && Stage::can_share()) || thp);
 }
 
+// Whether a sibling of `live` (bit l: replica l) shares this host.
+bool sibling_here(const rep::Replicator& rep, std::uint32_t live)
+{
+    for (int l = 0; l < rep.set().replicas(); ++l) {
+        if (l != rep.replica() && (live & (1u << l)) && rep.sibling_on_my_host(l)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // intra_kill: which replica dies after which update message (0: never).
 struct KillPoint {
     int replica = -1;
@@ -281,14 +292,12 @@ void wait_all(ulm::Engine& eng, rep::Replicator& rep, int r, const std::vector<R
 
 void Section::prepare_stage()
 {
-    const int r = rep_->set().replicas();
-    bool sibling_here = false;
-    for (int l = 0; l < r; ++l) {
-        sibling_here = sibling_here || (l != rep_->replica() && rep_->sibling_alive(l) &&
-                                        rep_->sibling_on_my_host(l));
+    std::uint32_t live = 0;
+    for (int l = 0; l < rep_->set().replicas(); ++l) {
+        live |= rep_->sibling_alive(l) ? 1u << l : 0u;
     }
     const std::uint64_t bytes = std::min(stage_init_p.get(), stage_max_p.get());
-    if (bytes > 0 && stage_min_p.get() > 0 && staging_on(sibling_here)) {
+    if (bytes > 0 && stage_min_p.get() > 0 && staging_on(sibling_here(*rep_, live))) {
         (void)process_stage().reserve(bytes, stage_shared_p.get());
     }
 }
@@ -414,12 +423,8 @@ rt::Status Section::run_replicated()
             }
         }
     }
-    bool sibling_here = false;
-    for (int l = 0; l < r; ++l) {
-        sibling_here = sibling_here || (l != self && (live & (1u << l)) && rep_->sibling_on_my_host(l));
-    }
-    StagePlan plan =
-        plan_stage(sizes, staging_on(sibling_here) ? stage_min_p.get() : 0, stage_max_p.get());
+    StagePlan plan = plan_stage(sizes, staging_on(sibling_here(*rep_, live)) ? stage_min_p.get() : 0,
+                                stage_max_p.get());
     Stage& stage = process_stage();
     if (plan.bytes > 0 && !stage.reserve(plan.bytes, stage_shared_p.get())) {
         plan.offset.assign(plan.offset.size(), kDirect);
