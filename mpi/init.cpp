@@ -108,6 +108,9 @@ int init(int required, int* provided, const char* fn)
         std::snprintf(ident, sizeof ident, "ulmpi: rank %d replica %d", s.engine.rank(),
                       s.replicator->replica());
         rt::set_log_identity(ident);
+        // The intra-parallel sections' state, made now rather than at the
+        // first section: it readies the staging area (docs/intra_parallelization.md).
+        s.intra = std::make_unique<intra::Section>(s.engine, s.replicator.get());
     }
     if (job.world.empty() || s.replicator) {
         comm_init_predefined(s.engine.rank(), s.engine.size());

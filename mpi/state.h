@@ -27,7 +27,7 @@ struct State {
     ulm::Engine engine;
     std::unique_ptr<ft::Detector> detector;
     std::unique_ptr<rep::Replicator> replicator; // mpirun --replicas (ft/rep/)
-    std::unique_ptr<intra::Section> intra;       // MPIX_Intra_* (ft/intra/), made by the first section
+    std::unique_ptr<intra::Section> intra;       // MPIX_Intra_* (ft/intra/): at MPI_Init when replicated, else by the first section
     Comm* world = nullptr;
     Comm* self = nullptr;
 };

@@ -5,6 +5,7 @@
 #include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "runtime/shared_region.h"
 
 #include <cstdio>
 #include <ctime>
@@ -33,7 +34,12 @@ rt::Nanos profile_now()
     return static_cast<rt::Nanos>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-Section::Section(ulm::Engine& eng, rep::Replicator* rep) : eng_(eng), rep_(rep) {}
+Section::Section(ulm::Engine& eng, rep::Replicator* rep) : eng_(eng), rep_(rep)
+{
+    if (rep_ != nullptr && rep_->set().replicas() >= 2) {
+        prepare_stage();
+    }
+}
 
 void Section::report() const
 {
@@ -45,14 +51,17 @@ void Section::report() const
     std::fprintf(stderr,
                  "intra_profile: replica %d: %llu sections, per section (%s us): post %.1f tasks %.1f "
                  "send+progress %.1f wait %.1f rerun %.1f; updates complete before the wait "
-                 "%llu of %llu; sent %llu bytes, %llu of them staged\n",
+                 "%llu of %llu; sent %llu bytes, %llu of them staged (%s); read %llu bytes from "
+                 "a sibling's shared area\n",
                  rep_ != nullptr ? rep_->replica() : 0,
                  static_cast<unsigned long long>(stats_.sections), profile_p.get().c_str(), us(stats_.ns_post),
                  us(stats_.ns_tasks), us(stats_.ns_send), us(stats_.ns_wait), us(stats_.ns_rerun),
                  static_cast<unsigned long long>(stats_.rx_early),
                  static_cast<unsigned long long>(stats_.rx_total),
                  static_cast<unsigned long long>(stats_.update_bytes),
-                 static_cast<unsigned long long>(process_stage().sent()));
+                 static_cast<unsigned long long>(process_stage().sent()),
+                 process_stage().shared() ? "shared" : "private",
+                 static_cast<unsigned long long>(rt::shared_read_bytes()));
 }
 
 rt::Status Section::fail(rt::Errc code, std::string why)

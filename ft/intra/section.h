@@ -98,6 +98,10 @@ public:
     const std::string& why() const { return why_; }
 
 private:
+    // Replicated: makes the staging area (intra_stage_init bytes) now,
+    // when sections would stage (section_run.cpp), so that the first one
+    // does not pay for making and populating it.
+    void prepare_stage();
     rt::Status run_replicated();
     void call(Task& t);
     void restore(Task& t);

@@ -9,9 +9,12 @@
 #include "runtime/config.h"
 #include "runtime/log.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <string>
 
 namespace ulmpi::intra {
 
@@ -20,33 +23,46 @@ namespace {
 const rt::TextParam kill_p{
     "intra_kill", "",
     "test only: \"R:N\": replica R of every rank dies (SIGKILL) right after posting its N-th "
-    "intra-parallel update message"};
+    "intra-parallel update message; \"R:N:stage\": instead, halfway through writing that "
+    "update into its staging area (right before posting it when it is not staged)"};
 
 const rt::ChoiceParam stage_p{
     "intra_stage", "auto",
-    "pack large intra-parallel updates into a staging area on huge pages before sending them: "
-    "auto (where transparent huge pages are in madvise mode), on, off",
+    "pack large intra-parallel updates into a staging area before sending them (a shared memfd a "
+    "sibling on this host copies from with memcpy; else private memory on huge pages): auto "
+    "(when a live sibling is on this host and the area can be shared, or transparent huge pages "
+    "are in madvise mode), on, off",
     "auto|on|off"};
 const rt::SizeParam stage_min_p{
     "intra_stage_min", 32768,
     "smallest intra-parallel update packed into the sender's staging area on huge pages before "
     "it is sent, when intra_stage allows (a sibling's direct read then pins few pages; 0: send "
     "every update from the program's memory)"};
+const rt::BoolParam stage_shared_p{
+    "intra_stage_shared", true,
+    "make the staging area of intra-parallel updates a shared memfd that a sibling on this host "
+    "maps and copies from with memcpy (0: private memory, read with process_vm_readv)"};
 const rt::SizeParam stage_max_p{
     "intra_stage_max", std::uint64_t{64} << 20,
     "largest staging area of a replica's updates in one section (bytes; larger updates are sent "
     "from the program's memory)"};
 
+const rt::SizeParam stage_init_p{
+    "intra_stage_init", std::uint64_t{2} << 20,
+    "staging area of intra-parallel updates made at MPI_Init in a replicated job whose sections "
+    "would stage (bytes; it grows at a section that needs more; 0: made at the first such section)"};
+
 bool written(Access a) { return a != Access::in; }
 
-// intra_stage: whether large updates are staged (stage.h).
-bool staging_on()
+// intra_stage: whether large updates are staged (stage.h), given whether a
+// live sibling is on this host (its shared-memory path reads the area).
+bool staging_on(bool sibling_here)
 {
-    static const bool on = [] {
+    static const int mode = [] {
         const std::string& v = stage_p.get();
-        if (v != "auto") {
-            return v == "on";
-        }
+        return v == "on" ? 1 : v == "off" ? 0 : -1;
+    }();
+    static const bool thp = [] {
         char text[128] = {};
         if (std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
             const std::size_t got = std::fread(text, 1, sizeof text - 1, f);
@@ -55,13 +71,28 @@ bool staging_on()
         }
         return thp_madvise_mode(text);
     }();
-    return on;
+    if (mode >= 0) {
+        return mode == 1;
+    }
+    return sibling_here && ((stage_shared_p.get() && Stage::can_share()) || thp);
+}
+
+// Whether a sibling of `live` (bit l: replica l) shares this host.
+bool sibling_here(const rep::Replicator& rep, std::uint32_t live)
+{
+    for (int l = 0; l < rep.set().replicas(); ++l) {
+        if (l != rep.replica() && (live & (1u << l)) && rep.sibling_on_my_host(l)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 // intra_kill: which replica dies after which update message (0: never).
 struct KillPoint {
     int replica = -1;
     std::uint64_t after = 0;
+    bool in_stage = false; // "R:N:stage": while writing the N-th into the staging area
 };
 
 KillPoint kill_point()
@@ -69,12 +100,24 @@ KillPoint kill_point()
     KillPoint k;
     const std::string& v = kill_p.get();
     unsigned long long after = 0;
-    if (!v.empty() && std::sscanf(v.c_str(), "%d:%llu", &k.replica, &after) == 2) {
+    char how[16] = {};
+    const int got = v.empty() ? 0 : std::sscanf(v.c_str(), "%d:%llu:%15s", &k.replica, &after, how);
+    if (got == 2 || (got == 3 && std::string(how) == "stage")) {
         k.after = after;
+        k.in_stage = got == 3;
     } else if (!v.empty()) {
-        rt::log(rt::LogLevel::warn, "intra_kill=\"%s\" is not REPLICA:COUNT; ignored", v.c_str());
+        k.replica = -1;
+        rt::log(rt::LogLevel::warn, "intra_kill=\"%s\" is not REPLICA:COUNT[:stage]; ignored",
+                v.c_str());
     }
     return k;
+}
+
+[[noreturn]] void die_now()
+{
+    std::fflush(nullptr);
+    std::raise(SIGKILL);
+    std::abort();
 }
 
 // A posted receive of one parameter of a task's update.
@@ -247,6 +290,18 @@ void wait_all(ulm::Engine& eng, rep::Replicator& rep, int r, const std::vector<R
 
 } // namespace
 
+void Section::prepare_stage()
+{
+    std::uint32_t live = 0;
+    for (int l = 0; l < rep_->set().replicas(); ++l) {
+        live |= rep_->sibling_alive(l) ? 1u << l : 0u;
+    }
+    const std::uint64_t bytes = std::min(stage_init_p.get(), stage_max_p.get());
+    if (bytes > 0 && stage_min_p.get() > 0 && staging_on(sibling_here(*rep_, live))) {
+        (void)process_stage().reserve(bytes, stage_shared_p.get());
+    }
+}
+
 rt::Status Section::run_replicated()
 {
     const int n = static_cast<int>(tasks_.size());
@@ -368,9 +423,10 @@ rt::Status Section::run_replicated()
             }
         }
     }
-    StagePlan plan = plan_stage(sizes, staging_on() ? stage_min_p.get() : 0, stage_max_p.get());
+    StagePlan plan = plan_stage(sizes, staging_on(sibling_here(*rep_, live)) ? stage_min_p.get() : 0,
+                                stage_max_p.get());
     Stage& stage = process_stage();
-    if (plan.bytes > 0 && !stage.reserve(plan.bytes)) {
+    if (plan.bytes > 0 && !stage.reserve(plan.bytes, stage_shared_p.get())) {
         plan.offset.assign(plan.offset.size(), kDirect);
     }
     std::size_t next_update = 0; // index into plan.offset
@@ -422,7 +478,17 @@ rt::Status Section::run_replicated()
                 if (!written(d.args[a].access)) {
                     continue;
                 }
+                if (kill.in_stage && self == kill.replica && sent_ + 1 == kill.after) {
+                    if (staged[a] == 1) { // (intra_kill=R:N:stage: half of it written)
+                        ulm::pack(t.ref(d, a), 0, from[a].base, from[a].count / 2);
+                    }
+                    die_now();
+                }
                 if (staged[a] == 1) {
+                    // Every byte is written before the message that names
+                    // them is posted: a sibling reads the area only once that
+                    // message came (after a FIFO's release), so a writer's
+                    // death leaves nothing half written it would take.
                     ulm::pack(t.ref(d, a), 0, from[a].base, from[a].count);
                     staged[a] = 2;
                 }
@@ -439,10 +505,9 @@ rt::Status Section::run_replicated()
                 if (staged[a] != 0) {
                     stage.count_sent(ref.bytes());
                 }
-                if (++sent_ == kill.after && self == kill.replica) {
+                if (++sent_ == kill.after && self == kill.replica && !kill.in_stage) {
                     eng_.progress(); // (intra_kill: part of the update may have left)
-                    std::fflush(nullptr);
-                    std::raise(SIGKILL);
+                    die_now();
                 }
             }
             if (markers && any) {

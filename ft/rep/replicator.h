@@ -122,6 +122,10 @@ public:
     rt::Status isend_sibling(int replica, const ulm::DataRef& data, int tag, ulm::SendMsg** out);
     rt::Status irecv_sibling(const ulm::DataRef& data, int tag, ulm::RecvMsg** out);
     bool sibling_alive(int replica) const { return set_.alive(replica, me_); }
+    // Whether replica `replica` of my rank shares my host's shared-memory
+    // segment (the shared-memory path carries our messages; it can map
+    // memory I share: ft/intra's staging area).
+    bool sibling_on_my_host(int replica) const;
     int rank() const { return me_; }
 
     // ulm::ReplicaHooks

@@ -20,4 +20,12 @@ rt::Status Replicator::irecv_sibling(const ulm::DataRef& data, int tag, ulm::Rec
     return eng_.irecv(data, me_, tag, kSiblingContext, out);
 }
 
+bool Replicator::sibling_on_my_host(int replica) const
+{
+    if (replica < 0 || replica >= set_.replicas()) {
+        return false;
+    }
+    return boot_.job().same_segment(set_.phys(k_, me_), set_.phys(replica, me_));
+}
+
 } // namespace ulmpi::rep

@@ -3,6 +3,7 @@
 #include "paths/registry.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "runtime/shared_region.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -76,6 +77,17 @@ struct RkeyHead {
 struct RkeyEntry {
     std::uint64_t addr;
     std::uint64_t len;
+};
+// A key of one entry that lies in a shared area of the sender
+// (runtime/shared_region.h) has this bit in RkeyHead::n and an RkeyShared
+// after its entry: the receiver maps the area and copies with memcpy
+// (shm_peer_maps.h), or, when it cannot, reads the entry as any other.
+constexpr std::uint32_t kRkeyShared = 1u << 31;
+struct RkeyShared {
+    std::int32_t fd;
+    std::uint32_t pad;
+    std::uint64_t ino;
+    std::uint64_t offset;
 };
 
 std::vector<std::unique_ptr<Path>> make_shm_paths(const rt::JobInfo& job)
@@ -746,10 +758,21 @@ std::size_t ShmPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::siz
     }
     auto* p = static_cast<std::byte*>(out);
     RkeyHead head{static_cast<std::uint32_t>(::getpid()), static_cast<std::uint32_t>(iovcnt)};
+    rt::SharedRef shared;
+    const bool in_shared = iovcnt == 1 && need + sizeof(RkeyShared) <= cap &&
+                           rt::find_shared(iov[0].iov_base, iov[0].iov_len, &shared);
+    if (in_shared) {
+        head.n |= kRkeyShared;
+    }
     std::memcpy(p, &head, sizeof head);
     for (int i = 0; i < iovcnt; ++i) {
         RkeyEntry e{reinterpret_cast<std::uint64_t>(iov[i].iov_base), iov[i].iov_len};
         std::memcpy(p + sizeof head + static_cast<std::size_t>(i) * sizeof e, &e, sizeof e);
+    }
+    if (in_shared) {
+        RkeyShared sh{shared.fd, 0, shared.ino, shared.offset};
+        std::memcpy(p + need, &sh, sizeof sh);
+        need += sizeof sh;
     }
     return need;
 }
@@ -762,13 +785,31 @@ Status ShmPath::get(int, const void* rkey, std::size_t rkey_len, std::uint64_t r
     }
     const auto* p = static_cast<const std::byte*>(rkey);
     auto head = load<RkeyHead>(p);
-    if (rkey_len != sizeof head + std::size_t{head.n} * sizeof(RkeyEntry)) {
+    const bool shared = (head.n & kRkeyShared) != 0;
+    head.n &= ~kRkeyShared;
+    if (rkey_len != sizeof head + std::size_t{head.n} * sizeof(RkeyEntry) +
+                        (shared ? sizeof(RkeyShared) : 0) ||
+        (shared && head.n != 1)) {
         return Errc::protocol;
     }
     // Remote segments from remote_offset on, as many as the local side needs.
     std::size_t want = 0;
     for (int i = 0; i < nlocal; ++i) {
         want += local[i].iov_len;
+    }
+    if (shared) {
+        const auto e = load<RkeyEntry>(p + sizeof head);
+        const auto sh = load<RkeyShared>(p + sizeof head + sizeof(RkeyEntry));
+        if (remote_offset > e.len || want > e.len - remote_offset) {
+            return Errc::protocol;
+        }
+        if (peer_maps_.copy(static_cast<pid_t>(head.pid), sh.fd, sh.ino, sh.offset + remote_offset,
+                            local, nlocal)) {
+            bump(counters_.gets);
+            bump(counters_.get_bytes, want);
+            rt::count_shared_read(want);
+            return Errc::ok;
+        }
     }
     std::vector<iovec> remote;
     std::uint64_t skip = remote_offset;

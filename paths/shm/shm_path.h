@@ -11,6 +11,7 @@
 #include "paths/path.h"
 #include "paths/shm/shm_fifo.h"
 #include "paths/shm/shm_layout.h"
+#include "paths/shm/shm_peer_maps.h"
 #include "runtime/opt_lock.h"
 #include "runtime/shm_segment.h"
 
@@ -110,6 +111,7 @@ private:
     std::atomic<std::uint64_t> rings_seen_{0}; // written under doorbell_lock_
     rt::OptMutex doorbell_lock_;
     std::string describe_;
+    shm::PeerMaps peer_maps_; // senders' shared areas read with memcpy (get())
     bool open_ = false;
     // False in a forked process that became a rank this host's segment has
     // no region for (placed on another host: path.h, become()): it reaches

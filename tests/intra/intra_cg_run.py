@@ -3,15 +3,20 @@
 without replication, with plain replication, with intra-parallel kernels
 (--replicas 2 and 3), with a replica killed inside a sparsemv section, and
 with a replica killed and re-created (recovery, docs/replication.md), and
-with updates staged (intra_stage_min; the staging area must have been used).
+with updates staged (intra_stage_min; the staging area must have been used,
+and a sibling must have copied updates from it, it being shared memory),
+also with a replica killed halfway through writing an update into its
+staging area (intra_kill=R:N:stage, N drawn from --seed, after its sibling
+mapped the area: the same bits, so no half-written update was taken).
 
-  intra_cg_run.py --mpirun M --exe E [--np N] [--limit SECONDS] [CG options...]
+  intra_cg_run.py --mpirun M --exe E [--np N] [--seed S] [--limit SECONDS] [CG options...]
 
 Every run has a watchdog (--limit); a failing run prints its command.
 """
 
 import argparse
 import os
+import random
 import re
 import signal
 import subprocess
@@ -36,7 +41,14 @@ def main():
     ap.add_argument("--exe", required=True)
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--limit", type=float, default=120)
+    ap.add_argument("--seed", type=int, default=None)
     a, cg = ap.parse_known_args()
+    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    # The update message (of replica 1, counted from the first section) in
+    # the middle of whose staging it dies: past the first sections, so that
+    # its sibling has mapped the area and read from it.
+    stage_kill = random.Random(seed).randint(12, 60)
+    print("seed %d: replica 1 dies while staging its update message %d" % (seed, stage_kill))
     base = [a.mpirun, "-n", str(a.np)]
     # (name, mpirun options, program options); the chunking (tasks=) changes
     # the order of ddot's sums, so each chunking has its own reference.
@@ -71,6 +83,9 @@ def main():
          BIG + ["intra=all"]),
         ("--replicas 3, larger grid, intra all, staged, replica 0 killed in sparsemv",
          ["--replicas", "3"] + STAGE, BIG + ["intra=all", "kill=0:2"]),
+        ("--replicas 2, larger grid, intra all, staged, replica 1 killed while staging",
+         ["--replicas", "2", "--param", "intra_kill=1:%d:stage" % stage_kill,
+          "--param", "rep_recover=0"] + STAGE, BIG + ["intra=all"]),
     ]
     refs = {}
     failures = 0
@@ -87,6 +102,9 @@ def main():
         if "staged" in name and not any(
                 int(x) > 0 for x in re.findall(r"sent \d+ bytes, (\d+) of them staged", out)):
             bad = True  # no update left from the staging area
+        if "staged" in name and not any(
+                int(x) > 0 for x in re.findall(r"read (\d+) bytes from a sibling's shared area", out)):
+            bad = True  # no sibling copied from a shared staging area
         if bad:
             failures += 1
             print("FAIL: %s (rc=%s; want %s)\n  repeat: %s\n%s" % (name, rc, ref, " ".join(cmd), out))

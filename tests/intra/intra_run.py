@@ -17,7 +17,11 @@
    (--param intra_kill=R:N: a partial update). The job must exit 0 with the
    reference result. A failing run prints the command that repeats it.
    --kill HOW: the same for one fixed point (kill=R:S:T, several joined by
-   "+" for several deaths, or intra_kill=R:N).
+   "+" for several deaths, intra_kill=R:N, or intra_kill=R:N:stage: replica R
+   dies halfway through writing its N-th update message into its staging
+   area, or right before posting it when it is not staged; a survivor must
+   then have run more than its share: a half-written update is not taken).
+   With --stage, half of the --kill-runs update kills are :stage ones.
    --shared (with three or more replicas and one death, kill=R:S:T): the
    survivors share the dead replica's tasks in the sections after its
    death: together they ran at most each task once, plus the dead one's share
@@ -190,7 +194,7 @@ def main():
             return
         more = [(key, v) for key, v in got.items()
                 if v > sum(share(SIZES[s % len(SIZES)], r, key[1]) for s in range(a.sections))]
-        if how.startswith("kill=") and not more:
+        if (how.startswith("kill=") or how.endswith(":stage")) and not more:
             fail("--replicas %d, %s: no survivor ran the dead replica's tasks %s" %
                  (r, how, sorted(got.items())), cmd, rc, out, err)
             return
@@ -237,7 +241,9 @@ def main():
                 t = first(n, r, k) + rng.randrange(share(n, r, k))
                 kill_run(r, "kill=%d:%d:%d" % (k, s, t))
             else:
-                kill_run(r, "intra_kill=%d:%d" % (k, rng.randint(1, updates(a.sections, r, k))))
+                n = rng.randint(1, updates(a.sections, r, k))
+                tail = ":stage" if a.stage is not None and rng.randrange(2) else ""
+                kill_run(r, "intra_kill=%d:%d%s" % (k, n, tail))
 
     if a.errors:
         for r in (1, 2):

@@ -10,6 +10,7 @@
 #include "paths/self/self_path.h"
 #include "paths/shm/shm_path.h"
 #include "runtime/config.h"
+#include "runtime/shared_region.h"
 #include "ulm/engine.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,8 @@
 #include <memory>
 #include <random>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 namespace ulmpi::test {
 namespace {
@@ -607,6 +610,155 @@ TEST(ShmPath, get_reads_peer_memory_when_single_copy_is_allowed)
     EXPECT_EQ(child, 0);
     if (verdict == kSkipped) {
         GTEST_SKIP() << "process_vm_readv between parent and child is not allowed here";
+    }
+    EXPECT_EQ(verdict, kOk);
+}
+
+// A send that lies in a shared area the sender registered
+// (runtime/shared_region.h): the receiver copies it from its own mapping of
+// the sender's memfd (counted in rt::shared_read_bytes), at any offset and
+// after the sender grew the file; the same bytes as a direct read.
+TEST(ShmPath, get_copies_from_a_registered_shared_area)
+{
+    ShmConfig cfg(16, 8, 4, 1024, 8192);
+    ScopedParam<rt::BoolParam, bool> cma("shm_single_copy", true);
+    enum : std::uint8_t { kOk = 0, kFailed = 1, kSkipped = 2 };
+    std::uint8_t verdict = kFailed;
+    constexpr std::size_t kArea = 1u << 20;
+    constexpr std::size_t kAt = 4096 + 64; // the message's offset in the area
+    constexpr std::size_t kLen = 300000;
+    int child = run_pair([&](SocketBootstrap& boot) -> int {
+        const int me = boot.job().rank;
+        const int peer = 1 - me;
+        auto path = wire_up(boot);
+        if (!path) {
+            return 1;
+        }
+        FnSink sink;
+        std::vector<std::byte> got_msg;
+        sink.fn = [&](RxFrag& f) { got_msg.assign(f.data, f.data + f.len); };
+        auto send_bytes = [&](const void* p, std::size_t n) {
+            TxBuffer buf;
+            Deadline d(10);
+            while (!path->acquire(peer, n, buf)) {
+                poll(*path, sink);
+                if (d.passed()) {
+                    return false;
+                }
+            }
+            std::memcpy(buf.data, p, n);
+            return path->commit(peer, buf, n) == SendResult::done;
+        };
+        auto wait_msg = [&] {
+            got_msg.clear();
+            Deadline d(20);
+            while (got_msg.empty() && !d.passed()) {
+                poll(*path, sink);
+            }
+            return !got_msg.empty();
+        };
+        if (me == 0) {
+            const int fd = ::memfd_create("shm-path-test", MFD_CLOEXEC);
+            struct stat sb {};
+            if (fd < 0 || ::ftruncate(fd, kArea) != 0 || ::fstat(fd, &sb) != 0) {
+                // (no memfd here: nothing to test)
+                if (!send_bytes("s", 1) || !wait_msg()) {
+                    return 1;
+                }
+                verdict = static_cast<std::uint8_t>(got_msg[0]);
+                return boot.fence().ok() ? 0 : 1;
+            }
+            auto* area = static_cast<std::byte*>(
+                ::mmap(nullptr, kArea, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+            if (area == MAP_FAILED) {
+                return 1;
+            }
+            for (std::size_t i = 0; i < kLen; ++i) {
+                area[kAt + i] = get_byte(i);
+            }
+            EXPECT_TRUE(rt::register_shared(area, kArea, fd, sb.st_ino));
+            iovec iov{area + kAt, kLen};
+            std::byte key[256];
+            const std::size_t keylen = path->make_rkey(&iov, 1, key, sizeof key);
+            // The receiver reads; then the area grows (the file only), and
+            // it reads a second message past the first mapping's end.
+            if (!send_bytes(key, keylen == 0 ? 1 : keylen) || !wait_msg()) {
+                ADD_FAILURE() << "no word from rank 1";
+                return 1;
+            }
+            if (got_msg[0] != std::byte{kOk}) {
+                verdict = static_cast<std::uint8_t>(got_msg[0]);
+                rt::unregister_shared(area);
+                return boot.fence().ok() ? 0 : 1;
+            }
+            if (::ftruncate(fd, 2 * kArea) != 0) {
+                return 1;
+            }
+            auto* big = static_cast<std::byte*>(
+                ::mmap(nullptr, 2 * kArea, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+            if (big == MAP_FAILED) {
+                return 1;
+            }
+            rt::unregister_shared(area);
+            EXPECT_TRUE(rt::register_shared(big, 2 * kArea, fd, sb.st_ino));
+            for (std::size_t i = 0; i < kLen; ++i) {
+                big[kArea + 8 + i] = get_byte(i + 1);
+            }
+            iovec far{big + kArea + 8, kLen};
+            const std::size_t farlen = path->make_rkey(&far, 1, key, sizeof key);
+            if (!send_bytes(key, farlen == 0 ? 1 : farlen) || !wait_msg()) {
+                ADD_FAILURE() << "no verdict from rank 1";
+                return 1;
+            }
+            verdict = static_cast<std::uint8_t>(got_msg[0]);
+            rt::unregister_shared(big);
+        } else {
+            std::uint8_t v = kOk;
+            for (int round = 0; round < 2 && v == kOk; ++round) {
+                if (!wait_msg()) {
+                    ADD_FAILURE() << "no key from rank 0";
+                    return 1;
+                }
+                if (got_msg.size() == 1 || !path->single_copy()) {
+                    v = kSkipped;
+                    if (!send_bytes(&v, 1)) {
+                        return 1;
+                    }
+                    break;
+                }
+                const std::vector<std::byte> key = got_msg;
+                const std::uint64_t before = rt::shared_read_bytes();
+                std::vector<std::byte> local(kLen - 1000);
+                iovec liov[2] = {{local.data(), 5000}, {local.data() + 5000, local.size() - 5000}};
+                rt::Status st = path->get(peer, key.data(), key.size(), 1000, liov, 2);
+                EXPECT_TRUE(st.ok()) << rt::errc_name(st.code());
+                EXPECT_EQ(rt::shared_read_bytes() - before, local.size())
+                    << "round " << round << ": not copied from the shared area";
+                for (std::size_t i = 0; i < local.size(); ++i) {
+                    if (local[i] != get_byte(1000 + i + static_cast<std::size_t>(round))) {
+                        ADD_FAILURE() << "round " << round << ": byte " << i << " differs";
+                        break;
+                    }
+                }
+                EXPECT_EQ(path->get(peer, key.data(), key.size(), 1, liov, 1).code(),
+                          rt::Errc::ok);
+                iovec over{local.data(), 1000};
+                EXPECT_EQ(path->get(peer, key.data(), key.size(), kLen - 999, &over, 1),
+                          rt::Errc::protocol)
+                    << "reading past the described memory must fail";
+                if (::testing::Test::HasFailure()) {
+                    v = kFailed;
+                }
+                if (!send_bytes(&v, 1)) {
+                    return 1;
+                }
+            }
+        }
+        return boot.fence().ok() ? 0 : 1;
+    });
+    EXPECT_EQ(child, 0);
+    if (verdict == kSkipped) {
+        GTEST_SKIP() << "no memfd or no single copy between parent and child here";
     }
     EXPECT_EQ(verdict, kOk);
 }
