@@ -78,6 +78,15 @@ bool send_all(std::initializer_list<Rank*> ranks, Rank& a, int to, const std::ve
     return a.path->commit(to, b, d.size()) == path::SendResult::done;
 }
 
+// The wire-up of two ranks on the shared board (no fences: in order).
+void wire_pair(Rank& a, Rank& b)
+{
+    EXPECT_TRUE(a.path->open(a.boot).ok());
+    EXPECT_TRUE(b.path->open(b.boot).ok());
+    EXPECT_TRUE(a.path->connect(a.boot).ok());
+    EXPECT_TRUE(b.path->connect(b.boot).ok());
+}
+
 int replace_case(const std::string& fabric)
 {
     LocalJob job(2, LocalJob::Fences::none);
@@ -88,10 +97,7 @@ int replace_case(const std::string& fabric)
     if (r0.path == nullptr || r1->path == nullptr) {
         return 1;
     }
-    EXPECT_TRUE(r0.path->open(r0.boot).ok());
-    EXPECT_TRUE(r1->path->open(r1->boot).ok());
-    EXPECT_TRUE(r0.path->connect(r0.boot).ok());
-    EXPECT_TRUE(r1->path->connect(r1->boot).ok());
+    wire_pair(r0, *r1);
     const std::size_t big = r0.path->info().inline_max + 100; // from a bounce buffer
     const std::uint32_t share = r0.path->share();
 
@@ -219,10 +225,7 @@ int reads_under_reset_case(const std::string& fabric)
     if (r0.path == nullptr || r1->path == nullptr) {
         return 1;
     }
-    EXPECT_TRUE(r0.path->open(r0.boot).ok());
-    EXPECT_TRUE(r1->path->open(r1->boot).ok());
-    EXPECT_TRUE(r0.path->connect(r0.boot).ok());
-    EXPECT_TRUE(r1->path->connect(r1->boot).ok());
+    wire_pair(r0, *r1);
 
     const std::size_t n = 5, each = 256 * 1024;
     std::vector<std::byte> a = pattern(n * each, 4);
@@ -317,10 +320,7 @@ int spawn_case(const std::string& fabric)
     if (r0.path == nullptr || r1.path == nullptr) {
         return 1;
     }
-    EXPECT_TRUE(r0.path->open(r0.boot).ok());
-    EXPECT_TRUE(r1.path->open(r1.boot).ok());
-    EXPECT_TRUE(r0.path->connect(r0.boot).ok());
-    EXPECT_TRUE(r1.path->connect(r1.boot).ok());
+    wire_pair(r0, r1);
     EXPECT_FALSE(r0.path->can_reach(2));
     EXPECT_EQ(r0.path->connect_peer(2, r0.boot).code(), rt::Errc::unreachable); // nobody there yet
 

@@ -61,6 +61,17 @@ std::uint64_t data_bytes_logged(const MemFabric& fab, int src, int dst)
     return n;
 }
 
+// Rank 1 asked rank 0 once to stream the whole message (a read that did not
+// happen or did not check), `bytes` streamed, no fin.
+void expect_streamed_whole(const MemFabric& fab, std::uint64_t bytes)
+{
+    auto cts = frags(fab, FragType::cts, 1, 0);
+    ASSERT_EQ(cts.size(), 1u);
+    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u) << "stream from byte 0";
+    EXPECT_EQ(data_bytes_logged(fab, 0, 1), bytes);
+    EXPECT_EQ(frags(fab, FragType::fin, 1, 0).size(), 0u);
+}
+
 // ---------------------------------------------------------------------------
 // Eager
 
@@ -370,11 +381,7 @@ TEST(Engine, rendezvous_falls_back_to_copy_when_get_fails)
     ASSERT_TRUE(c.run_until([&] { return r->complete && s->complete; }));
     EXPECT_TRUE(same_bytes(in, msg));
     EXPECT_EQ(r->error, Errc::ok);
-    auto cts = frags(c.fabric, FragType::cts, 1, 0);
-    ASSERT_EQ(cts.size(), 1u);
-    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u) << "nothing was read: stream from byte 0";
-    EXPECT_EQ(data_bytes_logged(c.fabric, 0, 1), 30000u);
-    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), 0u);
+    expect_streamed_whole(c.fabric, 30000);
     c.e(0).release(s);
     c.e(1).release(r);
 }
@@ -455,11 +462,7 @@ TEST(Engine, an_async_read_failing_mid_way_streams_the_message_instead)
     std::vector<std::byte> got(20000);
     ulm::pack(DataRef{dst.data(), 200, &rlay}, 0, got.data(), 20000);
     EXPECT_TRUE(same_bytes(got, msg));
-    auto cts = frags(c.fabric, FragType::cts, 1, 0);
-    ASSERT_EQ(cts.size(), 1u);
-    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u);
-    EXPECT_EQ(data_bytes_logged(c.fabric, 0, 1), 20000u);
-    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), 0u);
+    expect_streamed_whole(c.fabric, 20000);
     c.e(0).release(s);
     c.e(1).release(r);
 }
@@ -490,11 +493,7 @@ TEST_P(EngineCheckedRead, a_read_that_lands_damaged_is_caught_and_the_message_st
     EXPECT_TRUE(same_bytes(in, msg));
     EXPECT_EQ(c.path(1).gets_corrupted(), 1u);
     EXPECT_EQ(c.e(1).counters(0).crc_payload_fail, 1u);
-    auto cts = frags(c.fabric, FragType::cts, 1, 0);
-    ASSERT_EQ(cts.size(), 1u);
-    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u);
-    EXPECT_EQ(data_bytes_logged(c.fabric, 0, 1), 30000u);
-    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), 0u);
+    expect_streamed_whole(c.fabric, 30000);
     c.e(0).release(s);
     c.e(1).release(r);
 }
