@@ -423,7 +423,7 @@ private:
     void maybe_free(SendMsg* s);
     int push_pending(Peer& p);
     void mark_active(Peer& p);
-    std::size_t make_get_key(Link& l, Rail& rail, SendMsg* s, std::byte* key, std::size_t cap);
+    std::size_t make_get_key(Peer& p, Rail& rail, SendMsg* s, std::byte* key, std::size_t cap);
 
     // receive side (protocol.cpp)
     [[gnu::always_inline]] inline bool eager_in_order(Peer& p, path::Path& via, const EagerHeader& e,

@@ -19,9 +19,10 @@ void Engine::print_stats() const
         const path::Path* via = l.control_path();
         std::fprintf(stderr,
                      "ulmpi-stats rank=%d peer=%d path=%s msgs_sent=%" PRIu64 " msgs_received=%" PRIu64
-                     " bytes_received=%" PRIu64 " unexpected=%" PRIu64 " out_of_order=%" PRIu64 "\n",
+                     " bytes_received=%" PRIu64 " unexpected=%" PRIu64 " out_of_order=%" PRIu64
+                     " get_crc_reused=%" PRIu64 "\n",
                      rank_, p.rank, via != nullptr ? via->info().name : "-", c.msgs_sent, c.msgs_received,
-                     c.bytes_received, c.unexpected, c.out_of_order);
+                     c.bytes_received, c.unexpected, c.out_of_order, c.get_crc_reused);
         links_.print_stats(stderr, rank_, p.rank);
     }
     for (const auto& path : paths_) {

@@ -504,7 +504,10 @@ bool Engine::start_send(Peer& p, SendMsg* s)
     const bool striped = l.stripe && l.up_rails() > 1;
     if (info.has_get && !striped && !(rail->checksum && rail->streamed) && s->total >= get_min_ &&
         (info.get_max == 0 || s->total <= info.get_max)) {
-        keylen = make_get_key(l, *rail, s, key, sizeof key);
+        if (s->id == 0) {
+            s->id = sends_.insert(s); // (make_get_key may remember it)
+        }
+        keylen = make_get_key(p, *rail, s, key, sizeof key);
     }
     if (s->id == 0) {
         s->id = sends_.insert(s);
@@ -1067,9 +1070,17 @@ void Engine::ask_stream(Peer& p, RecvMsg* r, std::uint64_t send_id)
 // a GetPrefix. Over a checksummed rail the prefix carries the CRC32C of the
 // whole message, which the receiver checks after its read (a direct read is
 // otherwise unverified). 0: no key (the message streams instead).
-std::size_t Engine::make_get_key(Link& l, Rail& rail, SendMsg* s, std::byte* key, std::size_t cap)
+//
+// A contiguous message whose bytes another send to the same peer still
+// under way was checksummed for (the same address and length) takes that
+// CRC without reading the bytes again: MPI forbids changing a send buffer
+// until its send completes, so they are the bytes that send summed. (A
+// window of sends of one buffer, or the same data to a peer several times,
+// costs one pass instead of one per send; a program that writes into a
+// buffer still being sent gets a CRC failure at the receiver, which then
+// asks for a stream.)
+std::size_t Engine::make_get_key(Peer& p, Rail& rail, SendMsg* s, std::byte* key, std::size_t cap)
 {
-    (void)l;
     iovec iov[kMaxIov];
     std::uint64_t covered = 0;
     const int n = to_iovec(s->data, 0, s->total, iov, kMaxIov, &covered);
@@ -1079,8 +1090,22 @@ std::size_t Engine::make_get_key(Link& l, Rail& rail, SendMsg* s, std::byte* key
     GetPrefix pre{};
     if (rail.checksum) {
         pre.checked = 1;
-        for (int i = 0; i < n; ++i) {
-            pre.crc = rt::crc32c(iov[i].iov_base, iov[i].iov_len, pre.crc);
+        Peer::GetCrc& m = p.get_crc;
+        const auto* base = static_cast<const std::byte*>(iov[0].iov_base);
+        const SendMsg* o = nullptr;
+        if (n == 1 && m.send_id != 0 && m.send_id != s->id && m.base == base && m.len == s->total) {
+            o = sends_.find(m.send_id); // under way (protocol_done takes it out)
+        }
+        if (o != nullptr && o->data.contiguous_base() == base && o->total == s->total) {
+            pre.crc = m.crc;
+            ++p.counters.get_crc_reused;
+        } else {
+            for (int i = 0; i < n; ++i) {
+                pre.crc = rt::crc32c(iov[i].iov_base, iov[i].iov_len, pre.crc);
+            }
+            if (n == 1) {
+                m = Peer::GetCrc{s->id, base, s->total, pre.crc};
+            }
         }
     }
     const std::size_t k = rail.path->make_rkey(iov, n, key + sizeof pre, cap - sizeof pre);

@@ -158,12 +158,10 @@ Status OfiPath::init_resources(std::string& why)
     for (std::uint32_t i = kMaxReads; i-- > 0;) {
         read_ops_[i].kind = Op::Kind::read;
         read_ops_[i].index = i;
-        free_reads_.push_back(i);
     }
-    gets_.resize(kGetDepth + kSyncGets);
-    for (std::uint32_t i = kGetDepth + kSyncGets; i-- > 0;) {
-        free_gets_.push_back(i);
-    }
+    reads_.reset(kGetDepth + kSyncGets, kGetDepth, kMaxReads);
+    reads_.on_ending([this](std::uint32_t i, ReadTable::Read& q) { read_ending(i, q); });
+    locals_.assign(kGetDepth + kSyncGets, {});
     scratch_.resize(opt_.buf_size);
     describe_ = "ofi: " + describe_info(fi_) + ", fragments up to " + std::to_string(info_.max_frag) +
                 " bytes, eager " + std::to_string(info_.eager_limit) + ", inject " +
@@ -258,11 +256,11 @@ void OfiPath::close()
         close_fid(r.mr);
     }
     mrs_.clear();
-    for (GetReq& q : gets_) {
-        for (fid_mr*& mr : q.locals) {
+    for (std::vector<fid_mr*>& mrs : locals_) {
+        for (fid_mr*& mr : mrs) {
             close_fid(mr);
         }
-        q.locals.clear();
+        mrs.clear();
     }
     close_fid(tx_mr_);
     close_fid(rx_mr_);
@@ -287,10 +285,7 @@ void OfiPath::close()
     arrived_.clear();
     arrived_hint_.store(false, std::memory_order_relaxed);
     // Reads still under way end unreported: nothing polls the provider now.
-    get_queue_.clear();
-    gets_queued_.store(false, std::memory_order_relaxed);
-    gets_ended_.clear();
-    gets_ended_hint_.store(false, std::memory_order_relaxed);
+    reads_.reset(0, 0, 0);
     open_ = false;
 }
 
@@ -303,7 +298,7 @@ bool OfiPath::needs_polling() const
     if (free_n_.load(std::memory_order_relaxed) < tx_ops_.size() ||
         backlogged_n_.load(std::memory_order_relaxed) != 0 ||
         arrived_hint_.load(std::memory_order_relaxed) ||
-        gets_used_.load(std::memory_order_relaxed) != 0) {
+        reads_.used() != 0) {
         return true; // arrived_: polled by one thread, not yet handed up by the deliverer
     }
     const rt::Nanos at = exposed_at_.load(std::memory_order_relaxed);

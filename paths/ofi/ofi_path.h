@@ -67,7 +67,7 @@
 //   Peer::lock   the peer's backlog: acquire(), commit(), reset_peer();
 //                progress() flushes a backlog with try_lock.
 //   mrs_lock_    the registration cache for remote reads.
-//   gets_lock_   the reads (gets_, their queue, the fi_read slots): taken
+//   gets_lock_   the reads (reads_: paths/read_table.h): taken
 //                to plan, post (fi_read under dom_ inside it), complete
 //                (on_tx) and end them; never held across a sink call.
 //   cq_busy_     one reader of the completion queue at a time (try: a
@@ -88,6 +88,7 @@
 #include "paths/ofi/ofi_tx_credits.h"
 #include "paths/ofi/ofi_wire.h"
 #include "paths/path.h"
+#include "paths/read_table.h"
 #include "runtime/clock.h"
 #include "runtime/opt_lock.h"
 
@@ -176,34 +177,15 @@ private:
         enum class Kind : std::uint8_t { send, recv, read } kind = Kind::send;
         std::uint32_t index = 0;
         int peer = -1;
-        std::uint32_t req = 0; // read: its GetReq (gets_)
         bool busy = false;    // send: posted, not complete
-        bool orphan = false;  // read: its GetReq ended without it; only free the slot
         rt::Nanos posted = 0;
     };
-    // One fi_read of a read: `len` bytes to `local` from the peer's `raddr`.
-    struct Piece {
-        std::byte* local;
-        std::uint64_t len;
-        void* desc;
-        std::uint64_t raddr;
-        std::uint64_t key;
-    };
-    // A read (a slot of gets_, under gets_lock_): planned whole, posted
-    // piece by piece.
-    struct GetReq {
-        std::vector<Piece> pieces;
+    // A read as planned (plan_get), before it takes a slot of reads_.
+    struct Plan {
+        std::vector<ReadPiece> pieces;
         std::vector<fid_mr*> locals; // the reader's registrations (FI_MR_LOCAL)
-        std::size_t next = 0;        // first piece not posted
-        std::uint32_t inflight = 0;  // pieces posted, not complete
         std::uint64_t bytes = 0;
-        std::uint64_t token = 0;
         int peer = -1;
-        Status result = Errc::ok;
-        rt::Nanos started = 0;
-        bool used = false;
-        bool sync = false; // get(): its caller waits for `ended`; nothing reported
-        bool ended = false;
     };
     struct Pending {
         std::uint32_t buf;
@@ -285,22 +267,21 @@ private:
     // Reads (ofi_rma.cpp). plan_get: the pieces of a read, checked against
     // the key, and the reader's registrations (into `req`).
     Status plan_get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
-                    const iovec* local, int nlocal, GetReq& req);
+                    const iovec* local, int nlocal, Plan& req);
+    void close_locals(std::vector<fid_mr*>& mrs);
     // Takes a slot for a planned read and posts what it can: the slot's
-    // index, or ~0 when every slot is taken.
-    std::uint32_t enqueue_get(GetReq& planned);
+    // index, or ReadTable::kNone when no slot is free for it.
+    std::uint32_t enqueue_get(Plan& planned, std::uint64_t token, bool sync);
     // Posts queued pieces while read slots are free (gets_lock_ held).
     void pump_gets_locked();
     void pump_gets();
     // A piece completed (on_tx), under gets_lock_.
     void on_read_done(Op& op, int err);
-    // The read ended (gets_lock_ held): registrations closed, counted,
-    // ended (get()) or queued for on_get_done (start_get()).
-    void end_get(std::uint32_t i);
+    // Read i ends (reads_' ending hook, gets_lock_ held): registrations
+    // closed, counted.
+    void read_ending(std::uint32_t i, ReadTable::Read& q);
     // Reads in flight past kReadLimit end with `timeout`, the path down.
     void check_reads(rt::Nanos now);
-    // Ends read i now with `why`; its pieces in flight only free their slots.
-    void abandon_locked(std::uint32_t i, Status why);
     // Hands ended start_get() reads to the sink.
     void report_gets(Sink& sink);
     fid_mr* cached_mr(const void* addr, std::size_t len);
@@ -330,16 +311,11 @@ private:
     std::vector<Op> tx_ops_;
     std::vector<Op> rx_ops_;
     std::vector<Op> read_ops_;
-    std::vector<std::uint32_t> free_reads_; // read_ops_ not in flight
-    std::size_t orphans_ = 0;               // read_ops_ in flight for reads that ended (gets_lock_)
-    std::vector<GetReq> gets_;               // kGetDepth + kSyncGets slots
-    std::vector<std::uint32_t> free_gets_;
-    std::deque<std::uint32_t> get_queue_;    // reads with pieces to post, in order
-    std::vector<std::uint32_t> gets_ended_;  // start_get() reads to report
+    // The reads (gets_lock_): kGetDepth + kSyncGets slots, a piece slot per
+    // op of read_ops_ (its index).
+    ReadTable reads_;
+    std::vector<std::vector<fid_mr*>> locals_; // per read slot: the reader's registrations
     std::vector<std::pair<std::uint64_t, Status>> reports_; // report_gets()' own
-    std::atomic<std::uint32_t> gets_used_{0};     // slots taken (gets_lock_)
-    std::atomic<bool> gets_queued_{false};        // get_queue_ not empty (gets_lock_)
-    std::atomic<bool> gets_ended_hint_{false};    // gets_ended_ not empty (gets_lock_)
     std::vector<std::uint32_t> free_tx_;
     std::vector<std::uint32_t> repost_;
     std::vector<Arrived> arrived_; // receives completed while no sink was at hand

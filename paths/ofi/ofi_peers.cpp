@@ -92,7 +92,8 @@ Status OfiPath::reset_peer(int peer, rt::Bootstrap&)
                 op.peer = -1;
             }
         }
-        for (GetReq& q : gets_) {
+        for (std::uint32_t i = 0; i < reads_.slots(); ++i) {
+            ReadTable::Read& q = reads_.at(i);
             if (q.used && q.peer == peer) {
                 q.peer = -1; // its pieces not posted yet fail (pump_gets_locked)
             }

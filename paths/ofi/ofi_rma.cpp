@@ -85,7 +85,7 @@ std::size_t OfiPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::siz
 }
 
 Status OfiPath::plan_get(int peer, const void* rkey, std::size_t rkey_len,
-                         std::uint64_t remote_offset, const iovec* local, int nlocal, GetReq& req)
+                         std::uint64_t remote_offset, const iovec* local, int nlocal, Plan& req)
 {
     if (!info_.has_get || peer < 0 || peer >= job_.size || rkey_len < sizeof(RkeyHead)) {
         return Errc::protocol;
@@ -123,8 +123,8 @@ Status OfiPath::plan_get(int peer, const void* rkey, std::size_t rkey_len,
             }
             const RkeyEntry re = entry(ri);
             const std::uint64_t n = std::min<std::uint64_t>({local[li].iov_len - lo, re.len - ro, opt_.read_chunk});
-            req.pieces.push_back(Piece{static_cast<std::byte*>(local[li].iov_base) + lo, n, nullptr,
-                                       (virt ? re.addr : 0) + ro, re.key});
+            req.pieces.push_back(ReadPiece{static_cast<std::byte*>(local[li].iov_base) + lo, n,
+                                           (virt ? re.addr : 0) + ro, re.key, 0});
             req.bytes += n;
             lo += n;
             ro += n;
@@ -144,11 +144,7 @@ Status OfiPath::plan_get(int peer, const void* rkey, std::size_t rkey_len,
             }
             fid_mr* mr = nullptr;
             if (!register_mr(local[li].iov_base, local[li].iov_len, FI_READ, mr).ok()) {
-                for (fid_mr*& m : req.locals) {
-                    rt::OptGuard g(dom_);
-                    close_fid(m);
-                }
-                req.locals.clear();
+                close_locals(req.locals);
                 return Errc::no_memory;
             }
             req.locals.push_back(mr);
@@ -156,7 +152,7 @@ Status OfiPath::plan_get(int peer, const void* rkey, std::size_t rkey_len,
             for (; at < req.pieces.size() && req.pieces[at].local >= base &&
                    req.pieces[at].local < base + local[li].iov_len;
                  ++at) {
-                req.pieces[at].desc = fi_mr_desc(mr);
+                req.pieces[at].ldesc = reinterpret_cast<std::uintptr_t>(fi_mr_desc(mr));
             }
         }
     }
@@ -164,45 +160,37 @@ Status OfiPath::plan_get(int peer, const void* rkey, std::size_t rkey_len,
     return Errc::ok;
 }
 
-std::uint32_t OfiPath::enqueue_get(GetReq& planned)
+void OfiPath::close_locals(std::vector<fid_mr*>& mrs)
+{
+    for (fid_mr*& mr : mrs) {
+        rt::OptGuard g(dom_);
+        close_fid(mr);
+    }
+    mrs.clear();
+}
+
+std::uint32_t OfiPath::enqueue_get(Plan& planned, std::uint64_t token, bool sync)
 {
     rt::OptGuard g(gets_lock_);
     // start_get() reads take at most kGetDepth slots: the others are
     // get()'s, which ends its reads itself (slots ended by start_get()
     // wait for a progress() with a sink to be reported and freed).
-    if (free_gets_.empty() ||
-        (!planned.sync && gets_used_.load(std::memory_order_relaxed) >= kGetDepth)) {
-        return ~std::uint32_t{0};
-    }
-    const std::uint32_t i = free_gets_.back();
-    free_gets_.pop_back();
-    GetReq& q = gets_[i];
-    q.pieces.swap(planned.pieces);
-    q.locals.swap(planned.locals);
-    q.next = 0;
-    q.inflight = 0;
-    q.bytes = planned.bytes;
-    q.token = planned.token;
-    q.peer = planned.peer;
-    q.result = Errc::ok;
-    q.started = rt::now_ns();
-    q.used = true;
-    q.sync = planned.sync;
-    q.ended = false;
-    gets_used_.fetch_add(1, std::memory_order_relaxed);
-    if (q.pieces.empty()) {
-        end_get(i);
+    const std::uint32_t i = reads_.open(planned.pieces, planned.bytes, token, planned.peer, sync);
+    if (i == ReadTable::kNone) {
         return i;
     }
-    get_queue_.push_back(i);
-    gets_queued_.store(true, std::memory_order_relaxed);
-    pump_gets_locked();
+    locals_[i].swap(planned.locals);
+    if (reads_.at(i).ended) {
+        close_locals(locals_[i]); // nothing to read: ended already
+    } else {
+        pump_gets_locked();
+    }
     return i;
 }
 
 void OfiPath::pump_gets()
 {
-    if (!gets_queued_.load(std::memory_order_relaxed)) {
+    if (!reads_.queued()) {
         return;
     }
     rt::OptGuard g(gets_lock_);
@@ -211,120 +199,62 @@ void OfiPath::pump_gets()
 
 void OfiPath::pump_gets_locked()
 {
-    while (!get_queue_.empty() && !free_reads_.empty()) {
-        const std::uint32_t qi = get_queue_.front();
-        GetReq& q = gets_[qi];
-        const Piece& pc = q.pieces[q.next];
-        const std::uint32_t slot = free_reads_.back();
+    while (!reads_.queue().empty() && reads_.piece_slot_free()) {
+        const std::uint32_t qi = reads_.queue().front();
+        ReadTable::Read& q = reads_.at(qi);
+        const ReadPiece& pc = q.pieces[q.next];
+        const std::uint32_t slot = reads_.next_piece_slot();
         Op& op = read_ops_[slot];
-        op.req = qi;
         op.peer = q.peer;
-        op.orphan = false;
         const fi_addr_t from = q.peer >= 0 ? peers_[static_cast<std::size_t>(q.peer)].addr : FI_ADDR_UNSPEC;
         ssize_t rc = -FI_EHOSTUNREACH; // the peer was reset meanwhile
         if (from != FI_ADDR_UNSPEC) {
             rt::OptGuard d(dom_);
-            rc = fi_read(ep_, pc.local, pc.len, pc.desc, from, pc.raddr, pc.key, &op.ctx);
+            rc = fi_read(ep_, pc.local, pc.len, reinterpret_cast<void*>(pc.ldesc), from, pc.raddr, pc.rkey,
+                         &op.ctx);
         }
         if (rc == -FI_EAGAIN) {
             return; // the provider's queue is full: again after its completions
         }
         if (rc != 0) {
-            if (q.result.ok()) {
-                q.result = Errc::io_error;
-            }
             mark_down(q.peer, lib::strerror(static_cast<int>(-rc)));
-            q.next = q.pieces.size(); // nothing more of it goes
+            reads_.stop(qi, Errc::io_error); // nothing more of it goes
         } else {
-            free_reads_.pop_back();
-            ++q.inflight;
-            ++q.next;
+            reads_.posted(qi);
         }
-        if (q.next == q.pieces.size()) {
-            get_queue_.pop_front();
-            if (q.inflight == 0) {
-                end_get(qi);
-            }
-        }
+        reads_.settle(0);
     }
-    gets_queued_.store(!get_queue_.empty(), std::memory_order_relaxed);
 }
 
 void OfiPath::on_read_done(Op& op, int err)
 {
-    free_reads_.push_back(op.index);
-    if (op.orphan) {
-        op.orphan = false;
-        --orphans_;
-        return; // its read ended without it (check_reads, abandon_gets)
-    }
-    GetReq& q = gets_[op.req];
-    --q.inflight;
-    if (err != 0) {
-        if (q.result.ok()) {
-            q.result = key_error(err) ? Errc::protocol : Errc::io_error;
-        }
-        if (q.next < q.pieces.size()) {
-            q.next = q.pieces.size(); // the rest would be wasted
-            std::erase(get_queue_, op.req);
-            gets_queued_.store(!get_queue_.empty(), std::memory_order_relaxed);
-        }
-    }
-    if (q.next == q.pieces.size() && q.inflight == 0) {
-        end_get(op.req);
-    }
+    reads_.piece_done(op.index, err == 0 ? Status{Errc::ok}
+                                         : Status{key_error(err) ? Errc::protocol : Errc::io_error});
 }
 
-void OfiPath::end_get(std::uint32_t i)
+void OfiPath::read_ending(std::uint32_t i, ReadTable::Read& q)
 {
-    GetReq& q = gets_[i];
-    for (fid_mr*& mr : q.locals) {
-        rt::OptGuard g(dom_);
-        close_fid(mr);
-    }
-    q.locals.clear();
+    close_locals(locals_[i]);
     if (q.result.ok()) {
         bump(counters_.gets);
         bump(counters_.get_bytes, q.bytes);
-    }
-    q.ended = true;
-    if (!q.sync) {
-        gets_ended_.push_back(i);
-        gets_ended_hint_.store(true, std::memory_order_release);
     }
 }
 
 void OfiPath::check_reads(rt::Nanos now)
 {
-    if (gets_used_.load(std::memory_order_relaxed) == 0) {
+    if (reads_.used() == 0) {
         return;
     }
     rt::OptGuard g(gets_lock_);
-    for (std::uint32_t i = 0; i < gets_.size(); ++i) {
-        GetReq& q = gets_[i];
+    for (std::uint32_t i = 0; i < reads_.slots(); ++i) {
+        const ReadTable::Read& q = reads_.at(i);
         if (!q.used || q.ended || now - q.started <= kReadLimit) {
             continue;
         }
         mark_down(q.peer, "remote reads did not complete in 60 s");
-        abandon_locked(i, Errc::timeout);
+        reads_.abandon(i, Errc::timeout);
     }
-}
-
-void OfiPath::abandon_locked(std::uint32_t i, Status why)
-{
-    GetReq& q = gets_[i];
-    q.result = why;
-    for (Op& op : read_ops_) {
-        if (op.req == i && std::find(free_reads_.begin(), free_reads_.end(), op.index) == free_reads_.end()) {
-            op.orphan = true; // frees its slot at its completion
-            ++orphans_;
-        }
-    }
-    q.inflight = 0;
-    q.next = q.pieces.size();
-    std::erase(get_queue_, i);
-    gets_queued_.store(!get_queue_.empty(), std::memory_order_relaxed);
-    end_get(i);
 }
 
 bool OfiPath::abandon_gets(int peer)
@@ -335,13 +265,7 @@ bool OfiPath::abandon_gets(int peer)
     int n = 0;
     {
         rt::OptGuard g(gets_lock_);
-        for (std::uint32_t i = 0; i < gets_.size(); ++i) {
-            GetReq& q = gets_[i];
-            if (q.used && !q.ended && !q.sync && q.peer == peer) {
-                abandon_locked(i, Errc::io_error);
-                ++n;
-            }
-        }
+        n = reads_.abandon_peer(peer, Errc::io_error);
     }
     if (n > 0) {
         ULMPI_DEBUG("ofi: %d reads from rank %d given up (%zu pieces still posted)", n, peer, orphan_reads());
@@ -352,26 +276,18 @@ bool OfiPath::abandon_gets(int peer)
 std::size_t OfiPath::orphan_reads() const
 {
     rt::OptGuard g(gets_lock_);
-    return orphans_;
+    return reads_.orphans();
 }
 
 void OfiPath::report_gets(Sink& sink)
 {
-    if (!gets_ended_hint_.load(std::memory_order_acquire)) {
+    if (!reads_.ended_any()) {
         return;
     }
     reports_.clear();
     {
         rt::OptGuard g(gets_lock_);
-        for (std::uint32_t i : gets_ended_) {
-            GetReq& q = gets_[i];
-            reports_.emplace_back(q.token, q.result);
-            q.used = false;
-            free_gets_.push_back(i);
-            gets_used_.fetch_sub(1, std::memory_order_relaxed);
-        }
-        gets_ended_.clear();
-        gets_ended_hint_.store(false, std::memory_order_relaxed);
+        reads_.take_ended(reports_);
     }
     // The sink may start reads and send (its fin) from here.
     std::vector<std::pair<std::uint64_t, Status>> now;
@@ -389,7 +305,7 @@ void OfiPath::report_gets(Sink& sink)
 std::size_t OfiPath::reads_in_flight() const
 {
     rt::OptGuard g(gets_lock_);
-    return read_ops_.size() - free_reads_.size();
+    return reads_.pieces_busy();
 }
 
 Status OfiPath::start_get(int peer, const void* rkey, std::size_t rkey_len,
@@ -399,20 +315,15 @@ Status OfiPath::start_get(int peer, const void* rkey, std::size_t rkey_len,
     if (!open_) {
         return Errc::unreachable;
     }
-    if (gets_used_.load(std::memory_order_relaxed) >= kGetDepth) {
+    if (reads_.used() >= kGetDepth) {
         return Errc::again;
     }
-    GetReq plan;
+    Plan plan;
     if (Status st = plan_get(peer, rkey, rkey_len, remote_offset, local, nlocal, plan); !st.ok()) {
         return st;
     }
-    plan.token = token;
-    plan.sync = false;
-    if (enqueue_get(plan) == ~std::uint32_t{0}) {
-        for (fid_mr*& mr : plan.locals) {
-            rt::OptGuard g(dom_);
-            close_fid(mr);
-        }
+    if (enqueue_get(plan, token, false) == ReadTable::kNone) {
+        close_locals(plan.locals);
         return Errc::again;
     }
     return Errc::ok;
@@ -424,32 +335,29 @@ Status OfiPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint6
     if (!open_) {
         return Errc::unreachable;
     }
-    GetReq plan;
+    Plan plan;
     if (Status st = plan_get(peer, rkey, rkey_len, remote_offset, local, nlocal, plan); !st.ok()) {
         return st;
     }
-    plan.sync = true;
-    std::uint32_t i = enqueue_get(plan);
-    while (i == ~std::uint32_t{0}) {
+    std::uint32_t i = enqueue_get(plan, 0, true);
+    while (i == ReadTable::kNone) {
         // Every slot is taken by reads started earlier: they end as the
         // queue is polled (and are reported by the next progress()).
         if (poll_cq(nullptr) == 0) {
             ::sched_yield();
         }
         check_reads(rt::now_ns());
-        i = enqueue_get(plan);
+        i = enqueue_get(plan, 0, true);
     }
     // Wait for every piece (they write into the caller's memory); polling
     // the queue also serves a peer reading from us at the same time.
     for (std::uint32_t polls = 0;; ++polls) {
         {
             rt::OptGuard g(gets_lock_);
-            GetReq& q = gets_[i];
+            const ReadTable::Read& q = reads_.at(i);
             if (q.ended) {
                 const Status st = q.result;
-                q.used = false;
-                free_gets_.push_back(i);
-                gets_used_.fetch_sub(1, std::memory_order_relaxed);
+                reads_.release(i);
                 return st;
             }
         }

@@ -257,16 +257,8 @@ Status VerbsPath::open(rt::Bootstrap& boot)
     for (std::uint32_t i = opt_.send_bufs; i-- > 0;) {
         free_bufs_.push_back(i);
     }
-    reads_.assign(kGetDepth, Read{});
-    free_reads_.clear();
-    for (std::uint32_t i = kGetDepth; i-- > 0;) {
-        free_reads_.push_back(i);
-    }
-    pieces_.assign(kMaxPieces, PieceSlot{});
-    free_pieces_.clear();
-    for (std::uint32_t i = kMaxPieces; i-- > 0;) {
-        free_pieces_.push_back(i);
-    }
+    reads_.reset(kGetDepth, kGetDepth, kMaxPieces);
+    reads_.on_ending([this](std::uint32_t, ReadTable::Read& q) { read_ending(q); });
     for (std::uint32_t i = 0; i < depth_; ++i) {
         Sge s{reinterpret_cast<std::uint64_t>(rbuf(i)), opt_.buf_size, rbufs_mr_->lkey};
         if (Status st = dev_->post_srq_recv(srq_, i, s); !st.ok()) {
@@ -467,11 +459,7 @@ Status VerbsPath::reset_peer(int peer, rt::Bootstrap& boot)
         // Its reads end (reported by the next progress()); their posted
         // pieces stay orphans until the old queue pair is destroyed.
         rt::OptGuard g(reads_lock_);
-        for (std::uint32_t i = 0; i < reads_.size(); ++i) {
-            if (reads_[i].used && !reads_[i].ended && reads_[i].peer == peer) {
-                abandon_locked(i, Errc::io_error);
-            }
-        }
+        reads_.abandon_peer(peer, Errc::io_error);
     }
     if (p.qp != nullptr) {
         (void)dev_->modify_qp_error(p.qp); // what is queued to the old process completes flushed
@@ -568,16 +556,7 @@ void VerbsPath::close()
     bufs_ = rbufs_ = nullptr;
     grants_in_ = grants_out_ = nullptr;
     // No queue pair is left to complete a read: nothing is in flight.
-    reads_.clear();
-    free_reads_.clear();
-    read_queue_.clear();
-    reads_ended_.clear();
-    pieces_.clear();
-    free_pieces_.clear();
-    orphans_ = 0;
-    reads_used_.store(0, std::memory_order_relaxed);
-    reads_queued_.store(false, std::memory_order_relaxed);
-    reads_ended_hint_.store(false, std::memory_order_relaxed);
+    reads_.reset(0, 0, 0);
     open_ = false;
 }
 

@@ -120,6 +120,7 @@
 #pragma once
 
 #include "paths/path.h"
+#include "paths/read_table.h"
 #include "paths/verbs/verbs_device.h"
 #include "paths/verbs/verbs_regcache.h"
 #include "paths/verbs/verbs_wire.h"
@@ -237,34 +238,6 @@ private:
     static constexpr std::uintptr_t kFailTok = ~std::uintptr_t{0} - 1;
     static constexpr std::size_t kHdr = sizeof(FragHeader);
 
-    // One RDMA read of a planned read: `len` bytes into local memory from
-    // the peer's `raddr`.
-    struct Piece {
-        std::uint64_t local = 0;
-        std::uint32_t len = 0;
-        std::uint32_t lkey = 0;
-        std::uint64_t raddr = 0;
-        std::uint32_t rkey = 0;
-    };
-    // A start_get() read (a slot of reads_, under reads_lock_).
-    struct Read {
-        std::vector<Piece> pieces;
-        std::size_t next = 0;        // first piece not posted
-        std::uint32_t inflight = 0;  // pieces posted, not complete
-        std::uint64_t bytes = 0;
-        std::uint64_t token = 0;
-        int peer = -1;
-        Status result = Errc::ok;
-        bool used = false;
-        bool ended = false;          // waits in reads_ended_ for its report
-    };
-    // A posted piece of a start_get() read (a slot of pieces_).
-    struct PieceSlot {
-        std::uint32_t read = 0;
-        bool busy = false;
-        bool orphan = false;         // its read ended without it: only free the slot
-    };
-
     // A queue pair of a replaced process, in error, until it is destroyed.
     struct Retired {
         int peer = -1;
@@ -307,7 +280,10 @@ private:
     // Reads (verbs_reads.cpp). plan_read: the pieces of a read, checked
     // against the key, the receiver's segments registered.
     Status plan_read(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
-                     const iovec* local, int nlocal, std::vector<Piece>& out, std::uint64_t& bytes);
+                     const iovec* local, int nlocal, std::vector<ReadPiece>& out, std::uint64_t& bytes);
+    // One RDMA read work request (the peer's lock held): false when the
+    // queue pair broke.
+    bool post_read(int peer, const ReadPiece& pc, std::uint32_t tok);
     // Posts what it can of the peer's queued reads (its lock and
     // reads_lock_ held).
     void pump_peer_locked(int peer);
@@ -316,10 +292,8 @@ private:
     // A piece's completion (on_send_wc, the peer's lock held).
     void on_piece_done(std::uint32_t slot, WcStatus st);
     void piece_done_locked(std::uint32_t slot, WcStatus st);
-    // The read ended (reads_lock_ held): counted, queued for its report.
-    void end_read(std::uint32_t i);
-    // Ends read i now with `why`; its posted pieces become orphans.
-    void abandon_locked(std::uint32_t i, Status why);
+    // A read ends (reads_' ending hook, reads_lock_ held): counted.
+    void read_ending(ReadTable::Read& q);
     // Hands ended reads to the sink (the rcq_busy_ holder).
     void report_reads(Sink& sink);
     // Frees the piece slots of a destroyed queue pair's ring.
@@ -369,16 +343,7 @@ private:
     mutable rt::OptMutex pool_;
     mutable rt::OptMutex misc_;
     mutable rt::OptMutex reads_lock_;
-    std::vector<Read> reads_;                  // kGetDepth slots
-    std::vector<std::uint32_t> free_reads_;
-    std::vector<std::uint32_t> read_queue_;    // reads with pieces to post, in the order started
-    std::vector<std::uint32_t> reads_ended_;   // to report
-    std::vector<PieceSlot> pieces_;            // kMaxPieces slots
-    std::vector<std::uint32_t> free_pieces_;
-    std::size_t orphans_ = 0;                  // busy pieces of reads that ended
-    std::atomic<std::uint32_t> reads_used_{0};    // slots taken (reads_lock_)
-    std::atomic<bool> reads_queued_{false};       // read_queue_ not empty (reads_lock_)
-    std::atomic<bool> reads_ended_hint_{false};   // reads_ended_ not empty (reads_lock_)
+    ReadTable reads_;                          // kGetDepth reads, kMaxPieces pieces (reads_lock_)
     std::vector<int> pump_peers_;                 // pump_reads()' own (the rcq_busy_ holder)
     std::uint32_t event_tick_ = 0;
     std::uint64_t credit_stalls_ = 0;

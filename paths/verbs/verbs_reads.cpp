@@ -46,7 +46,7 @@ std::size_t VerbsPath::make_rkey(const iovec* iov, int iovcnt, void* out, std::s
 }
 
 Status VerbsPath::plan_read(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
-                            const iovec* local, int nlocal, std::vector<Piece>& out, std::uint64_t& bytes)
+                            const iovec* local, int nlocal, std::vector<ReadPiece>& out, std::uint64_t& bytes)
 {
     if (peer < 0 || peer >= job_.size || rkey_len < sizeof(RkeyHead)) {
         return Errc::protocol;
@@ -90,8 +90,8 @@ Status VerbsPath::plan_read(int peer, const void* rkey, std::size_t rkey_len, st
             }
             const RkeyEntry re = entry(ri);
             const std::uint64_t n = std::min<std::uint64_t>({local[li].iov_len - lo, re.len - ro, opt_.read_chunk});
-            out.push_back(Piece{reinterpret_cast<std::uint64_t>(local[li].iov_base) + lo,
-                                static_cast<std::uint32_t>(n), mr->lkey, re.addr + ro, re.rkey});
+            out.push_back(ReadPiece{static_cast<std::byte*>(local[li].iov_base) + lo, n, re.addr + ro, re.rkey,
+                                    mr->lkey});
             bytes += n;
             lo += n;
             ro += n;
@@ -107,7 +107,7 @@ Status VerbsPath::plan_read(int peer, const void* rkey, std::size_t rkey_len, st
 Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                       const iovec* local, int nlocal)
 {
-    std::vector<Piece> plan;
+    std::vector<ReadPiece> plan;
     std::uint64_t bytes = 0;
     if (Status st = plan_read(peer, rkey, rkey_len, remote_offset, local, nlocal, plan, bytes); !st.ok()) {
         return st;
@@ -117,7 +117,7 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
     // may post credit writes on this queue pair in between ("Threads"), and
     // completions come in order, so this one's completion covers them all.
     std::uint64_t end = 0;
-    for (const Piece& pc : plan) {
+    for (const ReadPiece& pc : plan) {
         p.lock.lock();
         while (!has_slot(p)) {
             p.lock.unlock(); // the send queue's reader takes the peer locks
@@ -128,14 +128,7 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
                 return Errc::io_error;
             }
         }
-        Sge s{pc.local, pc.len, pc.lkey};
-        SendWr wr;
-        wr.op = Op::rdma_read;
-        wr.sg = &s;
-        wr.nsge = 1;
-        wr.remote_addr = pc.raddr;
-        wr.rkey = pc.rkey;
-        const bool ok = post(peer, wr, kReadTok);
+        const bool ok = post_read(peer, pc, kReadTok);
         end = p.posted;
         p.lock.unlock();
         if (!ok) {
@@ -165,16 +158,29 @@ Status VerbsPath::get(int peer, const void* rkey, std::size_t rkey_len, std::uin
     return Errc::ok;
 }
 
+bool VerbsPath::post_read(int peer, const ReadPiece& pc, std::uint32_t tok)
+{
+    Sge s{reinterpret_cast<std::uint64_t>(pc.local), static_cast<std::uint32_t>(pc.len),
+          static_cast<std::uint32_t>(pc.ldesc)};
+    SendWr wr;
+    wr.op = Op::rdma_read;
+    wr.sg = &s;
+    wr.nsge = 1;
+    wr.remote_addr = pc.raddr;
+    wr.rkey = static_cast<std::uint32_t>(pc.rkey);
+    return post(peer, wr, tok);
+}
+
 Status VerbsPath::start_get(int peer, const void* rkey, std::size_t rkey_len, std::uint64_t remote_offset,
                             const iovec* local, int nlocal, std::uint64_t token)
 {
     if (!open_) {
         return Errc::unreachable;
     }
-    if (reads_used_.load(std::memory_order_relaxed) >= kGetDepth) {
+    if (reads_.used() >= kGetDepth) {
         return Errc::again;
     }
-    std::vector<Piece> plan;
+    std::vector<ReadPiece> plan;
     std::uint64_t bytes = 0;
     if (Status st = plan_read(peer, rkey, rkey_len, remote_offset, local, nlocal, plan, bytes); !st.ok()) {
         return st;
@@ -182,29 +188,13 @@ Status VerbsPath::start_get(int peer, const void* rkey, std::size_t rkey_len, st
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     rt::OptGuard hold(p.lock);
     rt::OptGuard g(reads_lock_);
-    if (free_reads_.empty()) {
+    const std::uint32_t i = reads_.open(plan, bytes, token, peer, false);
+    if (i == ReadTable::kNone) {
         return Errc::again;
     }
-    const std::uint32_t i = free_reads_.back();
-    free_reads_.pop_back();
-    Read& q = reads_[i];
-    q.pieces.swap(plan);
-    q.next = 0;
-    q.inflight = 0;
-    q.bytes = bytes;
-    q.token = token;
-    q.peer = peer;
-    q.result = Errc::ok;
-    q.used = true;
-    q.ended = false;
-    reads_used_.fetch_add(1, std::memory_order_relaxed);
-    if (q.pieces.empty()) {
-        end_read(i); // nothing to read: reported by the next progress()
-        return Errc::ok;
+    if (!reads_.at(i).ended) { // (nothing to read: reported by the next progress())
+        pump_peer_locked(peer);
     }
-    read_queue_.push_back(i);
-    reads_queued_.store(true, std::memory_order_relaxed);
-    pump_peer_locked(peer);
     return Errc::ok;
 }
 
@@ -213,63 +203,39 @@ void VerbsPath::pump_peer_locked(int peer)
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     // A quarter of the send queue stays for sends and credit writes.
     const std::uint64_t room = opt_.qp_depth - opt_.qp_depth / 4;
-    for (auto it = read_queue_.begin(); it != read_queue_.end();) {
-        const std::uint32_t qi = *it;
-        Read& q = reads_[qi];
+    for (std::size_t k = 0; k < reads_.queue().size();) {
+        const std::uint32_t qi = reads_.queue()[k];
+        ReadTable::Read& q = reads_.at(qi);
         if (q.peer != peer) {
-            ++it;
+            ++k;
             continue;
         }
         if (p.broken) {
-            // The queue pair is in error: nothing more of it goes.
-            if (q.result.ok()) {
-                q.result = Errc::io_error;
-            }
-            q.next = q.pieces.size();
+            reads_.stop(qi, Errc::io_error); // the queue pair is in error: nothing more of it goes
         }
-        while (q.next < q.pieces.size() && !free_pieces_.empty() && p.posted - p.done < room) {
-            const Piece& pc = q.pieces[q.next];
-            const std::uint32_t slot = free_pieces_.back();
-            Sge s{pc.local, pc.len, pc.lkey};
-            SendWr wr;
-            wr.op = Op::rdma_read;
-            wr.sg = &s;
-            wr.nsge = 1;
-            wr.remote_addr = pc.raddr;
-            wr.rkey = pc.rkey;
-            if (!post(peer, wr, kPieceTok + slot)) { // the queue pair broke
-                if (q.result.ok()) {
-                    q.result = Errc::io_error;
-                }
-                q.next = q.pieces.size();
+        while (q.next < q.pieces.size() && reads_.piece_slot_free() && p.posted - p.done < room) {
+            if (!post_read(peer, q.pieces[q.next], kPieceTok + reads_.next_piece_slot())) {
+                reads_.stop(qi, Errc::io_error); // the queue pair broke
                 break;
             }
-            free_pieces_.pop_back();
-            pieces_[slot] = PieceSlot{qi, true, false};
-            ++q.inflight;
-            ++q.next;
+            reads_.posted(qi);
         }
-        if (q.next < q.pieces.size()) {
+        if (!reads_.settle(k)) {
             break; // no room: the peer's later reads wait behind this one
         }
-        it = read_queue_.erase(it);
-        if (q.inflight == 0) {
-            end_read(qi);
-        }
     }
-    reads_queued_.store(!read_queue_.empty(), std::memory_order_relaxed);
 }
 
 void VerbsPath::pump_reads()
 {
-    if (!reads_queued_.load(std::memory_order_relaxed)) {
+    if (!reads_.queued()) {
         return;
     }
     pump_peers_.clear();
     {
         rt::OptGuard g(reads_lock_);
-        for (std::uint32_t qi : read_queue_) {
-            const int r = reads_[qi].peer;
+        for (std::uint32_t qi : reads_.queue()) {
+            const int r = reads_.at(qi).peer;
             if (std::find(pump_peers_.begin(), pump_peers_.end(), r) == pump_peers_.end()) {
                 pump_peers_.push_back(r);
             }
@@ -291,61 +257,17 @@ void VerbsPath::on_piece_done(std::uint32_t slot, WcStatus st)
 
 void VerbsPath::piece_done_locked(std::uint32_t slot, WcStatus st)
 {
-    if (slot >= pieces_.size() || !pieces_[slot].busy) {
-        return;
-    }
-    PieceSlot& o = pieces_[slot];
-    o.busy = false;
-    free_pieces_.push_back(slot);
-    if (o.orphan) {
-        o.orphan = false;
-        --orphans_;
-        return; // its read ended without it (abandon_gets, reset_peer)
-    }
-    Read& q = reads_[o.read];
-    --q.inflight;
-    if (st != WcStatus::success) {
-        if (q.result.ok()) {
-            q.result = st == WcStatus::rem_access_err ? Errc::protocol : Errc::io_error;
-        }
-        if (q.next < q.pieces.size()) {
-            q.next = q.pieces.size(); // the rest would be wasted
-            std::erase(read_queue_, o.read);
-            reads_queued_.store(!read_queue_.empty(), std::memory_order_relaxed);
-        }
-    }
-    if (q.next == q.pieces.size() && q.inflight == 0) {
-        end_read(o.read);
-    }
+    reads_.piece_done(slot, st == WcStatus::success         ? Status{Errc::ok}
+                            : st == WcStatus::rem_access_err ? Status{Errc::protocol}
+                                                             : Status{Errc::io_error});
 }
 
-void VerbsPath::end_read(std::uint32_t i)
+void VerbsPath::read_ending(ReadTable::Read& q)
 {
-    Read& q = reads_[i];
     if (q.result.ok()) {
         bump(counters_.gets);
         bump(counters_.get_bytes, q.bytes);
     }
-    q.ended = true;
-    reads_ended_.push_back(i);
-    reads_ended_hint_.store(true, std::memory_order_release);
-}
-
-void VerbsPath::abandon_locked(std::uint32_t i, Status why)
-{
-    Read& q = reads_[i];
-    q.result = why;
-    for (PieceSlot& o : pieces_) {
-        if (o.busy && !o.orphan && o.read == i) {
-            o.orphan = true; // frees its slot at its completion
-            ++orphans_;
-        }
-    }
-    q.inflight = 0;
-    q.next = q.pieces.size();
-    std::erase(read_queue_, i);
-    reads_queued_.store(!read_queue_.empty(), std::memory_order_relaxed);
-    end_read(i);
 }
 
 bool VerbsPath::abandon_gets(int peer)
@@ -357,14 +279,8 @@ bool VerbsPath::abandon_gets(int peer)
     std::size_t left = 0;
     {
         rt::OptGuard g(reads_lock_);
-        for (std::uint32_t i = 0; i < reads_.size(); ++i) {
-            Read& q = reads_[i];
-            if (q.used && !q.ended && q.peer == peer) {
-                abandon_locked(i, Errc::io_error);
-                ++n;
-            }
-        }
-        left = orphans_;
+        n = reads_.abandon_peer(peer, Errc::io_error);
+        left = reads_.orphans();
     }
     if (n > 0) {
         ULMPI_DEBUG("verbs: %s: %d reads from rank %d given up (%zu pieces still posted)", name_.c_str(), n,
@@ -376,13 +292,13 @@ bool VerbsPath::abandon_gets(int peer)
 std::size_t VerbsPath::orphan_reads() const
 {
     rt::OptGuard g(reads_lock_);
-    return orphans_;
+    return reads_.orphans();
 }
 
 std::size_t VerbsPath::pieces_in_flight() const
 {
     rt::OptGuard g(reads_lock_);
-    return pieces_.size() - free_pieces_.size();
+    return reads_.pieces_busy();
 }
 
 void VerbsPath::free_pieces(const std::vector<std::uint32_t>& ring)
@@ -398,23 +314,13 @@ void VerbsPath::free_pieces(const std::vector<std::uint32_t>& ring)
 
 void VerbsPath::report_reads(Sink& sink)
 {
-    if (!reads_ended_hint_.load(std::memory_order_acquire)) {
+    if (!reads_.ended_any()) {
         return;
     }
     std::vector<std::pair<std::uint64_t, Status>> now;
     {
         rt::OptGuard g(reads_lock_);
-        now.reserve(reads_ended_.size());
-        for (std::uint32_t i : reads_ended_) {
-            Read& q = reads_[i];
-            now.emplace_back(q.token, q.result);
-            q.used = false;
-            q.pieces.clear();
-            free_reads_.push_back(i);
-            reads_used_.fetch_sub(1, std::memory_order_relaxed);
-        }
-        reads_ended_.clear();
-        reads_ended_hint_.store(false, std::memory_order_relaxed);
+        reads_.take_ended(now);
     }
     // The sink may start reads (and send its fin) from here: no lock held.
     for (const auto& [token, st] : now) {

@@ -1,11 +1,14 @@
 // A peer of the verbs path replaced by a new process (FT-MPI REBUILD:
 // VerbsPath::reset_peer / connect_peer, path.h) and a process joining a slot
-// that held none (MPI_Comm_spawn: connect_peer alone), on the software
+// that held none (MPI_Comm_spawn: connect_peer alone), reads in flight to a
+// peer when it is replaced, on the software
 // device. Every rank's path lives in one forked process, each on a device
 // of its own (a process slot of the fabric each), sharing one bootstrap
 // board (LocalBootstrap without fences): the steps run in the order the
 // job's fences would put them in.
 #include "tests/verbs/verbs_pair.h"
+
+#include <algorithm>
 
 namespace ulmpi::test {
 namespace {
@@ -75,6 +78,15 @@ bool send_all(std::initializer_list<Rank*> ranks, Rank& a, int to, const std::ve
     return a.path->commit(to, b, d.size()) == path::SendResult::done;
 }
 
+// The wire-up of two ranks on the shared board (no fences: in order).
+void wire_pair(Rank& a, Rank& b)
+{
+    EXPECT_TRUE(a.path->open(a.boot).ok());
+    EXPECT_TRUE(b.path->open(b.boot).ok());
+    EXPECT_TRUE(a.path->connect(a.boot).ok());
+    EXPECT_TRUE(b.path->connect(b.boot).ok());
+}
+
 int replace_case(const std::string& fabric)
 {
     LocalJob job(2, LocalJob::Fences::none);
@@ -85,10 +97,7 @@ int replace_case(const std::string& fabric)
     if (r0.path == nullptr || r1->path == nullptr) {
         return 1;
     }
-    EXPECT_TRUE(r0.path->open(r0.boot).ok());
-    EXPECT_TRUE(r1->path->open(r1->boot).ok());
-    EXPECT_TRUE(r0.path->connect(r0.boot).ok());
-    EXPECT_TRUE(r1->path->connect(r1->boot).ok());
+    wire_pair(r0, *r1);
     const std::size_t big = r0.path->info().inline_max + 100; // from a bounce buffer
     const std::uint32_t share = r0.path->share();
 
@@ -178,6 +187,129 @@ TEST(VerbsReplace, a_new_process_for_a_peer_is_reached_and_nothing_of_the_old_on
               std::vector<int>{0});
 }
 
+// Progresses `ranks` until `done` (false after 10 s).
+template <class F> bool until_all(std::initializer_list<Rank*> ranks, F done)
+{
+    const rt::Nanos end = rt::monotonic_ns() + rt::Nanos{10} * 1000000000;
+    while (!done() && rt::monotonic_ns() < end) {
+        for (Rank* x : ranks) {
+            x->path->progress(x->sink);
+        }
+    }
+    return done();
+}
+
+std::vector<std::byte> pattern(std::size_t n, int seed)
+{
+    std::vector<std::byte> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        v[i] = static_cast<std::byte>((i * 131 + i / 4093 + static_cast<std::size_t>(seed) * 17) & 0xff);
+    }
+    return v;
+}
+
+// Rank 0 reads rank 1's memory (start_get) while the port is down, so the
+// reads' pieces stay posted; rank 1 dies and rank 0 resets the peer: every
+// read ends once with io_error, its posted pieces are orphans until the old
+// queue pair is destroyed (connect_peer of the new process), then no piece
+// is left and nothing was reported twice; the new process's memory is read
+// whole.
+int reads_under_reset_case(const std::string& fabric)
+{
+    LocalJob job(2, LocalJob::Fences::none);
+    VerbsOptions o = small_options();
+    o.read_chunk = 65536;
+    o.timeout = 18; // 1 s per try: the reads wait for the port long enough
+    Rank r0(job, 0, fabric, o);
+    auto r1 = std::make_unique<Rank>(job, 1, fabric, o);
+    if (r0.path == nullptr || r1->path == nullptr) {
+        return 1;
+    }
+    wire_pair(r0, *r1);
+
+    const std::size_t n = 5, each = 256 * 1024;
+    std::vector<std::byte> a = pattern(n * each, 4);
+    std::byte key[256];
+    iovec src{a.data(), a.size()};
+    const std::size_t klen = r1->path->make_rkey(&src, 1, key, sizeof key);
+    EXPECT_GT(klen, 0u);
+    EXPECT_TRUE(soft::set_port_state(fabric, 0, 1, false));
+    std::vector<std::byte> b(n * each, std::byte{0});
+    for (std::size_t i = 0; i < n; ++i) {
+        iovec dst{b.data() + i * each, each};
+        const rt::Status st = r0.path->start_get(1, key, klen, i * each, &dst, 1, i);
+        EXPECT_TRUE(st.ok()) << rt::errc_name(st.code());
+    }
+    const std::size_t posted = r0.path->pieces_in_flight();
+    EXPECT_GT(posted, 0u);
+    r1.reset(); // the owner of the memory dies, its reads posted
+
+    EXPECT_TRUE(r0.path->reset_peer(1, r0.boot).ok());
+    EXPECT_EQ(r0.path->orphan_reads(), posted) << "the pieces of the old process's reads";
+    EXPECT_TRUE(until_all({&r0}, [&] { return r0.sink.gets_done.size() >= n; }));
+    std::vector<int> seen(n, 0);
+    for (const auto& [token, code] : r0.sink.gets_done) {
+        EXPECT_EQ(code, rt::Errc::io_error) << "read " << token;
+        if (token < n) {
+            ++seen[token];
+        }
+    }
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int k) { return k == 1; }));
+    EXPECT_TRUE(soft::set_port_state(fabric, 0, 1, true));
+    EXPECT_TRUE(until_all({&r0}, [&] { return r0.path->port_up(); }));
+    for (int i = 0; i < 200; ++i) {
+        r0.path->progress(r0.sink); // the old queue pair's flushed pieces: recognised, ignored
+    }
+    EXPECT_EQ(r0.sink.gets_done.size(), n) << "a read ended twice";
+    EXPECT_EQ(r0.path->counters().gets, 0u);
+
+    // The new process: its wire-up; connect_peer destroys the old queue pair.
+    Rank r1n(job, 1, fabric, o, 1);
+    if (r1n.path == nullptr) {
+        return 1;
+    }
+    EXPECT_TRUE(r1n.path->open(r1n.boot).ok()); // [fence]
+    EXPECT_TRUE(r1n.path->connect(r1n.boot).ok());
+    EXPECT_TRUE(r0.path->connect_peer(1, r0.boot).ok());
+    EXPECT_EQ(r0.path->orphan_reads(), 0u) << "a piece of the old process's reads is left";
+    EXPECT_EQ(r0.path->pieces_in_flight(), 0u);
+    EXPECT_EQ(r0.sink.gets_done.size(), n) << "an orphan was reported";
+
+    // Its memory, read whole: more pieces than the path posts at once.
+    std::vector<std::byte> a2 = pattern(n * each, 5);
+    iovec src2{a2.data(), a2.size()};
+    const std::size_t klen2 = r1n.path->make_rkey(&src2, 1, key, sizeof key);
+    EXPECT_GT(klen2, 0u);
+    std::fill(b.begin(), b.end(), std::byte{0});
+    r0.sink.gets_done.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+        iovec dst{b.data() + i * each, each};
+        const rt::Status st = r0.path->start_get(1, key, klen2, i * each, &dst, 1, 100 + i);
+        EXPECT_TRUE(st.ok()) << rt::errc_name(st.code());
+    }
+    EXPECT_TRUE(until_all({&r0, &r1n}, [&] { return r0.sink.gets_done.size() >= n; }));
+    EXPECT_EQ(r0.sink.gets_done.size(), n);
+    for (const auto& [token, code] : r0.sink.gets_done) {
+        EXPECT_EQ(code, rt::Errc::ok) << "read " << token;
+    }
+    EXPECT_TRUE(b == a2);
+    EXPECT_EQ(r0.path->counters().gets, n);
+    EXPECT_EQ(r0.path->orphan_reads(), 0u);
+    EXPECT_EQ(r0.path->pieces_in_flight(), 0u);
+    EXPECT_TRUE(r0.sink.downs.empty());
+    return ::testing::Test::HasFailure() ? 1 : 0;
+}
+
+TEST(VerbsReplace, reads_in_flight_when_the_peer_is_reset_end_once_and_leave_no_piece)
+{
+    if (real_device() != nullptr) {
+        GTEST_SKIP() << "needs the soft device's port control";
+    }
+    Fabric f;
+    EXPECT_EQ(run_ranks(1, [&](SocketBootstrap&) { return reads_under_reset_case(f.name); }, 60),
+              std::vector<int>{0});
+}
+
 // Rank 2 is a slot no process held at the wire-up; a process spawned into
 // it later is connected by connect_peer() alone.
 int spawn_case(const std::string& fabric)
@@ -188,10 +320,7 @@ int spawn_case(const std::string& fabric)
     if (r0.path == nullptr || r1.path == nullptr) {
         return 1;
     }
-    EXPECT_TRUE(r0.path->open(r0.boot).ok());
-    EXPECT_TRUE(r1.path->open(r1.boot).ok());
-    EXPECT_TRUE(r0.path->connect(r0.boot).ok());
-    EXPECT_TRUE(r1.path->connect(r1.boot).ok());
+    wire_pair(r0, r1);
     EXPECT_FALSE(r0.path->can_reach(2));
     EXPECT_EQ(r0.path->connect_peer(2, r0.boot).code(), rt::Errc::unreachable); // nobody there yet
 

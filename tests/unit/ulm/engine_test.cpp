@@ -61,6 +61,17 @@ std::uint64_t data_bytes_logged(const MemFabric& fab, int src, int dst)
     return n;
 }
 
+// Rank 1 asked rank 0 once to stream the whole message (a read that did not
+// happen or did not check), `bytes` streamed, no fin.
+void expect_streamed_whole(const MemFabric& fab, std::uint64_t bytes)
+{
+    auto cts = frags(fab, FragType::cts, 1, 0);
+    ASSERT_EQ(cts.size(), 1u);
+    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u) << "stream from byte 0";
+    EXPECT_EQ(data_bytes_logged(fab, 0, 1), bytes);
+    EXPECT_EQ(frags(fab, FragType::fin, 1, 0).size(), 0u);
+}
+
 // ---------------------------------------------------------------------------
 // Eager
 
@@ -370,11 +381,7 @@ TEST(Engine, rendezvous_falls_back_to_copy_when_get_fails)
     ASSERT_TRUE(c.run_until([&] { return r->complete && s->complete; }));
     EXPECT_TRUE(same_bytes(in, msg));
     EXPECT_EQ(r->error, Errc::ok);
-    auto cts = frags(c.fabric, FragType::cts, 1, 0);
-    ASSERT_EQ(cts.size(), 1u);
-    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u) << "nothing was read: stream from byte 0";
-    EXPECT_EQ(data_bytes_logged(c.fabric, 0, 1), 30000u);
-    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), 0u);
+    expect_streamed_whole(c.fabric, 30000);
     c.e(0).release(s);
     c.e(1).release(r);
 }
@@ -455,13 +462,92 @@ TEST(Engine, an_async_read_failing_mid_way_streams_the_message_instead)
     std::vector<std::byte> got(50000);
     ulm::pack(DataRef{dst.data(), 98, &rlay}, 0, got.data(), 50000);
     EXPECT_TRUE(same_bytes(got, msg));
-    auto cts = frags(c.fabric, FragType::cts, 1, 0);
-    ASSERT_EQ(cts.size(), 1u);
-    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u);
-    EXPECT_EQ(data_bytes_logged(c.fabric, 0, 1), 50000u);
-    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), 0u);
+    expect_streamed_whole(c.fabric, 50000);
     c.e(0).release(s);
     c.e(1).release(r);
+}
+
+// Over a checksummed rail, a read whose bytes landed damaged (a byte
+// flipped after the path's own checks: memory, bus) fails the message's
+// CRC32C at the receiver, which asks for a stream instead: the message
+// arrives whole, counted as a payload CRC failure, without a fin. Both
+// reads that wait (get) and reads that do not (start_get).
+class EngineCheckedRead : public ::testing::TestWithParam<std::uint32_t> {};
+
+TEST_P(EngineCheckedRead, a_read_that_lands_damaged_is_caught_and_the_message_streamed)
+{
+    ScopedSizeParam min("ulm_single_copy_min", 0);
+    ClusterOptions o;
+    o.mem.has_get = true;
+    o.mem.get_depth = GetParam();
+    o.mem.reliable = true; // checksummed
+    o.mem.corrupt_gets = 1;
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    auto msg = pattern(30000, 41);
+    std::vector<std::byte> in(msg.size());
+    RecvMsg* r = post_recv(c.e(1), in, 0, kTag);
+    SendMsg* s = post_send(c.e(0), msg, 1, kTag);
+    ASSERT_TRUE(c.run_until([&] { return r->complete && s->complete; }));
+    EXPECT_EQ(r->error, Errc::ok);
+    EXPECT_TRUE(same_bytes(in, msg));
+    EXPECT_EQ(c.path(1).gets_corrupted(), 1u);
+    EXPECT_EQ(c.e(1).counters(0).crc_payload_fail, 1u);
+    expect_streamed_whole(c.fabric, 30000);
+    c.e(0).release(s);
+    c.e(1).release(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Depth, EngineCheckedRead, ::testing::Values(0u, 3u),
+                         [](const auto& info) {
+                             return info.param == 0 ? std::string("get") : std::string("start_get");
+                         });
+
+// The sender's CRC32C of a buffer is taken again for another send of the
+// same bytes to the same peer only while the send it was computed for is
+// under way (MPI forbids changing the buffer until then): two windows of
+// sends of one buffer, the buffer changed between them, every read checks
+// (a CRC kept past its send's end would fail the second window's).
+TEST(Engine, a_send_buffer_checksum_is_reused_only_while_its_send_is_under_way)
+{
+    ScopedSizeParam min("ulm_single_copy_min", 0);
+    ClusterOptions o;
+    o.mem.has_get = true;
+    o.mem.get_depth = 4;
+    o.mem.reliable = true; // checksummed
+    Cluster c(o);
+    ASSERT_TRUE(c.ok());
+    auto buf = pattern(25000, 51);
+    for (int w = 0; w < 2; ++w) {
+        constexpr int kWindow = 3;
+        std::vector<std::vector<std::byte>> in(kWindow, std::vector<std::byte>(buf.size()));
+        std::vector<RecvMsg*> r;
+        std::vector<SendMsg*> s;
+        for (int i = 0; i < kWindow; ++i) {
+            r.push_back(post_recv(c.e(1), in[static_cast<std::size_t>(i)], 0, kTag));
+        }
+        for (int i = 0; i < kWindow; ++i) {
+            s.push_back(post_send(c.e(0), buf, 1, kTag));
+        }
+        ASSERT_TRUE(c.run_until([&] {
+            return std::all_of(r.begin(), r.end(), [](RecvMsg* x) { return bool(x->complete); }) &&
+                   std::all_of(s.begin(), s.end(), [](SendMsg* x) { return bool(x->complete); });
+        }));
+        for (int i = 0; i < kWindow; ++i) {
+            const auto k = static_cast<std::size_t>(i);
+            EXPECT_TRUE(same_bytes(in[k], buf)) << "window " << w << ", message " << i;
+            c.e(0).release(s[k]);
+            c.e(1).release(r[k]);
+        }
+        EXPECT_EQ(c.e(1).counters(0).crc_payload_fail, 0u) << "window " << w;
+        EXPECT_EQ(c.e(0).counters(1).get_crc_reused, static_cast<std::uint64_t>((kWindow - 1) * (w + 1)))
+            << "the window's later sends take the first one's CRC";
+        EXPECT_EQ(c.path(1).gets(), static_cast<std::size_t>(kWindow * (w + 1)));
+        EXPECT_EQ(frags(c.fabric, FragType::cts, 1, 0).size(), 0u) << "nothing streamed";
+        for (std::byte& b : buf) {
+            b = ~b; // the sends are complete: the buffer may change
+        }
+    }
 }
 
 TEST(Engine, single_copy_handles_noncontiguous_send_and_receive_layouts)
@@ -523,11 +609,7 @@ TEST(Engine, a_receive_buffer_in_short_pieces_is_streamed_into_not_read)
     ASSERT_TRUE(c.run_until([&] { return r->complete && s->complete; }));
     EXPECT_EQ(r->error, Errc::ok);
     EXPECT_EQ(c.path(1).gets(), 0u);
-    auto cts = frags(c.fabric, FragType::cts, 1, 0);
-    ASSERT_EQ(cts.size(), 1u);
-    EXPECT_EQ(header_of<CtsHeader>(*cts[0]).offset, 0u);
-    EXPECT_EQ(data_bytes_logged(c.fabric, 0, 1), 20000u);
-    EXPECT_EQ(frags(c.fabric, FragType::fin, 1, 0).size(), 0u);
+    expect_streamed_whole(c.fabric, 20000);
     std::vector<std::byte> got(20000);
     ulm::pack(DataRef{dst.data(), 200, &rlay}, 0, got.data(), 20000);
     EXPECT_TRUE(same_bytes(got, msg));

@@ -288,6 +288,15 @@ rt::Status MemPath::copy_get(const std::vector<std::byte>& key, std::uint64_t re
             }
         }
     }
+    if (gets_corrupted_ < opt_.corrupt_gets) {
+        for (const iovec& l : local) {
+            if (l.iov_len > 0) {
+                *static_cast<std::byte*>(l.iov_base) ^= std::byte{0x10};
+                ++gets_corrupted_;
+                break;
+            }
+        }
+    }
     ++gets_;
     ++counters_.gets;
     return rt::Errc::ok;

@@ -15,7 +15,9 @@
 //                     again), each copied and reported (on_get_done) by a
 //                     later progress(), one per call; fail_get is read then,
 //                     so a test can fail a path in the middle of a read;
-//                     fail_get_after fails every read after that many
+//                     fail_get_after fails every read after that many;
+//                     corrupt_gets: the first that many reads land with a
+//                     byte flipped (a memory or bus error the path missed)
 //   reliable          PathInfo::reliable_default (ULM acknowledges and
 //                     retransmits), and then seeded faults on committed
 //                     fragments: drop, duplicate, corrupt (one byte flipped)
@@ -73,6 +75,7 @@ struct MemPathOptions {
     std::uint64_t get_max = 0; // PathInfo::get_max
     std::uint32_t get_depth = 0; // PathInfo::get_depth (start_get)
     std::size_t fail_get_after = ~std::size_t{0}; // reads (get or start_get) that succeed
+    std::size_t corrupt_gets = 0; // the first reads that land with their first byte flipped
     std::size_t capacity = 0; // 0: unlimited
     Order order = Order::fifo;
     // What info() claims about order; default: total for fifo, none otherwise.
@@ -142,6 +145,7 @@ public:
     // start_get() reads queued at most at once, and ended with an error.
     std::size_t max_gets_queued() const { return max_queued_; }
     std::size_t gets_failed() const { return gets_failed_; }
+    std::size_t gets_corrupted() const { return gets_corrupted_; }
     struct Faults {
         std::size_t dropped = 0;
         std::size_t duplicated = 0;
@@ -176,6 +180,7 @@ private:
     bool hold_reads_ = false;
     std::size_t max_queued_ = 0;
     std::size_t gets_failed_ = 0;
+    std::size_t gets_corrupted_ = 0;
     std::size_t reads_ended_ = 0;
 
     MemFabric& fabric_;
