@@ -109,6 +109,27 @@ LinkSet::LinkSet() = default;
 
 LinkSet::~LinkSet()
 {
+    forget_links();
+}
+
+// Before links_ is replaced (init again: a replica re-created by fork,
+// Engine::become) or freed: no list may keep a link of the old vector (a
+// link stays on ack_due_ / unacked_ until the next flush or tick finds it
+// done), and the control fragments still queued go back to their pool.
+void LinkSet::forget_links()
+{
+    while (ack_due_.pop_front() != nullptr) {
+    }
+    while (unacked_.pop_front() != nullptr) {
+    }
+    while (probing_.pop_front() != nullptr) {
+    }
+    while (reading_.pop_front() != nullptr) {
+    }
+    any_ack_due_.store(false, std::memory_order_relaxed);
+    any_unacked_.store(false, std::memory_order_relaxed);
+    any_probing_.store(false, std::memory_order_relaxed);
+    any_reading_.store(false, std::memory_order_relaxed);
     for (Link& l : links_) {
         while (CtrlFrag* c = l.ctrl_pending.pop_front()) {
             ctrl_pool_.put(c);
@@ -123,6 +144,7 @@ rt::Status LinkSet::init(int rank, int size, int incarnation,
     rank_ = rank;
     incarnation_ = incarnation;
     owner_ = &owner;
+    forget_links();
     links_ = std::vector<Link>(static_cast<std::size_t>(size));
     policy_.initial_timeout = std::max<std::int64_t>(1, retry_param.get()) * 1000;
     policy_.min_timeout = std::max<std::int64_t>(1, retry_min_param.get()) * 1000;

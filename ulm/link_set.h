@@ -293,6 +293,8 @@ private:
     std::atomic<bool> any_reading_{false};
     std::uint64_t nonce_ = 0;
     std::vector<std::byte> scratch_;
+
+    void forget_links();
 };
 
 } // namespace ulmpi::ulm
