@@ -502,6 +502,43 @@ std::byte packed_byte(std::size_t pos)
     return std::byte{0};
 }
 
+// One side of a wired pair's exchange of small test messages: whole
+// messages sent to the peer, the next one received kept in `got`.
+struct Talk {
+    ShmPath& path;
+    int peer;
+    FnSink sink;
+    std::vector<std::byte> got;
+
+    Talk(ShmPath& p, int to) : path(p), peer(to)
+    {
+        sink.fn = [this](RxFrag& f) { got.assign(f.data, f.data + f.len); };
+    }
+    bool send(const void* bytes, std::size_t n)
+    {
+        TxBuffer buf;
+        Deadline d(10);
+        while (!path.acquire(peer, n, buf)) {
+            poll(path, sink);
+            if (d.passed()) {
+                return false;
+            }
+        }
+        std::memcpy(buf.data, bytes, n);
+        return path.commit(peer, buf, n) == SendResult::done;
+    }
+    // Polls up to 20 s for the next message; false if none came.
+    bool wait()
+    {
+        got.clear();
+        Deadline d(20);
+        while (got.empty() && !d.passed()) {
+            poll(path, sink);
+        }
+        return !got.empty();
+    }
+};
+
 TEST(ShmPath, get_reads_peer_memory_when_single_copy_is_allowed)
 {
     ShmConfig cfg(16, 8, 4, 1024, 8192);
@@ -519,28 +556,10 @@ TEST(ShmPath, get_reads_peer_memory_when_single_copy_is_allowed)
         for (std::size_t i = 0; i < kGetBuf; ++i) {
             mem[i] = get_byte(i);
         }
-        FnSink sink;
-        std::vector<std::byte> got_msg;
-        sink.fn = [&](RxFrag& f) { got_msg.assign(f.data, f.data + f.len); };
-        auto send_bytes = [&](const void* p, std::size_t n) {
-            TxBuffer buf;
-            Deadline d(10);
-            while (!path->acquire(peer, n, buf)) {
-                poll(*path, sink);
-                if (d.passed()) {
-                    return false;
-                }
-            }
-            std::memcpy(buf.data, p, n);
-            return path->commit(peer, buf, n) == SendResult::done;
-        };
-        auto wait_msg = [&] {
-            Deadline d(20);
-            while (got_msg.empty() && !d.passed()) {
-                poll(*path, sink);
-            }
-            return !got_msg.empty();
-        };
+        Talk talk(*path, peer);
+        std::vector<std::byte>& got_msg = talk.got;
+        auto send_bytes = [&](const void* p, std::size_t n) { return talk.send(p, n); };
+        auto wait_msg = [&] { return talk.wait(); };
         if (me == 0) {
             iovec iov[3];
             for (int i = 0; i < 3; ++i) {
@@ -634,29 +653,10 @@ TEST(ShmPath, get_copies_from_a_registered_shared_area)
         if (!path) {
             return 1;
         }
-        FnSink sink;
-        std::vector<std::byte> got_msg;
-        sink.fn = [&](RxFrag& f) { got_msg.assign(f.data, f.data + f.len); };
-        auto send_bytes = [&](const void* p, std::size_t n) {
-            TxBuffer buf;
-            Deadline d(10);
-            while (!path->acquire(peer, n, buf)) {
-                poll(*path, sink);
-                if (d.passed()) {
-                    return false;
-                }
-            }
-            std::memcpy(buf.data, p, n);
-            return path->commit(peer, buf, n) == SendResult::done;
-        };
-        auto wait_msg = [&] {
-            got_msg.clear();
-            Deadline d(20);
-            while (got_msg.empty() && !d.passed()) {
-                poll(*path, sink);
-            }
-            return !got_msg.empty();
-        };
+        Talk talk(*path, peer);
+        std::vector<std::byte>& got_msg = talk.got;
+        auto send_bytes = [&](const void* p, std::size_t n) { return talk.send(p, n); };
+        auto wait_msg = [&] { return talk.wait(); };
         if (me == 0) {
             const int fd = ::memfd_create("shm-path-test", MFD_CLOEXEC);
             struct stat sb {};
