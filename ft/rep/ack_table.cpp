@@ -44,19 +44,11 @@ std::vector<ulm::SendMsg*> AckTable::drop_replica(int dst, int replica)
     const auto d = static_cast<std::size_t>(dst);
     const std::uint32_t bit = 1u << replica;
     for (auto&& [m, e] : pending_[d]) {
-        if (e.waiting & bit) {
-            if (e.send != nullptr) {
-                out.push_back(e.send);
-            }
-            e.waiting &= ~bit;
-        }
-        if (e.waiting == 0 && parked_[d]) {
+        if (!take_bit(d, e, bit, out) && e.waiting == 0 && parked_[d]) {
             e.send = nullptr;
         }
     }
-    if (!parked_[d]) {
-        pending_[d].erase_if([](const Entry& e) { return e.waiting == 0; });
-    }
+    erase_done(d);
     pending_[d].forget_early(bit);
     upto_[d].erase(replica);
     return out;
@@ -76,7 +68,7 @@ void AckTable::park(int dst,
 void AckTable::unpark(int dst)
 {
     parked_[static_cast<std::size_t>(dst)] = false;
-    pending_[static_cast<std::size_t>(dst)].erase_if([](const Entry& e) { return e.waiting == 0; });
+    erase_done(static_cast<std::size_t>(dst));
 }
 
 std::vector<ulm::SendMsg*> AckTable::wait_for_new(int dst, int replica)
@@ -116,21 +108,34 @@ std::vector<ulm::SendMsg*> AckTable::ack_upto(int dst, int replica, std::uint64_
         if (m > upto) {
             break;
         }
-        if (!(e.waiting & bit) || std::find(missing.begin(), missing.end(), m) != missing.end()) {
-            continue;
-        }
-        if (e.send != nullptr) {
-            out.push_back(e.send);
-        }
-        e.waiting &= ~bit;
-        if (e.waiting == 0 && parked_[d]) {
-            e.send = nullptr;
+        if (std::find(missing.begin(), missing.end(), m) == missing.end()) {
+            take_bit(d, e, bit, out);
         }
     }
+    erase_done(d);
+    return out;
+}
+
+bool AckTable::take_bit(std::size_t d, Entry& e, std::uint32_t bit, std::vector<ulm::SendMsg*>& out)
+{
+    if (!(e.waiting & bit)) {
+        return false;
+    }
+    if (e.send != nullptr) {
+        out.push_back(e.send);
+    }
+    e.waiting &= ~bit;
+    if (e.waiting == 0 && parked_[d]) {
+        e.send = nullptr; // its copy stays
+    }
+    return true;
+}
+
+void AckTable::erase_done(std::size_t d)
+{
     if (!parked_[d]) {
         pending_[d].erase_if([](const Entry& e) { return e.waiting == 0; });
     }
-    return out;
 }
 
 AckTable::Held AckTable::take(int dst)

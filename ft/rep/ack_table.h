@@ -87,6 +87,14 @@ public:
     Held take(int dst);
 
 private:
+    // Replica `bit` has the message of entry `e` to destination d: false if
+    // the entry was not waiting for it; else its send goes to `out`, and an
+    // entry no replica waits for any more keeps only its copy while d is
+    // parked (otherwise erase_done() takes it out).
+    bool take_bit(std::size_t d, Entry& e, std::uint32_t bit, std::vector<ulm::SendMsg*>& out);
+    // Entries to d no replica waits for, unless d is parked.
+    void erase_done(std::size_t d);
+
     std::vector<Held> pending_;
     std::vector<bool> parked_;
     // ack_upto(): per destination and replica, what it is known to have.
